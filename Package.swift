@@ -1,0 +1,83 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// Settings every Swift target shares: Swift 6 mode, internal imports by default, warnings as errors.
+let strictSettings: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+    .enableUpcomingFeature("ExistentialAny"),
+    .unsafeFlags(["-warnings-as-errors"]),
+]
+
+let package = Package(
+    name: "Flowmeter",
+    platforms: [.macOS(.v15), .iOS(.v18)],
+    products: [
+        .library(name: "FlowmeterModels", targets: ["FlowmeterModels"]),
+        .executable(name: "flowmeter", targets: ["flowmeter"]),
+        .executable(name: "flowmeter-bench", targets: ["flowmeter-bench"]),
+    ],
+    targets: [
+        // C libraries from Debian, one system-library target each, each imported by exactly one Swift target.
+        .systemLibrary(name: "CRdKafka", pkgConfig: "rdkafka", providers: [.apt(["librdkafka-dev"])]),
+        .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+
+        // The shared models: Foundation only, importable by an iOS app.
+        .target(name: "FlowmeterModels", swiftSettings: strictSettings),
+
+        // Wrappers around the C libraries.
+        .target(name: "Kafka", dependencies: ["CRdKafka"], swiftSettings: strictSettings),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"], swiftSettings: strictSettings),
+        .target(name: "Gzip", dependencies: ["CZlib"], swiftSettings: strictSettings),
+        .target(name: "Hashing", dependencies: ["CCrypto"], swiftSettings: strictSettings),
+
+        // Prometheus exposition: counters, gauges, histograms, bounded label sets.
+        .target(name: "Metrics", swiftSettings: strictSettings),
+
+        // The ingest service.
+        .target(
+            name: "Collector",
+            dependencies: ["FlowmeterModels", "Kafka", "HTTPServer", "Gzip", "Hashing", "Metrics"],
+            swiftSettings: strictSettings
+        ),
+
+        // Command tree and output formats; the executable only calls into it.
+        .target(
+            name: "FlowmeterCLI",
+            dependencies: ["FlowmeterModels", "Kafka", "Collector"],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(name: "flowmeter", dependencies: ["FlowmeterCLI"], swiftSettings: strictSettings),
+        .executableTarget(
+            name: "flowmeter-bench",
+            dependencies: ["FlowmeterModels", "Kafka", "Collector"],
+            swiftSettings: strictSettings
+        ),
+
+        // Shared test helpers: mock-cluster fixture, HTTP test client, temp directories.
+        .target(
+            name: "TestSupport",
+            dependencies: ["FlowmeterModels", "Kafka", "HTTPServer"],
+            swiftSettings: strictSettings
+        ),
+
+        .testTarget(
+            name: "FlowmeterModelsTests",
+            dependencies: ["FlowmeterModels", "TestSupport"],
+            resources: [.copy("Fixtures")],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(name: "KafkaTests", dependencies: ["Kafka", "TestSupport"], swiftSettings: strictSettings),
+        .testTarget(name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"], swiftSettings: strictSettings),
+        .testTarget(name: "GzipTests", dependencies: ["Gzip"], swiftSettings: strictSettings),
+        .testTarget(name: "HashingTests", dependencies: ["Hashing"], swiftSettings: strictSettings),
+        .testTarget(name: "MetricsTests", dependencies: ["Metrics"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "CollectorTests",
+            dependencies: ["Collector", "TestSupport"],
+            swiftSettings: strictSettings
+        ),
+    ]
+)

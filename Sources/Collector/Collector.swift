@@ -1,0 +1,1 @@
+// Collector: placeholder until its first real file lands.

@@ -1,0 +1,1 @@
+// FlowmeterCLI: placeholder until its first real file lands.

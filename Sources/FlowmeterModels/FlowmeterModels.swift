@@ -1,0 +1,1 @@
+// FlowmeterModels: placeholder until its first real file lands.

@@ -1,0 +1,1 @@
+// Gzip: placeholder until its first real file lands.

@@ -1,0 +1,1 @@
+// HTTPServer: placeholder until its first real file lands.

@@ -1,0 +1,1 @@
+// Hashing: placeholder until its first real file lands.

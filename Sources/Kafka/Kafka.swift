@@ -1,0 +1,1 @@
+// Kafka: placeholder until its first real file lands.

@@ -1,0 +1,1 @@
+// Metrics: placeholder until its first real file lands.

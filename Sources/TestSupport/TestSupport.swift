@@ -1,0 +1,1 @@
+// TestSupport: placeholder until its first real file lands.
