@@ -1,0 +1,42 @@
+# Flowmeter: the two commands are `make demo` and `make test`; both install what is missing first.
+SWIFT ?= swift
+SWIFT_BUILD_FLAGS ?=
+RELEASE_BIN = .build/release
+
+.PHONY: all deps deps-test build release test demo bench-decode lint clean help
+
+help:
+	@echo "make demo          run the pipeline end to end on the embedded default (installs what is missing)"
+	@echo "make test          build and run every test (installs what is missing)"
+	@echo "make bench-decode  fast decode path vs Foundation Codable, events/s per core, same batches, same run"
+	@echo "make lint          swift format lint --strict"
+
+all: build
+
+deps:
+	@scripts/install-deps.sh build
+
+deps-test:
+	@scripts/install-deps.sh test
+
+build: deps
+	$(SWIFT) build $(SWIFT_BUILD_FLAGS)
+
+release: deps
+	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS)
+
+test: deps-test
+	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
+	$(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS)
+
+demo: release
+	$(RELEASE_BIN)/flowmeter demo
+
+bench-decode: release
+	$(RELEASE_BIN)/flowmeter-bench decode
+
+lint:
+	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
+
+clean:
+	rm -rf .build

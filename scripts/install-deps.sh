@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Flowmeter needs, but only those that are missing.
+# usage: scripts/install-deps.sh build|test|demo
+#   build  the C libraries the package links (librdkafka, libmicrohttpd, SQLite, zlib, libpq, OpenSSL) and pkg-config
+#   test   build, plus the servers and tools the tests start (added here as the tests that use them land)
+#   demo   build
+set -euo pipefail
+
+build_packages=(pkg-config librdkafka-dev libmicrohttpd-dev libsqlite3-dev zlib1g-dev libpq-dev libssl-dev)
+test_packages=()
+
+case "${1:-build}" in
+  build|demo) wanted=("${build_packages[@]}") ;;
+  test) wanted=("${build_packages[@]}" "${test_packages[@]}") ;;
+  *) echo "usage: $0 build|test|demo" >&2; exit 2 ;;
+esac
+
+missing=()
+for package in "${wanted[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$package")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+echo "==> installing missing Debian packages: ${missing[*]}"
+if [ "$(id -u)" -eq 0 ]; then
+  as_root=()
+elif command -v sudo >/dev/null 2>&1; then
+  as_root=(sudo)
+else
+  echo "error: need root (or sudo) to install: ${missing[*]}" >&2
+  exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${as_root[@]}" apt-get update -qq
+# The packaged Prometheus and Alertmanager services must not start on install: tests run their own on loopback.
+if [ ! -e /usr/sbin/policy-rc.d ] && [ "$(id -u)" -eq 0 ]; then
+  printf '#!/bin/sh\nexit 101\n' > /usr/sbin/policy-rc.d && chmod +x /usr/sbin/policy-rc.d
+  trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+fi
+"${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
