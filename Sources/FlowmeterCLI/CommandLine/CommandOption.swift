@@ -1,0 +1,38 @@
+/// One option a command accepts: `--name VALUE` or a `--name` flag, with its help text and default.
+///
+/// Every option also reads from the environment as `FLOWMETER_<NAME>` (upper-cased, dashes as underscores), so a
+/// container can configure the collector without a command line. A command line value beats the environment, which
+/// beats a configuration file, which beats the default.
+public struct CommandOption: Sendable, Hashable {
+    /// The long name without dashes, such as `listen`.
+    public var name: String
+    /// The placeholder shown in help for the value, such as `HOST:PORT`; nil for a flag that takes no value.
+    public var valueName: String?
+    /// One line of help; the default is appended by the help renderer.
+    public var help: String
+    /// The value used when the option is given nowhere; nil when there is none.
+    public var defaultValue: String?
+    /// Whether the option may be given more than once, collecting every value.
+    public var isRepeatable: Bool
+
+    /// Creates an option that takes a value.
+    public static func value(
+        _ name: String, _ valueName: String, help: String, default defaultValue: String? = nil,
+        repeatable: Bool = false
+    ) -> CommandOption {
+        CommandOption(name: name, valueName: valueName, help: help, defaultValue: defaultValue, isRepeatable: repeatable)
+    }
+
+    /// Creates a boolean flag, false unless given.
+    public static func flag(_ name: String, help: String) -> CommandOption {
+        CommandOption(name: name, valueName: nil, help: help, defaultValue: nil, isRepeatable: false)
+    }
+
+    /// Whether this option is a flag that takes no value.
+    public var isFlag: Bool { valueName == nil }
+
+    /// The environment variable that sets this option.
+    public var environmentName: String {
+        "FLOWMETER_" + name.uppercased().replacingOccurrences(of: "-", with: "_")
+    }
+}

@@ -1,1 +1,0 @@
-// FlowmeterCLI: placeholder until its first real file lands.

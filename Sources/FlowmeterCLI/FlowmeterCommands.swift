@@ -1,0 +1,19 @@
+/// The `flowmeter` command tree; the executable's `main.swift` hands its arguments to this and exits with the result.
+public enum FlowmeterCommands {
+    /// The version printed by `flowmeter --version`.
+    public static let version = "0.1.0"
+
+    /// The root command with every subcommand.
+    public static var root: Command {
+        Command(
+            name: "flowmeter",
+            abstract: "Collects Flow-UI decode diagnostics, publishes them to Kafka, and finds what backends forgot to gate.",
+            subcommands: [DemoCommand.command]
+        )
+    }
+
+    /// Runs `arguments` (without the executable name) and returns the exit status.
+    public static func main(_ arguments: [String]) async -> Int32 {
+        await CommandRunner(root: root, version: version).run(arguments)
+    }
+}
