@@ -1,0 +1,78 @@
+/// The result of decoding a batch: what was accepted and a report for every event that was dropped.
+public struct DecodedBatch: Hashable, Sendable {
+    /// The batch with the accepted events, in their original order.
+    public var batch: DiagnosticBatch
+    /// One report per dropped event, in their original order.
+    public var dropped: [DecodeDiagnostic]
+
+    /// Creates a result.
+    public init(batch: DiagnosticBatch, dropped: [DecodeDiagnostic]) {
+        self.batch = batch
+        self.dropped = dropped
+    }
+}
+
+extension DecodedBatch: Decodable {
+    /// Decodes a batch, dropping and reporting each event that fails; a batch-level problem throws a
+    /// `DecodingError` whose description is the contract's message.
+    ///
+    /// Batch keys are checked in a fixed order (id, sentAt, client, decodes, events).
+    public init(from decoder: any Decoder) throws {
+        guard let container = try? decoder.container(keyedBy: DiagnosticBatch.CodingKeys.self) else {
+            throw DecodingError.typeMismatch(
+                Any.self,
+                .init(
+                    codingPath: decoder.codingPath,
+                    debugDescription: DecodeMessages.typeMismatch(
+                        expected: "Object", key: nil, found: foundType(of: decoder))
+                )
+            )
+        }
+        let id = try container.string(.id)
+        let sentAt = try container.timestamp(.sentAt, required: false)
+        _ = try container.object(.client, keyedBy: ClientInfo.CodingKeys.self, required: true)
+        let client = try container.decode(ClientInfo.self, forKey: .client)
+        let decodes = try container.int(.decodes)
+        var list = try container.array(.events, required: true)!
+        var events: [DiagnosticEvent] = []
+        var dropped: [DecodeDiagnostic] = []
+        while !list.isAtEnd {
+            let index = list.currentIndex
+            let element = try list.superDecoder()
+            do {
+                events.append(try DiagnosticEvent(from: element))
+            } catch let error as DecodingError {
+                let path = pathString(list.codingPath + [AnyCodingKey(intValue: index)])
+                dropped.append(DecodeDiagnostic(path: path, message: error.contractMessage))
+            }
+        }
+        self.init(
+            batch: DiagnosticBatch(id: id, sentAt: sentAt, client: client, decodes: decodes, events: events),
+            dropped: dropped
+        )
+    }
+}
+
+extension DecodingError {
+    /// The contract message carried in the error's description.
+    var contractMessage: String {
+        switch self {
+        case .keyNotFound(_, let context), .typeMismatch(_, let context), .valueNotFound(_, let context),
+            .dataCorrupted(let context):
+            return context.debugDescription
+        @unknown default:
+            return String(describing: self)
+        }
+    }
+
+    /// The container path the error names.
+    var contractPath: String {
+        switch self {
+        case .keyNotFound(_, let context), .typeMismatch(_, let context), .valueNotFound(_, let context),
+            .dataCorrupted(let context):
+            return pathString(context.codingPath)
+        @unknown default:
+            return ""
+        }
+    }
+}

@@ -1,1 +1,0 @@
-// FlowmeterModels: placeholder until its first real file lands.

@@ -1,0 +1,206 @@
+public import Foundation
+
+/// An instant with nanosecond precision, parsed from and formatted as RFC 3339 without `DateFormatter`.
+///
+/// Accepted: `YYYY-MM-DDTHH:MM:SS`, optional `.fraction` (one or more digits; digits past the ninth are ignored),
+/// then `Z` or `±hh:mm` (`T`/`Z` may be lower case). Rejected: impossible dates (month 13, February 30), leap seconds
+/// (`:60`), and instants outside the years 0000–9999 once the offset is applied. Formatting always writes UTC with
+/// `Z` and the shortest fraction that keeps the value, so decode → encode → decode is exact.
+public struct Timestamp: Hashable, Comparable, Sendable, Codable, CustomStringConvertible {
+    /// Whole seconds since 1970-01-01T00:00:00Z.
+    public let secondsSinceEpoch: Int64
+    /// Nanoseconds past `secondsSinceEpoch`, in `0..<1_000_000_000`.
+    public let nanoseconds: Int32
+
+    /// Creates an instant; `nanoseconds` must be in `0..<1_000_000_000`.
+    public init(secondsSinceEpoch: Int64, nanoseconds: Int32 = 0) {
+        precondition(nanoseconds >= 0 && nanoseconds < 1_000_000_000, "nanoseconds out of range")
+        self.secondsSinceEpoch = secondsSinceEpoch
+        self.nanoseconds = nanoseconds
+    }
+
+    /// Creates an instant from a `Date`, rounded to the nearest microsecond (what a `Double` date can carry).
+    public init(_ date: Date) {
+        let micros = (date.timeIntervalSince1970 * 1_000_000).rounded()
+        let whole = Int64((micros / 1_000_000).rounded(.down))
+        let rest = Int64(micros) - whole * 1_000_000
+        self.init(secondsSinceEpoch: whole, nanoseconds: Int32(rest * 1000))
+    }
+
+    /// Parses an RFC 3339 string; nil when it is not a valid RFC 3339 time.
+    public init?(rfc3339 string: String) {
+        var copy = string
+        guard let parsed = copy.withUTF8({ Timestamp.parse(UnsafeRawBufferPointer($0)) }) else { return nil }
+        self = parsed
+    }
+
+    /// The same instant as a `Date` (loses precision below about a microsecond).
+    public var date: Date {
+        Date(timeIntervalSince1970: Double(secondsSinceEpoch) + Double(nanoseconds) / 1e9)
+    }
+
+    /// The RFC 3339 spelling in UTC.
+    public var rfc3339String: String {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(30)
+        appendRFC3339(to: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    public var description: String { rfc3339String }
+
+    public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool {
+        (lhs.secondsSinceEpoch, lhs.nanoseconds) < (rhs.secondsSinceEpoch, rhs.nanoseconds)
+    }
+
+    /// Decodes an RFC 3339 string.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let string = try container.decode(String.self)
+        guard let parsed = Timestamp(rfc3339: string) else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "Invalid RFC 3339 time '\(string)'")
+        }
+        self = parsed
+    }
+
+    /// Encodes the RFC 3339 spelling in UTC.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rfc3339String)
+    }
+
+    /// Appends the RFC 3339 spelling (UTC, `Z`) to `bytes`.
+    public func appendRFC3339(to bytes: inout [UInt8]) {
+        let days = Self.floorDiv(secondsSinceEpoch, 86_400)
+        let secondOfDay = Int(secondsSinceEpoch - days * 86_400)
+        let (year, month, day) = Self.civil(fromDays: days)
+        Self.appendDigits(year, count: 4, to: &bytes)
+        bytes.append(UInt8(ascii: "-"))
+        Self.appendDigits(month, count: 2, to: &bytes)
+        bytes.append(UInt8(ascii: "-"))
+        Self.appendDigits(day, count: 2, to: &bytes)
+        bytes.append(UInt8(ascii: "T"))
+        Self.appendDigits(secondOfDay / 3600, count: 2, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        Self.appendDigits(secondOfDay / 60 % 60, count: 2, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        Self.appendDigits(secondOfDay % 60, count: 2, to: &bytes)
+        if nanoseconds != 0 {
+            bytes.append(UInt8(ascii: "."))
+            var fraction = Int(nanoseconds)
+            var digits = 9
+            while fraction % 10 == 0 {
+                fraction /= 10
+                digits -= 1
+            }
+            Self.appendDigits(fraction, count: digits, to: &bytes)
+        }
+        bytes.append(UInt8(ascii: "Z"))
+    }
+
+    // MARK: - Parsing
+
+    /// Parses RFC 3339 from UTF-8 bytes; the shared core of both decode paths.
+    static func parse(_ bytes: UnsafeRawBufferPointer) -> Timestamp? {
+        let count = bytes.count
+        guard count >= 20 else { return nil }
+        func digits(_ start: Int, _ length: Int) -> Int? {
+            var value = 0
+            for index in start..<(start + length) {
+                let digit = Int(bytes[index]) &- 48
+                guard digit >= 0 && digit <= 9 else { return nil }
+                value = value * 10 + digit
+            }
+            return value
+        }
+        guard let year = digits(0, 4), bytes[4] == UInt8(ascii: "-"), let month = digits(5, 2),
+            bytes[7] == UInt8(ascii: "-"), let day = digits(8, 2),
+            bytes[10] == UInt8(ascii: "T") || bytes[10] == UInt8(ascii: "t"),
+            let hour = digits(11, 2), bytes[13] == UInt8(ascii: ":"), let minute = digits(14, 2),
+            bytes[16] == UInt8(ascii: ":"), let second = digits(17, 2)
+        else { return nil }
+        guard month >= 1 && month <= 12, day >= 1, day <= daysInMonth(year: year, month: month), hour <= 23,
+            minute <= 59, second <= 59
+        else { return nil }
+        var index = 19
+        var nanos = 0
+        if bytes[index] == UInt8(ascii: ".") {
+            index += 1
+            let fractionStart = index
+            while index < count, bytes[index] >= 48, bytes[index] <= 57 {
+                if index - fractionStart < 9 { nanos = nanos * 10 + Int(bytes[index] - 48) }
+                index += 1
+            }
+            let fractionDigits = index - fractionStart
+            guard fractionDigits > 0 else { return nil }
+            for _ in min(fractionDigits, 9)..<9 { nanos *= 10 }
+        }
+        guard index < count else { return nil }
+        var offsetSeconds = 0
+        switch bytes[index] {
+        case UInt8(ascii: "Z"), UInt8(ascii: "z"):
+            index += 1
+        case UInt8(ascii: "+"), UInt8(ascii: "-"):
+            guard index + 6 == count, let offsetHour = digits(index + 1, 2), bytes[index + 3] == UInt8(ascii: ":"),
+                let offsetMinute = digits(index + 4, 2), offsetHour <= 23, offsetMinute <= 59
+            else { return nil }
+            offsetSeconds = (offsetHour * 3600 + offsetMinute * 60) * (bytes[index] == UInt8(ascii: "+") ? 1 : -1)
+            index += 6
+        default:
+            return nil
+        }
+        guard index == count else { return nil }
+        let days = daysFromCivil(year: year, month: month, day: day)
+        let seconds = days * 86_400 + Int64(hour * 3600 + minute * 60 + second - offsetSeconds)
+        // Years 0000–9999 in UTC, so formatting always writes four digits.
+        guard seconds >= -62_167_219_200 && seconds <= 253_402_300_799 else { return nil }
+        return Timestamp(secondsSinceEpoch: seconds, nanoseconds: Int32(nanos))
+    }
+
+    static func daysInMonth(year: Int, month: Int) -> Int {
+        switch month {
+        case 2: return (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: return 30
+        default: return 31
+        }
+    }
+
+    // Howard Hinnant's days_from_civil / civil_from_days: exact for the proleptic Gregorian calendar.
+    static func daysFromCivil(year: Int, month: Int, day: Int) -> Int64 {
+        let y = Int64(month <= 2 ? year - 1 : year)
+        let era = floorDiv(y, 400)
+        let yearOfEra = y - era * 400
+        let m = Int64(month)
+        let dayOfYear = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + Int64(day) - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
+    static func civil(fromDays days: Int64) -> (year: Int, month: Int, day: Int) {
+        let z = days + 719_468
+        let era = floorDiv(z, 146_097)
+        let dayOfEra = z - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let mp = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        return (Int(year), Int(month), Int(day))
+    }
+
+    static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 {
+        a >= 0 ? a / b : (a - b + 1) / b
+    }
+
+    static func appendDigits(_ value: Int, count: Int, to bytes: inout [UInt8]) {
+        var divisor = 1
+        for _ in 1..<count { divisor *= 10 }
+        var rest = value
+        while divisor > 0 {
+            bytes.append(UInt8(48 + rest / divisor))
+            rest %= divisor
+            divisor /= 10
+        }
+    }
+}
