@@ -1,1 +1,0 @@
-// Kafka: placeholder until its first real file lands.

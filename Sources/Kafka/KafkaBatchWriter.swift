@@ -1,0 +1,66 @@
+public import Foundation
+
+/// Appends messages to one batch inside `KafkaProducer.enqueueBatch(capacity:recordsReports:completion:_:)`.
+///
+/// Every `append` copies the key, value and headers into librdkafka's queue and returns at once, so the caller may
+/// reuse its buffers straight away. It never blocks: a full queue throws `KafkaError.Code.queueFull`.
+public struct KafkaBatchWriter: ~Copyable {
+    private let client: RDKafkaClient
+    private let tracker: DeliveryTracker
+    /// How many messages this batch has enqueued so far.
+    public private(set) var count = 0
+
+    init(client: RDKafkaClient, tracker: DeliveryTracker) {
+        self.client = client
+        self.tracker = tracker
+    }
+
+    /// Enqueues a keyed message; messages with the same key keep their order within one partition.
+    ///
+    /// Throws `queueFull` (retriable) when the local queue is at its cap, `fatal` (retriable) while the producer is
+    /// replacing a failed handle, and `unknownTopic` and similar permanent errors at once; the batch keeps what was
+    /// enqueued before the error.
+    public mutating func append(
+        topic: String,
+        key: some ContiguousBytes,
+        value: some ContiguousBytes,
+        headers: [KafkaHeader] = []
+    ) throws(KafkaError) {
+        let error: KafkaError? = key.withUnsafeBytes { key in
+            value.withUnsafeBytes { value in
+                produce(topic: topic, key: key, value: value, headers: headers)
+            }
+        }
+        if let error { throw error }
+        count += 1
+    }
+
+    /// Enqueues a message without a key; the partitioner spreads such messages.
+    public mutating func append(
+        topic: String,
+        value: some ContiguousBytes,
+        headers: [KafkaHeader] = []
+    ) throws(KafkaError) {
+        let error: KafkaError? = value.withUnsafeBytes { value in
+            produce(topic: topic, key: nil, value: value, headers: headers)
+        }
+        if let error { throw error }
+        count += 1
+    }
+
+    private func produce(
+        topic: String,
+        key: UnsafeRawBufferPointer?,
+        value: UnsafeRawBufferPointer,
+        headers: [KafkaHeader]
+    ) -> KafkaError? {
+        let opaque = tracker.beginMessage()
+        do {
+            try client.produce(topic: topic, key: key, value: value, headers: headers, opaque: opaque)
+            return nil
+        } catch {
+            tracker.abandonMessage()
+            return error
+        }
+    }
+}

@@ -1,0 +1,131 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// The producer's machinery: the current handle, the poll thread that serves its callbacks, and fatal-error rebuild.
+///
+/// The poll thread holds the core, not the public `KafkaProducer`, so dropping the producer can stop the thread.
+final class ProducerCore: Sendable {
+    private struct State {
+        var client: RDKafkaClient?
+        var pollThreadStarted = false
+    }
+
+    let properties: [String: String]
+    let events: ProducerEvents
+    private let state: Mutex<State>
+    private let stopRequested = Atomic<Bool>(false)
+    private let pollThreadExited = DispatchSemaphore(value: 0)
+    private static let pollMilliseconds: Int32 = 50
+    private static let drainBound: Duration = .seconds(10)
+
+    init(properties: [String: String], events: ProducerEvents) throws {
+        self.properties = properties
+        self.events = events
+        let client = try RDKafkaClient.make(.producer, properties: properties, events: events)
+        self.state = Mutex(State(client: client))
+    }
+
+    /// The handle new messages go to; throws once the producer is shut down.
+    func currentClient() throws(KafkaError) -> RDKafkaClient {
+        guard let client = state.withLock({ $0.client }) else {
+            throw KafkaError(code: .shutDown, isRetriable: false, message: "the producer is shut down")
+        }
+        return client
+    }
+
+    var queueDepth: Int {
+        state.withLock { $0.client }?.outqLength ?? 0
+    }
+
+    func startPolling() {
+        state.withLock { $0.pollThreadStarted = true }
+        let thread = Thread { [self] in
+            pollLoop()
+            pollThreadExited.signal()
+        }
+        thread.name = "kafka-producer-poll"
+        thread.start()
+    }
+
+    private func pollLoop() {
+        while !stopRequested.load(ordering: .acquiring) {
+            guard let client = state.withLock({ $0.client }) else { return }
+            client.poll(milliseconds: Self.pollMilliseconds)
+            if events.fatalPending.exchange(false, ordering: .acquiringAndReleasing) {
+                rebuildIfFatal(client)
+            }
+        }
+    }
+
+    // Replaces a handle that hit a fatal error. Its outstanding messages are purged so their completions hear a
+    // retriable failure (`purgedFromQueue`, `purgedInFlight` or `fatal`) instead of waiting forever.
+    private func rebuildIfFatal(_ old: RDKafkaClient) {
+        guard old.hasFatalError else { return }
+        let replacement: RDKafkaClient
+        do {
+            replacement = try RDKafkaClient.make(.producer, properties: properties, events: events)
+        } catch {
+            // Try again on the next turn of the loop rather than give up on the producer.
+            events.fatalPending.store(true, ordering: .releasing)
+            Thread.sleep(forTimeInterval: 0.1)
+            return
+        }
+        let swapped = state.withLock { state in
+            guard state.client === old else { return false }
+            state.client = replacement
+            return true
+        }
+        guard swapped else { return }
+        events.rebuilds.wrappingAdd(1, ordering: .relaxed)
+        old.purgeAll()
+        Self.drain(old, within: Self.drainBound)
+    }
+
+    /// Polls until every report of `client` has been served or the bound passes; returns what is left.
+    @discardableResult
+    private static func drain(_ client: RDKafkaClient, within bound: Duration) -> Int {
+        let deadline = ContinuousClock.now + bound
+        while client.outqLength > 0 && ContinuousClock.now < deadline {
+            client.poll(milliseconds: 100)
+        }
+        return client.outqLength
+    }
+
+    /// Waits up to `timeout` for every queued message to be reported; returns how many are still outstanding.
+    func flush(timeout: Duration) -> Int {
+        guard let client = state.withLock({ $0.client }) else { return 0 }
+        return client.flush(milliseconds: Self.milliseconds(timeout))
+    }
+
+    /// Stops the poll thread, flushes within `timeout`, purges what is left (each purged message is reported to its
+    /// completion as a retriable failure) and drops the handle. Returns how many messages were not persisted.
+    func shutdown(timeout: Duration) -> Int {
+        stopPolling()
+        guard let client = state.withLock({ state in defer { state.client = nil }; return state.client }) else {
+            return 0
+        }
+        let failedBefore = events.failed.load(ordering: .relaxed)
+        if client.flush(milliseconds: Self.milliseconds(timeout)) > 0 {
+            client.purgeAll()
+        }
+        let unreported = Self.drain(client, within: .seconds(5))
+        let failedDuring = events.failed.load(ordering: .relaxed) - failedBefore
+        return Int(failedDuring) + unreported
+    }
+
+    func stopPolling() {
+        stopRequested.store(true, ordering: .releasing)
+        let started = state.withLock { state in
+            defer { state.pollThreadStarted = false }
+            return state.pollThreadStarted
+        }
+        if started {
+            _ = pollThreadExited.wait(timeout: .now() + .seconds(5))
+        }
+    }
+
+    private static func milliseconds(_ duration: Duration) -> Int32 {
+        Int32(clamping: max(0, duration.kafkaMilliseconds))
+    }
+}

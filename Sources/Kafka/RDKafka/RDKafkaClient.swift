@@ -1,0 +1,146 @@
+import CRdKafka
+
+/// Owns one `rd_kafka_t`: made from properties, destroyed when the last reference goes.
+///
+/// librdkafka's handle is thread-safe, so any thread may call in; the owner decides who polls.
+final class RDKafkaClient: @unchecked Sendable {
+    enum Kind {
+        case producer
+        case consumer
+    }
+
+    let handle: OpaquePointer
+    // Keeps the callbacks' opaque alive as long as the handle.
+    private let events: ProducerEvents?
+
+    private init(handle: OpaquePointer, events: ProducerEvents?) {
+        self.handle = handle
+        self.events = events
+    }
+
+    deinit {
+        rd_kafka_destroy(handle)
+    }
+
+    /// Makes a handle; for a producer, `events` receives delivery reports, errors and statistics.
+    static func make(_ kind: Kind, properties: [String: String], events: ProducerEvents? = nil) throws -> RDKafkaClient {
+        let configuration = try makeConfiguration(properties)
+        if let events {
+            RDKafkaCallbacks.install(on: configuration, events: events)
+        }
+        var buffer = [CChar](repeating: 0, count: 512)
+        let type = kind == .producer ? RD_KAFKA_PRODUCER : RD_KAFKA_CONSUMER
+        // On success the handle owns the configuration; on failure it is still ours to destroy.
+        guard let handle = rd_kafka_new(type, configuration, &buffer, buffer.count) else {
+            rd_kafka_conf_destroy(configuration)
+            throw KafkaError(code: .invalidArgument, isRetriable: false, message: RDKafkaError.string(from: buffer))
+        }
+        return RDKafkaClient(handle: handle, events: events)
+    }
+
+    /// Builds an `rd_kafka_conf_t`; the caller owns it.
+    static func makeConfiguration(_ properties: [String: String]) throws -> OpaquePointer {
+        let configuration = rd_kafka_conf_new()!
+        var buffer = [CChar](repeating: 0, count: 512)
+        for (key, value) in properties.sorted(by: { $0.key < $1.key }) {
+            if rd_kafka_conf_set(configuration, key, value, &buffer, buffer.count) != RD_KAFKA_CONF_OK {
+                rd_kafka_conf_destroy(configuration)
+                throw KafkaError(
+                    code: .invalidArgument, isRetriable: false,
+                    message: "\(key)=\(value): \(RDKafkaError.string(from: buffer))")
+            }
+        }
+        return configuration
+    }
+
+    /// Enqueues one message (key, value and headers copied) with `opaque` for its delivery report; never blocks.
+    func produce(
+        topic: String,
+        key: UnsafeRawBufferPointer?,
+        value: UnsafeRawBufferPointer,
+        headers: [KafkaHeader],
+        opaque: UnsafeMutableRawPointer
+    ) throws(KafkaError) {
+        let fixedCount = 5
+        let error: OpaquePointer? = topic.withCString { topicName in
+            withUnsafeTemporaryAllocation(of: rd_kafka_vu_t.self, capacity: fixedCount + headers.count) { vus in
+                var entry = rd_kafka_vu_t()
+                entry.vtype = RD_KAFKA_VTYPE_TOPIC
+                entry.u.cstr = topicName
+                vus[0] = entry
+                entry.vtype = RD_KAFKA_VTYPE_VALUE
+                entry.u.mem = .init(ptr: UnsafeMutableRawPointer(mutating: value.baseAddress), size: value.count)
+                vus[1] = entry
+                entry.vtype = RD_KAFKA_VTYPE_KEY
+                entry.u.mem = .init(ptr: UnsafeMutableRawPointer(mutating: key?.baseAddress), size: key?.count ?? 0)
+                vus[2] = entry
+                entry.vtype = RD_KAFKA_VTYPE_OPAQUE
+                entry.u.ptr = opaque
+                vus[3] = entry
+                entry.vtype = RD_KAFKA_VTYPE_MSGFLAGS
+                entry.u.i = RD_KAFKA_MSG_F_COPY
+                vus[4] = entry
+                return Self.withHeaders(headers, from: 0, into: vus.baseAddress! + fixedCount) {
+                    rd_kafka_produceva(handle, vus.baseAddress, vus.count)
+                }
+            }
+        }
+        if let error {
+            throw RDKafkaError.consume(error)
+        }
+    }
+
+    // Header bytes must stay valid during the produce call, which the nested borrows guarantee.
+    private static func withHeaders<Result>(
+        _ headers: [KafkaHeader],
+        from index: Int,
+        into vus: UnsafeMutablePointer<rd_kafka_vu_t>,
+        _ body: () -> Result
+    ) -> Result {
+        guard index < headers.count else { return body() }
+        let header = headers[index]
+        return header.name.withCString { name in
+            func fill(_ bytes: UnsafeRawBufferPointer?) -> Result {
+                var entry = rd_kafka_vu_t()
+                entry.vtype = RD_KAFKA_VTYPE_HEADER
+                entry.u.header = .init(name: name, val: bytes?.baseAddress, size: bytes.map { $0.count } ?? -1)
+                vus[index] = entry
+                return withHeaders(headers, from: index + 1, into: vus, body)
+            }
+            guard let value = header.value else { return fill(nil) }
+            return value.withUnsafeBytes { bytes in fill(bytes) }
+        }
+    }
+
+    /// Serves queued callbacks, waiting up to `milliseconds` for one; returns how many were served.
+    @discardableResult
+    func poll(milliseconds: Int32) -> Int32 {
+        rd_kafka_poll(handle, milliseconds)
+    }
+
+    /// Waits up to `milliseconds` for every message to be reported, serving callbacks; returns what is left.
+    func flush(milliseconds: Int32) -> Int {
+        _ = rd_kafka_flush(handle, milliseconds)
+        return outqLength
+    }
+
+    /// Fails every queued and in-flight message; their reports arrive with purge errors on the next polls.
+    func purgeAll() {
+        _ = rd_kafka_purge(handle, RD_KAFKA_PURGE_F_QUEUE | RD_KAFKA_PURGE_F_INFLIGHT)
+    }
+
+    /// Messages and callbacks not yet served: queued, in flight, or awaiting their report.
+    var outqLength: Int {
+        Int(rd_kafka_outq_len(handle))
+    }
+
+    /// Whether the handle has raised a fatal error and must be replaced.
+    var hasFatalError: Bool {
+        rd_kafka_fatal_error(handle, nil, 0) != RD_KAFKA_RESP_ERR_NO_ERROR
+    }
+
+    /// Raises a fabricated fatal error (librdkafka's test hook), as if the idempotent producer had failed.
+    func triggerFatalError(_ code: KafkaError.Code, reason: String) -> KafkaError.Code {
+        KafkaError.Code(rd_kafka_test_fatal_error(handle, code.rdKafkaValue, reason))
+    }
+}
