@@ -1,0 +1,46 @@
+/// The one error `Gzip` throws: what went wrong with a compressed body, and where the error was made.
+///
+/// Match on `code`; `message` is for logs and may quote zlib's own text, never the body's bytes.
+public struct GzipError: Error, Sendable, CustomStringConvertible {
+    /// What kind of failure this is; an open set, so switch with a `default`.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private let name: String
+
+        private init(_ name: String) {
+            self.name = name
+        }
+
+        /// The inflated bytes would exceed the caller's cap; inflation stopped at the cap (HTTP 413).
+        public static let tooLarge = Code("tooLarge")
+        /// The stream is not valid: bad header, bad checksum or length, truncated, or trailing bytes (HTTP 400).
+        public static let corrupt = Code("corrupt")
+        /// zlib could not allocate its state; the only code worth retrying.
+        public static let outOfMemory = Code("outOfMemory")
+
+        /// The code's name, such as `tooLarge`.
+        public var description: String { name }
+    }
+
+    /// What kind of failure this is.
+    public let code: Code
+    /// A short human-readable explanation, safe to log.
+    public let message: String
+    /// The source file that made the error.
+    public let file: String
+    /// The source line that made the error.
+    public let line: UInt
+
+    /// Whether the same input may succeed later: only when memory ran out.
+    public var isRetriable: Bool { code == .outOfMemory }
+
+    /// Makes an error, recording where it was made.
+    public init(_ code: Code, _ message: String, file: String = #fileID, line: UInt = #line) {
+        self.code = code
+        self.message = message
+        self.file = file
+        self.line = line
+    }
+
+    /// `code: message (file:line)`.
+    public var description: String { "\(code): \(message) (\(file):\(line))" }
+}
