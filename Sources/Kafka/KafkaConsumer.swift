@@ -1,0 +1,62 @@
+import Synchronization
+
+/// Reads messages from Kafka as a member of a consumer group, committing offsets only when told.
+///
+/// Every method blocks: call them from a dedicated thread, never from the cooperative pool (an `async` task). The
+/// intended loop is `poll`, process, `commit`, so a crash replays at most the uncommitted messages (at-least-once).
+public final class KafkaConsumer: Sendable {
+    /// The configuration the consumer was made with.
+    public let configuration: KafkaConsumerConfiguration
+    private let client: RDKafkaClient
+    private let isClosed = Atomic<Bool>(false)
+
+    /// Makes a consumer; throws when librdkafka rejects the configuration. It reads nothing until `subscribe`.
+    public init(configuration: KafkaConsumerConfiguration) throws {
+        self.configuration = configuration
+        client = try RDKafkaClient.make(.consumer, properties: configuration.librdkafkaProperties())
+        client.redirectEventsToConsumer()
+    }
+
+    deinit {
+        close()
+    }
+
+    /// Subscribes to topics; partitions are assigned as the group (re)balances during `poll`.
+    public func subscribe(topics: [String]) throws {
+        try client.subscribe(topics: topics)
+    }
+
+    /// Returns up to `maxMessages` messages, waiting up to `timeout` for the first; an empty array when none came.
+    ///
+    /// Blocks the calling thread. Throws for permanent errors such as an unauthorized topic; transient ones (a broker
+    /// away) are retried by librdkafka and do not surface. Throws `shutDown` after `close()`.
+    public func poll(maxMessages: Int = 500, timeout: Duration) throws -> [KafkaConsumerMessage] {
+        guard !isClosed.load(ordering: .acquiring) else {
+            throw KafkaError(code: .shutDown, isRetriable: false, message: "the consumer is closed")
+        }
+        var messages: [KafkaConsumerMessage] = []
+        let deadline = ContinuousClock.now + timeout
+        while messages.count < maxMessages {
+            let remaining = messages.isEmpty ? max(.zero, deadline - .now) : .zero
+            let milliseconds = Int32(clamping: remaining.kafkaMilliseconds)
+            if let message = try client.consumerPoll(milliseconds: milliseconds) {
+                messages.append(message)
+            } else if !messages.isEmpty || ContinuousClock.now >= deadline {
+                break
+            }
+        }
+        return messages
+    }
+
+    /// Commits the offsets of every message returned by `poll` so far; blocks until the coordinator answers.
+    public func commit() throws {
+        try client.commitPolled()
+    }
+
+    /// Leaves the group (so its partitions move to other members at once) and stops the consumer; idempotent.
+    public func close() {
+        if !isClosed.exchange(true, ordering: .acquiringAndReleasing) {
+            client.closeConsumer()
+        }
+    }
+}
