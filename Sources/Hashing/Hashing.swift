@@ -1,1 +1,0 @@
-// Hashing: placeholder until its first real file lands.
