@@ -1,1 +1,12 @@
-print("flowmeter-bench")
+// flowmeter-bench: one subcommand per benchmark; each parses its own options.
+import Foundation
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+let subcommands: [String: ([String]) -> Int32] = [
+    "decode": DecodeBenchmark.run
+]
+guard let name = arguments.first, let command = subcommands[name] else {
+    print("usage: flowmeter-bench <\(subcommands.keys.sorted().joined(separator: "|"))> [options]")
+    exit(2)
+}
+exit(command(Array(arguments.dropFirst())))

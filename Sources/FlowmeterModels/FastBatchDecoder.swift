@@ -1,0 +1,36 @@
+public import Foundation
+
+/// The ingest path's batch decoder: one pass over the bytes, no Foundation JSON, same results as
+/// ``CodableBatchDecoder``.
+///
+/// Same accepted events, same drop reports (path and message), same batch-level accept or reject and error code.
+/// Where the two differ only in wording: for invalid JSON this decoder's message names the problem and byte offset,
+/// where Foundation only says the data is not valid JSON. Safe on hostile input: no recursion, nesting capped at 512,
+/// linear time.
+public enum FastBatchDecoder {
+    /// Decodes a batch from UTF-8 bytes, dropping and reporting bad events; throws ``BatchDecodingError`` when the
+    /// batch as a whole cannot be taken.
+    public static func decode(_ bytes: [UInt8]) throws(BatchDecodingError) -> DecodedBatch {
+        let result = bytes.withUnsafeBufferPointer { buffer in decode(buffer) }
+        return try result.get()
+    }
+
+    /// Decodes a batch from UTF-8 bytes in `data`; see ``decode(_:)-(Array<UInt8>)``.
+    public static func decode(_ data: Data) throws(BatchDecodingError) -> DecodedBatch {
+        let result = data.withUnsafeBytes { raw in decode(raw.bindMemory(to: UInt8.self)) }
+        return try result.get()
+    }
+
+    static func decode(_ buffer: UnsafeBufferPointer<UInt8>) -> Result<DecodedBatch, BatchDecodingError> {
+        guard let base = buffer.baseAddress, buffer.count > 0 else {
+            return .failure(BatchDecodingError(code: .invalidJSON, path: "", message: "Empty body at offset 0"))
+        }
+        var parser = FastBatchParser(reader: ByteReader(base: base, count: buffer.count))
+        do {
+            return try parser.parse()
+        } catch {
+            return .failure(
+                BatchDecodingError(code: .invalidJSON, path: "", message: "\(error.reason) at offset \(error.offset)"))
+        }
+    }
+}

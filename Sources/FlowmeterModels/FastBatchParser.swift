@@ -1,0 +1,414 @@
+/// The fast path's schema-aware walk over one batch document.
+///
+/// It reads the bytes once, decoding known keys in place and skipping (but validating) everything else. Semantic
+/// problems are collected, not thrown, because a syntax error anywhere later must still win, as it does for
+/// Foundation, which validates the whole document before decoding. Fields are then checked in the same fixed order
+/// as the `Decodable` conformances, so both paths report the same first problem.
+struct FastBatchParser {
+    typealias Slot = ByteReader.Slot
+
+    var reader: ByteReader
+    /// Reused per-object slot storage; `present` says which entries are filled.
+    var slots: [Slot]
+
+    init(reader: ByteReader) {
+        self.reader = reader
+        self.slots = Array(repeating: Slot(type: .null, start: 0, end: 0, flag: false), count: 10)
+    }
+
+    static let batchKeys: [StaticString] = ["id", "sentAt", "client", "decodes", "events"]
+    static let clientKeys: [StaticString] = [
+        "appID", "appVersion", "build", "platform", "osVersion", "sdkVersion", "installID", "buildConfiguration",
+        "unknownPolicy", "capabilities",
+    ]
+    static let capabilityKeys: [StaticString] = ["maxSchemaVersion", "registeredTypes"]
+    static let eventKeys: [StaticString] = [
+        "kind", "occurredAt", "id", "widgetType", "codingPath", "message", "pageID", "surface", "backendRelease",
+        "count",
+    ]
+
+    /// A problem found in a field: what code it maps to at batch level, and its message.
+    struct Problem: Error {
+        var code: BatchDecodingError.Code
+        var message: String
+    }
+
+    // MARK: - Structure
+
+    /// Moves to the next member of an object whose `{` was consumed; returns its key with the cursor on the value,
+    /// or nil after consuming `}`.
+    @inline(__always)
+    mutating func nextMember(isFirst: inout Bool) throws(JSONSyntaxError) -> Slot? {
+        reader.skipWhitespace()
+        if isFirst {
+            isFirst = false
+            if reader.peek == UInt8(ascii: "}") {
+                reader.index += 1
+                return nil
+            }
+        } else if reader.peek == UInt8(ascii: ",") {
+            reader.index += 1
+            reader.skipWhitespace()
+            if reader.peek == UInt8(ascii: "}") {
+                reader.index += 1
+                return nil
+            }
+        } else if reader.peek == UInt8(ascii: "}") {
+            reader.index += 1
+            return nil
+        } else {
+            throw reader.fail("Expected ',' or '}'")
+        }
+        try reader.expect(UInt8(ascii: "\""))
+        let start = reader.index
+        let escaped = try reader.scanString()
+        let key = Slot(type: .string, start: start, end: reader.index - 1, flag: escaped)
+        reader.skipWhitespace()
+        try reader.expect(UInt8(ascii: ":"))
+        reader.skipWhitespace()
+        return key
+    }
+
+    /// Moves to the next element of an array whose `[` was consumed; false after consuming `]`.
+    @inline(__always)
+    mutating func nextElement(isFirst: inout Bool) throws(JSONSyntaxError) -> Bool {
+        reader.skipWhitespace()
+        let byte = reader.peek
+        if isFirst {
+            isFirst = false
+            guard byte == UInt8(ascii: "]") else { return true }
+        } else if byte == UInt8(ascii: ",") {
+            reader.index += 1
+            reader.skipWhitespace()
+            // One trailing comma is allowed, as Foundation allows it; `[1,,]` fails in scanValue instead.
+            guard reader.peek == UInt8(ascii: "]") else { return true }
+        } else if byte != UInt8(ascii: "]") {
+            throw reader.fail("Expected ',' or ']'")
+        }
+        reader.index += 1
+        return false
+    }
+
+    /// The index of `key` in `keys`, or -1.
+    @inline(__always)
+    mutating func match(_ key: Slot, _ keys: [StaticString]) -> Int {
+        if key.flag {
+            reader.unescape(key)
+            return reader.scratch.withUnsafeBytes { bytes in
+                for (position, candidate) in keys.enumerated()
+                where candidate.utf8CodeUnitCount == bytes.count
+                    && memoryEqual(candidate.utf8Start, bytes.baseAddress, bytes.count)
+                {
+                    return position
+                }
+                return -1
+            }
+        }
+        let length = key.end - key.start
+        for position in 0..<keys.count {
+            let candidate = keys[position]
+            if candidate.utf8CodeUnitCount == length
+                && memoryEqual(candidate.utf8Start, UnsafeRawPointer(reader.base + key.start), length)
+            {
+                return position
+            }
+        }
+        return -1
+    }
+
+    // MARK: - Batch
+
+    mutating func parse() throws(JSONSyntaxError) -> Result<DecodedBatch, BatchDecodingError> {
+        if reader.count >= 3 && reader.base[0] == 0xEF && reader.base[1] == 0xBB && reader.base[2] == 0xBF {
+            reader.index = 3
+        }
+        reader.skipWhitespace()
+        guard reader.peek == UInt8(ascii: "{") else {
+            let value = try reader.scanValue(depth: 0)
+            try finish()
+            return .failure(batchError(.typeMismatch, "", expected: "Object", key: nil, found: value.type))
+        }
+        reader.index += 1
+        var id: Slot?
+        var sentAt: Slot?
+        var decodes: Slot?
+        var client: Result<ClientInfo, BatchDecodingError>?
+        var eventsSlot: Slot?
+        var sawEvents = false
+        var events: [DiagnosticEvent] = []
+        var dropped: [DecodeDiagnostic] = []
+        var isFirst = true
+        while let key = try nextMember(isFirst: &isFirst) {
+            switch match(key, Self.batchKeys) {
+            case 0 where id == nil: id = try reader.scanValue(depth: 1)
+            case 1 where sentAt == nil: sentAt = try reader.scanValue(depth: 1)
+            case 2 where client == nil:
+                if reader.peek == UInt8(ascii: "{") {
+                    client = try parseClient()
+                } else {
+                    let value = try reader.scanValue(depth: 1)
+                    client = .failure(batchError(.typeMismatch, "", expected: "Object", key: "client", found: value.type))
+                }
+            case 3 where decodes == nil: decodes = try reader.scanValue(depth: 1)
+            case 4 where !sawEvents:
+                sawEvents = true
+                if reader.peek == UInt8(ascii: "[") {
+                    try parseEvents(into: &events, dropped: &dropped)
+                } else {
+                    eventsSlot = try reader.scanValue(depth: 1)
+                }
+            default: _ = try reader.scanValue(depth: 1)
+            }
+        }
+        try finish()
+
+        do throws(Problem) {
+            let batchID = try optionalString(id, key: "id", limit: FieldLimits.other)
+            var sentTime: Timestamp?
+            if let sentAt, sentAt.type != .null {
+                sentTime = try timestamp(sentAt, key: "sentAt")
+            }
+            guard let client else { throw Problem(code: .missingKey, message: DecodeMessages.missingKey("client")) }
+            let info: ClientInfo
+            switch client {
+            case .success(let value): info = value
+            case .failure(let error): return .failure(error)
+            }
+            let decodeCount = try optionalInt(decodes, key: "decodes")
+            guard sawEvents else { throw Problem(code: .missingKey, message: DecodeMessages.missingKey("events")) }
+            if let eventsSlot {
+                throw mismatch(expected: "Array", key: "events", found: eventsSlot.type)
+            }
+            let batch = DiagnosticBatch(id: batchID, sentAt: sentTime, client: info, decodes: decodeCount, events: events)
+            return .success(DecodedBatch(batch: batch, dropped: dropped))
+        } catch {
+            return .failure(BatchDecodingError(code: error.code, path: "", message: error.message))
+        }
+    }
+
+    /// Requires only whitespace after the top-level value.
+    mutating func finish() throws(JSONSyntaxError) {
+        reader.skipWhitespace()
+        guard reader.index == reader.count else { throw reader.fail("Unexpected data after the top-level value") }
+    }
+
+    func batchError(
+        _ code: BatchDecodingError.Code, _ path: String, expected: String, key: String?, found: ByteReader.ValueType
+    ) -> BatchDecodingError {
+        BatchDecodingError(
+            code: code, path: path,
+            message: DecodeMessages.typeMismatch(expected: expected, key: key, found: found.name))
+    }
+
+    // MARK: - Client
+
+    mutating func parseClient() throws(JSONSyntaxError) -> Result<ClientInfo, BatchDecodingError> {
+        reader.index += 1
+        var present: UInt16 = 0
+        var capabilities: Result<Capabilities, BatchDecodingError>?
+        var isFirst = true
+        while let key = try nextMember(isFirst: &isFirst) {
+            let field = match(key, Self.clientKeys)
+            if field >= 0 && present & (1 << field) == 0 {
+                present |= 1 << field
+                if field == 9 && reader.peek == UInt8(ascii: "{") {
+                    capabilities = try parseCapabilities()
+                } else {
+                    slots[field] = try reader.scanValue(depth: 2)
+                }
+            } else {
+                _ = try reader.scanValue(depth: 2)
+            }
+        }
+        do throws(Problem) {
+            func slot(_ field: Int) -> Slot? { present & (1 << field) == 0 ? nil : slots[field] }
+            let appID = try requiredString(slot(0), key: "appID", limit: FieldLimits.other)
+            let appVersion = try requiredString(slot(1), key: "appVersion", limit: FieldLimits.other)
+            let build = try optionalString(slot(2), key: "build", limit: FieldLimits.other)
+            let platform = try requiredString(slot(3), key: "platform", limit: FieldLimits.other)
+            let osVersion = try optionalString(slot(4), key: "osVersion", limit: FieldLimits.other)
+            let sdkVersion = try optionalString(slot(5), key: "sdkVersion", limit: FieldLimits.other)
+            let installID = try optionalString(slot(6), key: "installID", limit: FieldLimits.other)
+            let configuration = try optionalString(slot(7), key: "buildConfiguration", limit: FieldLimits.other)
+            let policy = try optionalString(slot(8), key: "unknownPolicy", limit: FieldLimits.other)
+            var header: Capabilities?
+            if let capabilities {
+                switch capabilities {
+                case .success(let value): header = value
+                case .failure(let error): return .failure(error)
+                }
+            } else if let value = slot(9), value.type != .null {
+                throw mismatch(expected: "Object", key: "capabilities", found: value.type)
+            }
+            return .success(
+                ClientInfo(
+                    appID: appID, appVersion: appVersion, build: build, platform: platform, osVersion: osVersion,
+                    sdkVersion: sdkVersion, installID: installID,
+                    buildConfiguration: configuration.map(BuildConfiguration.init(wireValue:)) ?? .release,
+                    unknownPolicy: policy.flatMap(UnknownPolicy.init(rawValue:)), capabilities: header))
+        } catch {
+            return .failure(BatchDecodingError(code: error.code, path: "client", message: error.message))
+        }
+    }
+
+    mutating func parseCapabilities() throws(JSONSyntaxError) -> Result<Capabilities, BatchDecodingError> {
+        reader.index += 1
+        var maxSchemaVersion: Slot?
+        var sawTypes = false
+        var typesSlot: Slot?
+        var types: [String] = []
+        var badType: (index: Int, type: ByteReader.ValueType)?
+        var isFirst = true
+        while let key = try nextMember(isFirst: &isFirst) {
+            switch match(key, Self.capabilityKeys) {
+            case 0 where maxSchemaVersion == nil: maxSchemaVersion = try reader.scanValue(depth: 3)
+            case 1 where !sawTypes:
+                sawTypes = true
+                guard reader.peek == UInt8(ascii: "[") else {
+                    typesSlot = try reader.scanValue(depth: 3)
+                    continue
+                }
+                reader.index += 1
+                var index = 0
+                var isFirstElement = true
+                while try nextElement(isFirst: &isFirstElement) {
+                    let element = try reader.scanValue(depth: 4)
+                    if element.type == .string {
+                        if badType == nil { types.append(reader.string(element, limit: FieldLimits.other)) }
+                    } else if badType == nil {
+                        badType = (index, element.type)
+                    }
+                    index += 1
+                }
+            default: _ = try reader.scanValue(depth: 3)
+            }
+        }
+        do throws(Problem) {
+            let version = try optionalInt(maxSchemaVersion, key: "maxSchemaVersion")
+            if let typesSlot, typesSlot.type != .null {
+                throw mismatch(expected: "Array", key: "registeredTypes", found: typesSlot.type)
+            }
+            if let badType {
+                return .failure(
+                    batchError(
+                        .typeMismatch, "client.capabilities.registeredTypes.Index \(badType.index)",
+                        expected: "String", key: nil, found: badType.type))
+            }
+            return .success(Capabilities(maxSchemaVersion: version, registeredTypes: sawTypes && typesSlot == nil ? types : nil))
+        } catch {
+            return .failure(BatchDecodingError(code: error.code, path: "client.capabilities", message: error.message))
+        }
+    }
+
+    // MARK: - Events
+
+    mutating func parseEvents(
+        into events: inout [DiagnosticEvent], dropped: inout [DecodeDiagnostic]
+    ) throws(JSONSyntaxError) {
+        reader.index += 1
+        var index = 0
+        var isFirst = true
+        while try nextElement(isFirst: &isFirst) {
+            if reader.peek == UInt8(ascii: "{") {
+                switch try parseEvent() {
+                case .success(let event): events.append(event)
+                case .failure(let problem):
+                    dropped.append(DecodeDiagnostic(path: "events.Index \(index)", message: problem.message))
+                }
+            } else {
+                let value = try reader.scanValue(depth: 2)
+                dropped.append(
+                    DecodeDiagnostic(
+                        path: "events.Index \(index)",
+                        message: DecodeMessages.typeMismatch(expected: "Object", key: nil, found: value.type.name)))
+            }
+            index += 1
+        }
+    }
+
+    mutating func parseEvent() throws(JSONSyntaxError) -> Result<DiagnosticEvent, Problem> {
+        reader.index += 1
+        var present: UInt16 = 0
+        var isFirst = true
+        while let key = try nextMember(isFirst: &isFirst) {
+            let field = match(key, Self.eventKeys)
+            if field >= 0 && present & (1 << field) == 0 {
+                present |= 1 << field
+                slots[field] = try reader.scanValue(depth: 3)
+            } else {
+                _ = try reader.scanValue(depth: 3)
+            }
+        }
+        do throws(Problem) {
+            func slot(_ field: Int) -> Slot? { present & (1 << field) == 0 ? nil : slots[field] }
+            let rawKind = try requiredString(slot(0), key: "kind", limit: FieldLimits.other)
+            guard let kind = DiagnosticKind(rawValue: rawKind) else {
+                throw Problem(code: .invalidValue, message: DecodeMessages.emptyKind("kind"))
+            }
+            guard let time = slot(1) else {
+                throw Problem(code: .missingKey, message: DecodeMessages.missingKey("occurredAt"))
+            }
+            let occurredAt = try timestamp(time, key: "occurredAt")
+            let id = try optionalString(slot(2), key: "id", limit: FieldLimits.other)
+            let widgetType = try optionalString(slot(3), key: "widgetType", limit: FieldLimits.widgetType)
+            let codingPath = try optionalString(slot(4), key: "codingPath", limit: FieldLimits.codingPath)
+            let message = try optionalString(slot(5), key: "message", limit: FieldLimits.message)
+            let pageID = try optionalString(slot(6), key: "pageID", limit: FieldLimits.other)
+            let surface = try optionalString(slot(7), key: "surface", limit: FieldLimits.other)
+            let backendRelease = try optionalString(slot(8), key: "backendRelease", limit: FieldLimits.other)
+            let count = try optionalInt(slot(9), key: "count") ?? 1
+            guard count >= 1 else { throw Problem(code: .invalidValue, message: DecodeMessages.invalidCount(count, key: "count")) }
+            return .success(
+                DiagnosticEvent(
+                    id: id, kind: kind, widgetType: widgetType, codingPath: codingPath, message: message,
+                    pageID: pageID, surface: surface, backendRelease: backendRelease, count: count,
+                    occurredAt: occurredAt))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    // MARK: - Fields
+
+    func mismatch(expected: String, key: String, found: ByteReader.ValueType) -> Problem {
+        Problem(
+            code: .typeMismatch,
+            message: DecodeMessages.typeMismatch(expected: expected, key: key, found: found.name))
+    }
+
+    mutating func requiredString(_ slot: Slot?, key: String, limit: Int) throws(Problem) -> String {
+        guard let slot else { throw Problem(code: .missingKey, message: DecodeMessages.missingKey(key)) }
+        guard slot.type == .string else { throw mismatch(expected: "String", key: key, found: slot.type) }
+        return reader.string(slot, limit: limit)
+    }
+
+    mutating func optionalString(_ slot: Slot?, key: String, limit: Int) throws(Problem) -> String? {
+        guard let slot, slot.type != .null else { return nil }
+        guard slot.type == .string else { throw mismatch(expected: "String", key: key, found: slot.type) }
+        return reader.string(slot, limit: limit)
+    }
+
+    mutating func optionalInt(_ slot: Slot?, key: String) throws(Problem) -> Int? {
+        guard let slot, slot.type != .null else { return nil }
+        guard slot.type == .number, let value = reader.int(slot) else {
+            throw mismatch(expected: "Int", key: key, found: slot.type)
+        }
+        return value
+    }
+
+    mutating func timestamp(_ slot: Slot, key: String) throws(Problem) -> Timestamp {
+        guard slot.type == .string else { throw mismatch(expected: "String", key: key, found: slot.type) }
+        if let time = reader.withBytes(slot, Timestamp.parse) { return time }
+        throw Problem(
+            code: .invalidValue,
+            message: DecodeMessages.invalidTime(reader.string(slot, limit: FieldLimits.quotedValue), key: key))
+    }
+}
+
+@inline(__always)
+func memoryEqual(_ left: UnsafePointer<UInt8>, _ right: UnsafeRawPointer?, _ count: Int) -> Bool {
+    guard let right else { return count == 0 }
+    let rightBytes = right.assumingMemoryBound(to: UInt8.self)
+    for offset in 0..<count where left[offset] != rightBytes[offset] { return false }
+    return true
+}
