@@ -1,1 +1,0 @@
-// Metrics: placeholder until its first real file lands.
