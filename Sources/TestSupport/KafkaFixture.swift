@@ -51,11 +51,16 @@ public final class KafkaFixture: Sendable {
 
     /// Makes a consumer subscribed to `topics`; without a `groupID` it joins a fresh group, so it reads from the
     /// beginning.
-    public func makeConsumer(topics: [String], groupID: String? = nil) throws -> KafkaConsumer {
+    public func makeConsumer(
+        topics: [String],
+        groupID: String? = nil,
+        _ configure: (inout KafkaConsumerConfiguration) -> Void = { _ in }
+    ) throws -> KafkaConsumer {
         var configuration = KafkaConsumerConfiguration(
             bootstrapServers: bootstrapServers, groupID: groupID ?? "test-\(UUID().uuidString)")
-        // The mock's group coordinator is quick; short intervals keep joins and rebalances fast.
-        configuration.additionalProperties = ["topic.metadata.refresh.interval.ms": "1000"]
+        // A short session lets a group whose last member vanished take a new one quickly.
+        configuration.sessionTimeout = .seconds(6)
+        configure(&configuration)
         let consumer = try KafkaConsumer(configuration: configuration)
         try consumer.subscribe(topics: topics)
         return consumer
