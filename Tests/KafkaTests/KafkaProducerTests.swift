@@ -51,6 +51,17 @@ import Testing
         #expect(log.outcomes.count == 1)
     }
 
+    @Test func flushWaitsForEveryReport() async throws {
+        let fixture = try KafkaFixture()
+        let producer = try fixture.makeProducer()
+        let log = DeliveryLog()
+        try TestEvents.enqueue(Array(0..<500), to: producer, topic: KafkaFixture.eventsTopic, log: log)
+        #expect(await producer.flush(timeout: .seconds(10)) == 0)
+        #expect(log.persisted == 500)
+        #expect(producer.counters.queueDepth == 0)
+        #expect(await producer.shutdown(timeout: .seconds(5)) == 0)
+    }
+
     @Test func aFullQueueThrowsAtOnceAndKeepsWhatWasEnqueued() async throws {
         let fixture = try KafkaFixture()
         try fixture.cluster.setBrokerDown(KafkaMockCluster.allBrokers)

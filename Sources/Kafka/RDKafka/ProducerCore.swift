@@ -17,6 +17,7 @@ final class ProducerCore: Sendable {
     private let stopRequested = Atomic<Bool>(false)
     private let pollThreadExited = DispatchSemaphore(value: 0)
     private static let pollMilliseconds: Int32 = 50
+    private static let pollThreadName = "kafka-producer-poll"
     private static let drainBound: Duration = .seconds(10)
 
     init(properties: [String: String], events: ProducerEvents) throws {
@@ -44,7 +45,7 @@ final class ProducerCore: Sendable {
             pollLoop()
             pollThreadExited.signal()
         }
-        thread.name = "kafka-producer-poll"
+        thread.name = Self.pollThreadName
         thread.start()
     }
 
@@ -120,7 +121,9 @@ final class ProducerCore: Sendable {
             defer { state.pollThreadStarted = false }
             return state.pollThreadStarted
         }
-        if started {
+        // A completion that drops the last reference runs this on the poll thread, which cannot wait for itself; it
+        // leaves its loop on its own once the handle is gone.
+        if started && Thread.current.name != Self.pollThreadName {
             _ = pollThreadExited.wait(timeout: .now() + .seconds(5))
         }
     }
