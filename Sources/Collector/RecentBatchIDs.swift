@@ -1,0 +1,123 @@
+import Synchronization
+
+/// The batch ids seen recently, so a client's retry after a lost answer is answered without publishing twice.
+///
+/// Two-phase: `begin` before publishing claims the id; `complete` after a 202 records the answer to repeat;
+/// `abandon` after a failure (503) releases the id, so the retry publishes. Every `begin` that returns `.new`
+/// must be followed by exactly one `complete` or `abandon` (use `defer`); a claim left open blocks the id until it
+/// expires. Entries expire `retention` after their last change; past `capacity` entries the oldest are evicted
+/// first (about 150–200 bytes each for UUID ids, so the default million is ~200 MB at most). Eviction only means
+/// a late retry publishes again, which downstream dedupe by event id absorbs.
+///
+/// Ids are compared exactly: pass an id scoped by app (or key), such as `"\(appID)/\(batchID)"`, so one app's
+/// ids cannot shadow another's. Safe from any thread; one lock per call.
+public final class RecentBatchIDs<Answer: Sendable>: Sendable {
+    /// What `begin` found.
+    public enum Admission {
+        /// First sighting (or the earlier attempt was abandoned or expired): publish, then complete or abandon.
+        case new
+        /// Another request with this id is being handled right now: ask the client to retry later.
+        case inFlight
+        /// Already done: repeat this answer without publishing.
+        case completed(Answer)
+    }
+
+    /// How long an id is remembered after its last change.
+    public let retention: Duration
+    /// The most ids remembered at once.
+    public let capacity: Int
+    private let clock: @Sendable () -> ContinuousClock.Instant
+    private let state = Mutex<State>(State())
+
+    /// Remembers up to `capacity` ids for `retention` each, reading time from `clock` (injectable for tests).
+    public init(
+        retention: Duration = .seconds(600),
+        capacity: Int = 1_000_000,
+        clock: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
+    ) {
+        precondition(capacity > 0, "capacity must be positive")
+        self.retention = retention
+        self.capacity = capacity
+        self.clock = clock
+    }
+
+    /// Claims `id` if it is new, or reports the earlier attempt in flight or its answer.
+    public func begin(_ id: String) -> Admission {
+        let now = clock()
+        return state.withLock { state in
+            state.expire(before: now - retention, capacity: capacity)
+            switch state.entries[id]?.phase {
+            case .inFlight: return .inFlight
+            case .completed(let answer): return .completed(answer)
+            case nil:
+                state.record(id, .inFlight, at: now)
+                state.expire(before: now - retention, capacity: capacity)
+                return .new
+            }
+        }
+    }
+
+    /// Records `answer` for `id`, to be repeated to retries until the id expires.
+    public func complete(_ id: String, answer: Answer) {
+        let now = clock()
+        state.withLock { state in
+            state.record(id, .completed(answer), at: now)
+            state.expire(before: now - retention, capacity: capacity)
+        }
+    }
+
+    /// Forgets `id`, so that a retry is handled as new.
+    public func abandon(_ id: String) {
+        _ = state.withLock { state in state.entries.removeValue(forKey: id) }
+    }
+
+    /// How many ids are remembered now, in flight or completed.
+    public var count: Int {
+        state.withLock { $0.entries.count }
+    }
+
+    private enum Phase {
+        case inFlight
+        case completed(Answer)
+    }
+
+    private struct Entry {
+        var phase: Phase
+        var sequence: UInt64
+    }
+
+    private struct State: ~Copyable {
+        var entries: [String: Entry] = [:]
+        // Every change appends here, oldest first; an item whose sequence no longer matches its entry is stale.
+        var order: [(id: String, sequence: UInt64, at: ContinuousClock.Instant)] = []
+        var head = 0
+        var nextSequence: UInt64 = 0
+
+        mutating func record(_ id: String, _ phase: Phase, at now: ContinuousClock.Instant) {
+            nextSequence += 1
+            entries[id] = Entry(phase: phase, sequence: nextSequence)
+            order.append((id, nextSequence, now))
+        }
+
+        mutating func expire(before cutoff: ContinuousClock.Instant, capacity: Int) {
+            while head < order.count {
+                let item = order[head]
+                let isLive = entries[item.id]?.sequence == item.sequence
+                if isLive && item.at >= cutoff && entries.count <= capacity { break }
+                if isLive { entries.removeValue(forKey: item.id) }
+                head += 1
+            }
+            // Drop consumed and stale items once they dominate, so the queue stays proportional to the entries.
+            if head > 1_024 && head * 2 > order.count {
+                order.removeFirst(head)
+                head = 0
+            }
+            if order.count - head > 2 * entries.count + 1_024 {
+                order = order[head...].filter { entries[$0.id]?.sequence == $0.sequence }
+                head = 0
+            }
+        }
+    }
+}
+
+extension RecentBatchIDs.Admission: Sendable {}

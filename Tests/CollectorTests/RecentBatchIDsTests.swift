@@ -1,0 +1,108 @@
+import Dispatch
+import Synchronization
+import Testing
+
+import Collector
+
+@Suite struct RecentBatchIDsTests {
+    /// A settable clock for expiry tests.
+    final class TestClock: Sendable {
+        private let instant = Mutex(ContinuousClock.now)
+        func now() -> ContinuousClock.Instant { instant.withLock { $0 } }
+        func advance(_ duration: Duration) { instant.withLock { $0 += duration } }
+    }
+
+    func isNew(_ admission: RecentBatchIDs<Int>.Admission) -> Bool {
+        if case .new = admission { return true }
+        return false
+    }
+
+    func isInFlight(_ admission: RecentBatchIDs<Int>.Admission) -> Bool {
+        if case .inFlight = admission { return true }
+        return false
+    }
+
+    func answer(_ admission: RecentBatchIDs<Int>.Admission) -> Int? {
+        if case .completed(let answer) = admission { return answer }
+        return nil
+    }
+
+    @Test func aRetryAfterCompletionGetsTheSameAnswer() {
+        let recent = RecentBatchIDs<Int>()
+        #expect(isNew(recent.begin("app/batch-1")))
+        #expect(isInFlight(recent.begin("app/batch-1")))
+        recent.complete("app/batch-1", answer: 49)
+        #expect(answer(recent.begin("app/batch-1")) == 49)
+        #expect(isNew(recent.begin("app/batch-2")))
+    }
+
+    @Test func anAbandonedBatchIsNewAgain() {
+        let recent = RecentBatchIDs<Int>()
+        #expect(isNew(recent.begin("b")))
+        recent.abandon("b")
+        #expect(isNew(recent.begin("b")))
+        #expect(recent.count == 1)
+    }
+
+    @Test func idsExpireAfterTheRetention() {
+        let clock = TestClock()
+        let recent = RecentBatchIDs<Int>(retention: .seconds(600), clock: clock.now)
+        #expect(isNew(recent.begin("old")))
+        recent.complete("old", answer: 1)
+        clock.advance(.seconds(300))
+        #expect(isNew(recent.begin("newer")))
+        recent.complete("newer", answer: 2)
+        clock.advance(.seconds(299))
+        #expect(answer(recent.begin("old")) == 1)
+        clock.advance(.seconds(2))
+        #expect(isNew(recent.begin("old")), "601 s after its completion")
+        #expect(answer(recent.begin("newer")) == 2)
+        clock.advance(.seconds(601))
+        _ = recent.begin("trigger")
+        #expect(recent.count == 1)
+    }
+
+    @Test func completionRestartsTheRetention() {
+        let clock = TestClock()
+        let recent = RecentBatchIDs<Int>(retention: .seconds(10), clock: clock.now)
+        #expect(isNew(recent.begin("slow")))
+        clock.advance(.seconds(8))
+        recent.complete("slow", answer: 7)
+        clock.advance(.seconds(8))
+        #expect(answer(recent.begin("slow")) == 7)
+    }
+
+    @Test func theOldestAreEvictedPastTheCapacity() {
+        let recent = RecentBatchIDs<Int>(capacity: 100)
+        for index in 0..<250 {
+            #expect(isNew(recent.begin("id-\(index)")))
+            recent.complete("id-\(index)", answer: index)
+        }
+        #expect(recent.count == 100)
+        #expect(answer(recent.begin("id-249")) == 249)
+        #expect(answer(recent.begin("id-150")) == 150)
+        #expect(isNew(recent.begin("id-149")))
+        #expect(recent.count == 100)
+    }
+
+    @Test func abandonAndRetryChurnStaysBounded() {
+        let recent = RecentBatchIDs<Int>(capacity: 10)
+        for _ in 0..<100_000 {
+            #expect(isNew(recent.begin("flapping")))
+            recent.abandon("flapping")
+        }
+        #expect(recent.count == 0)
+    }
+
+    @Test func concurrentRetriesPublishOnce() {
+        let recent = RecentBatchIDs<Int>()
+        let published = Atomic<Int>(0)
+        DispatchQueue.concurrentPerform(iterations: 16) { _ in
+            for batch in 0..<200 where isNew(recent.begin("b\(batch)")) {
+                published.add(1, ordering: .relaxed)
+                recent.complete("b\(batch)", answer: batch)
+            }
+        }
+        #expect(published.load(ordering: .relaxed) == 200)
+    }
+}

@@ -1,0 +1,71 @@
+import Dispatch
+import Synchronization
+import Testing
+
+import Collector
+
+@Suite struct TokenBucketTests {
+    let start = ContinuousClock.now
+
+    @Test func aFullBucketAllowsTheBurstThenLimits() {
+        var bucket = TokenBucket(limit: .init(perSecond: 10, burst: 100), now: start)
+        #expect(bucket.tryTake(60, now: start) == .allowed)
+        #expect(bucket.tryTake(40, now: start) == .allowed)
+        #expect(bucket.tryTake(1, now: start) == .limited(retryAfterSeconds: 1))
+        #expect(bucket.tryTake(25, now: start) == .limited(retryAfterSeconds: 3))
+    }
+
+    @Test func tokensRefillAtTheRateUpToTheBurst() {
+        var bucket = TokenBucket(limit: .init(perSecond: 10, burst: 100), now: start)
+        #expect(bucket.tryTake(100, now: start) == .allowed)
+        #expect(bucket.tryTake(20, now: start + .seconds(1)) == .limited(retryAfterSeconds: 1))
+        #expect(bucket.tryTake(20, now: start + .seconds(2)) == .allowed)
+        #expect(bucket.available(now: start + .seconds(1_000)) == 100)
+    }
+
+    @Test func retryAfterIsWhenEnoughTokensWillBeBack() {
+        var bucket = TokenBucket(limit: .init(perSecond: 2, burst: 10), now: start)
+        #expect(bucket.tryTake(10, now: start) == .allowed)
+        guard case .limited(let seconds) = bucket.tryTake(9, now: start) else {
+            Issue.record("expected a limit")
+            return
+        }
+        #expect(seconds == 5)
+        #expect(bucket.tryTake(9, now: start + .seconds(seconds)) == .allowed)
+    }
+
+    @Test func batchesLargerThanTheBurstPassWhenTheBucketIsFull() {
+        var bucket = TokenBucket(limit: .init(perSecond: 1, burst: 5), now: start)
+        #expect(bucket.tryTake(50, now: start) == .allowed)
+        #expect(bucket.tryTake(50, now: start) == .limited(retryAfterSeconds: 5))
+        #expect(bucket.tryTake(0, now: start) == .limited(retryAfterSeconds: 1), "an empty batch still costs one")
+    }
+
+    @Test func aClockSteppingBackDoesNotMintTokens() {
+        var bucket = TokenBucket(limit: .init(perSecond: 10, burst: 10), now: start + .seconds(5))
+        #expect(bucket.tryTake(10, now: start + .seconds(5)) == .allowed)
+        #expect(bucket.tryTake(1, now: start) != .allowed)
+    }
+
+    @Test func keysHaveSeparateBuckets() {
+        let now = Mutex(start)
+        let limiter = RateLimiter(defaultLimit: .init(perSecond: 1, burst: 10), clock: { now.withLock { $0 } })
+        #expect(limiter.tryTake(10, keyID: "a") == .allowed)
+        #expect(limiter.tryTake(1, keyID: "a") != .allowed)
+        #expect(limiter.tryTake(10, keyID: "b") == .allowed)
+        #expect(limiter.tryTake(100, keyID: "c", limit: .init(perSecond: 100, burst: 100)) == .allowed)
+        now.withLock { $0 += .seconds(3) }
+        #expect(limiter.tryTake(3, keyID: "a") == .allowed)
+    }
+
+    @Test func concurrentTakersNeverExceedTheBurst() {
+        let limiter = RateLimiter(defaultLimit: .init(perSecond: 0.001, burst: 1_000), clock: { [start] in start })
+        let allowed = Atomic<Int>(0)
+        DispatchQueue.concurrentPerform(iterations: 8) { _ in
+            for _ in 0..<500 where limiter.tryTake(1, keyID: "hot") == .allowed {
+                allowed.add(1, ordering: .relaxed)
+            }
+        }
+        #expect(allowed.load(ordering: .relaxed) == 1_000)
+    }
+}
