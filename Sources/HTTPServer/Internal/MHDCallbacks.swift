@@ -56,7 +56,9 @@ private func notifyConnection(
             remoteAddress: MHDConnectionInfo.remoteAddress(of: connection)
         )
         socketContext.pointee = Unmanaged.passRetained(started).toOpaque()
-    } else if notification == MHD_ConnectionNotificationCode.CONNECTION_NOTIFY_CLOSED, let existing = socketContext.pointee {
+    } else if notification == MHD_ConnectionNotificationCode.CONNECTION_NOTIFY_CLOSED,
+        let existing = socketContext.pointee
+    {
         socketContext.pointee = nil
         core.connectionClosed(Unmanaged<ConnectionContext>.fromOpaque(existing).takeRetainedValue())
     }

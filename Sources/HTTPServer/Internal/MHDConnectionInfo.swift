@@ -28,7 +28,8 @@ enum MHDConnectionInfo {
     }
 
     static func remoteAddress(of connection: OpaquePointer) -> String {
-        guard let address = function(connection, MHD_ConnectionInfoType.CONNECTION_INFO_CLIENT_ADDRESS)?.pointee.client_addr else {
+        let info = function(connection, MHD_ConnectionInfoType.CONNECTION_INFO_CLIENT_ADDRESS)
+        guard let address = info?.pointee.client_addr else {
             return ""
         }
         return SocketAddress.describe(address)
