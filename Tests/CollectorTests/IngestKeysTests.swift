@@ -1,7 +1,6 @@
+import Collector
 import Foundation
 import Testing
-
-import Collector
 
 @Suite struct IngestKeysTests {
     static let file = """
@@ -42,7 +41,8 @@ import Collector
     @Test func aKnownKeyForAnotherAppIsForbidden() throws {
         let keys = try keys()
         let shop = try #require(keys.key(for: "shop-key-0123456789"))
-        #expect(keys.authorize(token: "shop-key-0123456789", appID: "com.example.news") == .forbidden(keyID: shop.keyID))
+        #expect(
+            keys.authorize(token: "shop-key-0123456789", appID: "com.example.news") == .forbidden(keyID: shop.keyID))
     }
 
     @Test func keyIDsAreShortDigestsNotKeys() throws {
@@ -84,10 +84,14 @@ import Collector
         (#"{"ingestKeys": [{"key": "has space", "apps": ["a"]}]}"#, "ingestKeys[0].key"),
         (#"{"ingestKeys": [{"key": "k1", "apps": ["a"]}, {"key": "k1", "apps": ["b"]}]}"#, "ingestKeys[1].key"),
         (#"{"ingestKeys": [{"key": "k1", "apps": ["a"]}], "adminKeys": ["k1"]}"#, "adminKeys[0]"),
-        (#"{"ingestKeys": [{"key": "k1", "apps": ["a"], "rateLimit": {"eventsPerSecond": 0}}]}"#,
-         "ingestKeys[0].rateLimit.eventsPerSecond"),
-        (#"{"ingestKeys": [{"key": "k1", "apps": ["a"], "rateLimit": {"eventsPerSecond": 5, "burst": 0.5}}]}"#,
-         "ingestKeys[0].rateLimit.burst"),
+        (
+            #"{"ingestKeys": [{"key": "k1", "apps": ["a"], "rateLimit": {"eventsPerSecond": 0}}]}"#,
+            "ingestKeys[0].rateLimit.eventsPerSecond"
+        ),
+        (
+            #"{"ingestKeys": [{"key": "k1", "apps": ["a"], "rateLimit": {"eventsPerSecond": 5, "burst": 0.5}}]}"#,
+            "ingestKeys[0].rateLimit.burst"
+        ),
     ])
     func badFilesSayWhereTheyAreWrong(json: String, path: String) {
         let error = #expect(throws: IngestKeys.FileError.self) { _ = try IngestKeys(json: Data(json.utf8)) }

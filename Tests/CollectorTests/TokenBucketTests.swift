@@ -1,8 +1,7 @@
+import Collector
 import Dispatch
 import Synchronization
 import Testing
-
-import Collector
 
 @Suite struct TokenBucketTests {
     let start = ContinuousClock.now

@@ -48,14 +48,16 @@ import Testing
 
     @Test func stringAndByteMessagesAgree() {
         let key = Array("k".utf8)
-        #expect(HMACSHA256.authenticationCode(for: "héllo", key: key)
-            == HMACSHA256.authenticationCode(for: Array("héllo".utf8), key: key))
+        #expect(
+            HMACSHA256.authenticationCode(for: "héllo", key: key)
+                == HMACSHA256.authenticationCode(for: Array("héllo".utf8), key: key))
         #expect(HMACSHA256.authenticationCode(for: "", key: key).count == 32)
     }
 
     @Test func sha256MatchesKnownDigests() {
         #expect(Hex.encode(SHA256.digest("abc")) == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
-        #expect(Hex.encode(SHA256.digest([UInt8]())) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        #expect(
+            Hex.encode(SHA256.digest([UInt8]())) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
     }
 }
 

@@ -159,10 +159,11 @@ import Testing
         registry.gauge("flowmeter_parsed_ratio", help: "Ratio.", reading: { 0.75 })
 
         let exposition = try ExpositionParser.parse(registry.render())
-        #expect(exposition.types == [
-            "flowmeter_parsed_total": "counter", "flowmeter_parsed_seconds": "histogram",
-            "flowmeter_parsed_ratio": "gauge",
-        ])
+        #expect(
+            exposition.types == [
+                "flowmeter_parsed_total": "counter", "flowmeter_parsed_seconds": "histogram",
+                "flowmeter_parsed_ratio": "gauge",
+            ])
         for (index, value) in awkward.enumerated() {
             let sample = exposition.samples.first {
                 $0.name == "flowmeter_parsed_total" && $0.labels["type"] == value
@@ -170,7 +171,8 @@ import Testing
             #expect(sample?.value == Double(index + 1), "type \(value.debugDescription)")
             #expect(sample?.labels["kind"] == "unknownType")
         }
-        #expect(exposition.samples.contains { $0.name == "flowmeter_parsed_seconds_bucket" && $0.labels["le"] == "+Inf" })
+        #expect(
+            exposition.samples.contains { $0.name == "flowmeter_parsed_seconds_bucket" && $0.labels["le"] == "+Inf" })
         #expect(exposition.samples.contains { $0.name == "flowmeter_parsed_ratio" && $0.value == 0.75 })
         // Every sample belongs to a declared family.
         for sample in exposition.samples {
