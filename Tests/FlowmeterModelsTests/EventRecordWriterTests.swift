@@ -1,0 +1,52 @@
+import Foundation
+import Testing
+
+@testable import FlowmeterModels
+
+@Suite struct EventRecordWriterTests {
+    static let client = ClientInfo(appID: "com.example.shop", appVersion: "5.2.1 (5210)", platform: "ios",
+        buildConfiguration: .debug)
+    static let receivedAt = Timestamp(secondsSinceEpoch: 1_796_029_200, nanoseconds: 5_000)
+
+    @Test func writerBytesDecodeToTheCodableRecord() throws {
+        var buffer: [UInt8] = []
+        for seed in 0..<10 as Range<UInt64> {
+            let batch = SyntheticBatches.batchValue(seed: seed, events: 10)
+            for (index, event) in batch.events.enumerated() {
+                let record = EventRecord(event: event, index: index, batchID: "B", client: batch.client,
+                    installHash: seed % 2 == 0 ? "h\(seed)" : nil, receivedAt: Self.receivedAt, collector: "c-1")
+                buffer.removeAll(keepingCapacity: true)
+                EventRecordWriter.append(record, to: &buffer)
+                #expect(try JSONDecoder().decode(EventRecord.self, from: Data(buffer)) == record)
+                let viaCodable = try JSONDecoder().decode(EventRecord.self, from: JSONEncoder().encode(record))
+                #expect(viaCodable == record)
+            }
+        }
+    }
+
+    @Test(arguments: BatchGenerator.oddStrings)
+    func escapesEveryString(text: String) throws {
+        let event = DiagnosticEvent(kind: .unknownType, widgetType: text, message: text,
+            occurredAt: Timestamp(secondsSinceEpoch: 0))
+        let record = EventRecord(event: event, index: 3, batchID: text, client: Self.client, installHash: text,
+            receivedAt: Self.receivedAt, collector: text)
+        var direct: [UInt8] = []
+        EventRecordWriter.append(event: event, index: 3, batchID: text, client: Self.client, installHash: text,
+            receivedAt: Self.receivedAt, collector: text, to: &direct)
+        var viaRecord: [UInt8] = []
+        EventRecordWriter.append(record, to: &viaRecord)
+        #expect(direct == viaRecord)
+        #expect(try JSONDecoder().decode(EventRecord.self, from: Data(direct)) == record)
+        #expect(record.id == "\(text)/3")
+    }
+
+    @Test func seriesKeysAreUnambiguous() throws {
+        let first = SeriesKey.bytes(appID: "a\",\"b", kind: .unknownType, widgetType: "c")
+        let second = SeriesKey.bytes(appID: "a", kind: DiagnosticKind(rawValue: "b\",\"unknownType")!, widgetType: "c")
+        #expect(first != second)
+        let parts = try JSONDecoder().decode([String?].self, from: Data(first))
+        #expect(parts == ["a\",\"b", "unknownType", "c"])
+        #expect(String(decoding: SeriesKey.bytes(appID: "x", kind: .duplicateID, widgetType: nil), as: UTF8.self)
+            == #"["x","duplicateID",null]"#)
+    }
+}

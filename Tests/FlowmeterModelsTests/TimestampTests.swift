@@ -1,0 +1,57 @@
+import Foundation
+import Testing
+
+@testable import FlowmeterModels
+
+@Suite struct TimestampTests {
+    @Test(arguments: [
+        ("1970-01-01T00:00:00Z", Int64(0), Int32(0)),
+        ("2026-11-30T08:59:58Z", 1_796_029_198, 0),
+        ("2026-11-30T08:59:58.250Z", 1_796_029_198, 250_000_000),
+        ("2026-11-30T10:59:58+02:00", 1_796_029_198, 0),
+        ("2026-11-30T03:29:58-05:30", 1_796_029_198, 0),
+        ("2026-11-30t08:59:58.123456789999z", 1_796_029_198, 123_456_789),
+        ("2024-02-29T00:00:00Z", 1_709_164_800, 0),
+        ("1969-12-31T23:59:59.5Z", -1, 500_000_000),
+        ("0000-01-01T00:00:00Z", -62_167_219_200, 0),
+    ])
+    func parsesValidTimes(text: String, seconds: Int64, nanoseconds: Int32) throws {
+        let time = try #require(Timestamp(rfc3339: text))
+        #expect(time == Timestamp(secondsSinceEpoch: seconds, nanoseconds: nanoseconds))
+    }
+
+    @Test(arguments: [
+        "2026-13-01T00:00:00Z", "2026-00-01T00:00:00Z", "2026-02-29T00:00:00Z", "2026-11-31T00:00:00Z",
+        "2026-11-30T24:00:00Z", "2026-11-30T23:60:00Z", "2026-11-30T23:59:60Z", "2026-11-30 08:59:58Z",
+        "2026-11-30T08:59:58", "2026-11-30T08:59:58.Z", "2026-11-30T08:59:58+0200", "2026-11-30T08:59:58+24:00",
+        "2026-11-30T08:59:58Z ", "0000-01-01T00:00:00+00:01", "9999-12-31T23:59:59-00:01", "", "yesterday",
+        "２026-11-30T08:59:58Z",
+    ])
+    func rejectsInvalidTimes(text: String) {
+        #expect(Timestamp(rfc3339: text) == nil)
+    }
+
+    @Test func formatsUTCWithTheShortestFraction() {
+        #expect(Timestamp(secondsSinceEpoch: 1_796_029_198).rfc3339String == "2026-11-30T08:59:58Z")
+        #expect(Timestamp(secondsSinceEpoch: 1_796_029_198, nanoseconds: 250_000_000).rfc3339String
+            == "2026-11-30T08:59:58.25Z")
+        #expect(Timestamp(secondsSinceEpoch: -1, nanoseconds: 1).rfc3339String == "1969-12-31T23:59:59.000000001Z")
+    }
+
+    @Test func formattingRoundTripsEveryInstant() throws {
+        var random = TestRandom(seed: 3)
+        for _ in 0..<2000 {
+            let seconds = Int64(random.next(below: 253_402_300_799 + 62_167_219_200)) - 62_167_219_200
+            let time = Timestamp(secondsSinceEpoch: seconds, nanoseconds: Int32(random.next(below: 1_000_000_000)))
+            #expect(Timestamp(rfc3339: time.rfc3339String) == time)
+        }
+    }
+
+    @Test func agreesWithFoundation() throws {
+        let formatter = ISO8601DateFormatter()
+        formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        let text = "2026-11-30T08:59:58.250Z"
+        let expected = try #require(formatter.date(from: text))
+        #expect(try #require(Timestamp(rfc3339: text)).date == expected)
+    }
+}
