@@ -56,18 +56,20 @@ public enum SyntheticBatches {
             let widget = random.next(below: 12)
             let message: String
             switch kind {
-            case .unknownType: message = "Unknown widget type '\(type)'"
-            case .malformedPayload: message = "Missing key 'title' in payload of '\(type)' at widgets.Index \(widget)"
-            case .droppedElement: message = "Dropped element without a type at widgets.Index \(widget)"
-            case .duplicateID: message = "Duplicate id 'w-\(widget)' renamed to 'w-\(widget)-1'"
-            default: message = "Unknown arrangement '\(type)_grid'"
+            case .unknownType: message = "Unknown type '\(type)'"
+            case .malformedPayload: message = "Missing key 'title'"
+            case .droppedElement: message = "Element without a type"
+            case .duplicateID: message = "Duplicate id 'w-\(widget)'"
+            default: message = "Unknown arrangement 'masonry'"
             }
             events.append(
                 DiagnosticEvent(
-                    id: random.uuid(), kind: kind, widgetType: type,
-                    codingPath: "page.sections.Index \(section).widgets.Index \(widget)", message: message,
-                    pageID: pages[random.next(below: pages.count)], surface: surfaces[random.next(below: 4)],
-                    backendRelease: releases[random.next(below: releases.count)],
+                    id: random.next(below: 10) < 6 ? random.uuid() : nil, kind: kind,
+                    widgetType: kind == .droppedElement ? nil : type,
+                    codingPath: "sections.Index \(section).widgets.Index \(widget)", message: message,
+                    pageID: pages[random.next(below: pages.count)],
+                    surface: random.next(below: 2) == 0 ? surfaces[random.next(below: 4)] : nil,
+                    backendRelease: random.next(below: 10) < 4 ? releases[random.next(below: releases.count)] : nil,
                     count: 1 + (random.next(below: 8) == 0 ? random.next(below: 20) : 0),
                     occurredAt: Timestamp(
                         secondsSinceEpoch: base - Int64(random.next(below: 600)),
