@@ -77,7 +77,8 @@ enum TestEvents {
             var batchCount = 0
             for start in stride(from: 0, to: pending.count, by: batchSize) {
                 try beforeBatch(batchCount)
-                try enqueue(Array(pending[start..<min(start + batchSize, pending.count)]), to: producer, topic: topic, log: log)
+                try enqueue(
+                    Array(pending[start..<min(start + batchSize, pending.count)]), to: producer, topic: topic, log: log)
                 batchCount += 1
             }
             guard try await log.waitFor(batches: batchCount, timeout: deadline - .now) else { break }

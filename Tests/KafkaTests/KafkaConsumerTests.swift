@@ -49,7 +49,8 @@ import Testing
                         var messages: [KafkaConsumerMessage] = []
                         let deadline = ContinuousClock.now + .seconds(20)
                         while messages.count < count && ContinuousClock.now < deadline {
-                            messages += try consumer.poll(maxMessages: count - messages.count, timeout: .milliseconds(200))
+                            messages += try consumer.poll(
+                                maxMessages: count - messages.count, timeout: .milliseconds(200))
                         }
                         try consumer.commit()
                         return messages

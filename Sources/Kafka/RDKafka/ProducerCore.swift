@@ -103,7 +103,11 @@ final class ProducerCore: Sendable {
     /// completion as a retriable failure) and drops the handle. Returns how many messages were not persisted.
     func shutdown(timeout: Duration) -> Int {
         stopPolling()
-        guard let client = state.withLock({ state in defer { state.client = nil }; return state.client }) else {
+        guard
+            let client = state.withLock({ state in
+                defer { state.client = nil }; return state.client
+            })
+        else {
             return 0
         }
         let failedBefore = events.failed.load(ordering: .relaxed)

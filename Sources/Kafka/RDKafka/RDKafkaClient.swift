@@ -23,7 +23,8 @@ final class RDKafkaClient: @unchecked Sendable {
     }
 
     /// Makes a handle; for a producer, `events` receives delivery reports, errors and statistics.
-    static func make(_ kind: Kind, properties: [String: String], events: ProducerEvents? = nil) throws -> RDKafkaClient {
+    static func make(_ kind: Kind, properties: [String: String], events: ProducerEvents? = nil) throws -> RDKafkaClient
+    {
         let configuration = try makeConfiguration(properties)
         if let events {
             RDKafkaCallbacks.install(on: configuration, events: events)
