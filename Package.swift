@@ -23,6 +23,8 @@ let package = Package(
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
 
         // The shared models: Foundation only, importable by an iOS app.
         .target(name: "FlowmeterModels", swiftSettings: strictSettings),
@@ -35,6 +37,15 @@ let package = Package(
 
         // Prometheus exposition: counters, gauges, histograms, bounded label sets.
         .target(name: "Metrics", swiftSettings: strictSettings),
+
+        // Rollups: mergeable minute aggregates, HyperLogLog, the rollups-topic codec, deploy markers.
+        .target(name: "Rollups", dependencies: ["FlowmeterModels"], swiftSettings: strictSettings),
+        // The rollup store: one protocol, SQLite and PostgreSQL.
+        .target(name: "RollupStore", dependencies: ["Rollups", "CSQLite", "CLibPQ"], swiftSettings: strictSettings),
+        // Spikes, ungated types, typos, new types, deploy attribution, alerts.
+        .target(name: "Detector", dependencies: ["Rollups"], swiftSettings: strictSettings),
+        // Consumes flowmeter.rollups.v1 into a store.
+        .target(name: "Sink", dependencies: ["Rollups", "RollupStore", "Kafka"], swiftSettings: strictSettings),
 
         // The ingest service.
         .target(
@@ -74,6 +85,11 @@ let package = Package(
         .testTarget(name: "GzipTests", dependencies: ["Gzip"], swiftSettings: strictSettings),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"], swiftSettings: strictSettings),
         .testTarget(name: "MetricsTests", dependencies: ["Metrics"], swiftSettings: strictSettings),
+        .testTarget(name: "RollupsTests", dependencies: ["Rollups", "TestSupport"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "RollupStoreTests", dependencies: ["RollupStore", "TestSupport"], swiftSettings: strictSettings),
+        .testTarget(name: "DetectorTests", dependencies: ["Detector", "TestSupport"], swiftSettings: strictSettings),
+        .testTarget(name: "SinkTests", dependencies: ["Sink", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(
             name: "CollectorTests",
             dependencies: ["Collector", "TestSupport"],

@@ -1,1 +1,1 @@
-#include <postgresql/libpq-fe.h>
+#include <libpq-fe.h>

@@ -1,0 +1,1 @@
+// Detector: placeholder until its first real file lands.

@@ -1,0 +1,1 @@
+// RollupStore: placeholder until its first real file lands.

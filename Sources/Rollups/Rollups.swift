@@ -1,0 +1,1 @@
+// Rollups: placeholder until its first real file lands.

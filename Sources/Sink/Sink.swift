@@ -1,0 +1,1 @@
+// Sink: placeholder until its first real file lands.
