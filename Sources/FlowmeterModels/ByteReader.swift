@@ -244,7 +244,21 @@ struct ByteReader {
         var escaped = false
         var position = index
         let end = count
-        while position < end {
+        while true {
+            // Eight bytes at a time while none is a quote, backslash, control character or non-ASCII byte; the
+            // checks may report a false positive, which only sends that byte down the exact path below.
+            while position + 8 <= end {
+                let word = UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self)
+                let quote = word ^ 0x2222_2222_2222_2222
+                let backslash = word ^ 0x5C5C_5C5C_5C5C_5C5C
+                let special =
+                    ((quote &- 0x0101_0101_0101_0101) & ~quote)
+                    | ((backslash &- 0x0101_0101_0101_0101) & ~backslash)
+                    | (word &- 0x2020_2020_2020_2020) | word
+                if special & 0x8080_8080_8080_8080 != 0 { break }
+                position += 8
+            }
+            guard position < end else { break }
             let byte = base[position]
             if byte == UInt8(ascii: "\"") {
                 index = position + 1

@@ -116,6 +116,26 @@ struct FastBatchParser {
         return -1
     }
 
+    /// The event field index of `key` (the order of `eventKeys`), or -1; a switch, since this runs per member.
+    @inline(__always)
+    mutating func eventField(_ key: Slot) -> Int {
+        guard !key.flag else { return match(key, Self.eventKeys) }
+        let start = UnsafeRawPointer(reader.base + key.start)
+        @inline(__always) func equals(_ literal: StaticString) -> Bool {
+            memoryEqual(literal.utf8Start, start, literal.utf8CodeUnitCount)
+        }
+        switch key.end - key.start {
+        case 2: return equals("id") ? 2 : -1
+        case 4: return equals("kind") ? 0 : -1
+        case 5: return equals("count") ? 9 : -1
+        case 6: return equals("pageID") ? 6 : -1
+        case 7: return equals("message") ? 5 : equals("surface") ? 7 : -1
+        case 10: return equals("widgetType") ? 3 : equals("codingPath") ? 4 : equals("occurredAt") ? 1 : -1
+        case 14: return equals("backendRelease") ? 8 : -1
+        default: return -1
+        }
+    }
+
     // MARK: - Batch
 
     mutating func parse() throws(JSONSyntaxError) -> Result<DecodedBatch, BatchDecodingError> {
@@ -306,6 +326,7 @@ struct FastBatchParser {
         into events: inout [DiagnosticEvent], dropped: inout [DecodeDiagnostic]
     ) throws(JSONSyntaxError) {
         reader.index += 1
+        events.reserveCapacity(64)
         var index = 0
         var isFirst = true
         while try nextElement(isFirst: &isFirst) {
@@ -331,7 +352,7 @@ struct FastBatchParser {
         var present: UInt16 = 0
         var isFirst = true
         while let key = try nextMember(isFirst: &isFirst) {
-            let field = match(key, Self.eventKeys)
+            let field = eventField(key)
             if field >= 0 && present & (1 << field) == 0 {
                 present |= 1 << field
                 slots[field] = try reader.scanValue(depth: 3)
