@@ -423,6 +423,14 @@ struct ByteReader {
         }
     }
 
+    /// Like ``string(_:limit:)``, but shares repeated values through `interner`.
+    mutating func string(_ slot: Slot, limit: Int, interner: inout StringInterner) -> String {
+        guard !slot.flag else { return string(slot, limit: limit) }
+        let bytes = UnsafeRawBufferPointer(start: base + slot.start, count: slot.end - slot.start)
+        let length = FieldLimits.truncatedLength(bytes, limit: limit)
+        return interner.string(UnsafeRawBufferPointer(rebasing: bytes[0..<length]))
+    }
+
     /// Runs `body` over the unescaped bytes of a string slot without making a `String`.
     mutating func withBytes<R>(_ slot: Slot, _ body: (UnsafeRawBufferPointer) -> R) -> R {
         if !slot.flag {

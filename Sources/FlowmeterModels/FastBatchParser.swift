@@ -10,6 +10,8 @@ struct FastBatchParser {
     var reader: ByteReader
     /// Reused per-object slot storage; `present` says which entries are filled.
     var slots: [Slot]
+    /// Shares repeated event strings across the batch.
+    var interner = StringInterner()
 
     init(reader: ByteReader) {
         self.reader = reader
@@ -362,7 +364,11 @@ struct FastBatchParser {
         }
         do throws(Problem) {
             func slot(_ field: Int) -> Slot? { present & (1 << field) == 0 ? nil : slots[field] }
-            let rawKind = try requiredString(slot(0), key: "kind", limit: FieldLimits.other)
+            guard let kindSlot = slot(0) else {
+                throw Problem(code: .missingKey, message: DecodeMessages.missingKey("kind"))
+            }
+            guard let rawKind = try optionalString(kindSlot, key: "kind", limit: FieldLimits.other, interned: true)
+            else { throw mismatch(expected: "String", key: "kind", found: .null) }
             guard let kind = DiagnosticKind(rawValue: rawKind) else {
                 throw Problem(code: .invalidValue, message: DecodeMessages.emptyKind("kind"))
             }
@@ -371,12 +377,12 @@ struct FastBatchParser {
             }
             let occurredAt = try timestamp(time, key: "occurredAt")
             let id = try optionalString(slot(2), key: "id", limit: FieldLimits.other)
-            let widgetType = try optionalString(slot(3), key: "widgetType", limit: FieldLimits.widgetType)
+            let widgetType = try optionalString(slot(3), key: "widgetType", limit: FieldLimits.widgetType, interned: true)
             let codingPath = try optionalString(slot(4), key: "codingPath", limit: FieldLimits.codingPath)
             let message = try optionalString(slot(5), key: "message", limit: FieldLimits.message)
-            let pageID = try optionalString(slot(6), key: "pageID", limit: FieldLimits.other)
-            let surface = try optionalString(slot(7), key: "surface", limit: FieldLimits.other)
-            let backendRelease = try optionalString(slot(8), key: "backendRelease", limit: FieldLimits.other)
+            let pageID = try optionalString(slot(6), key: "pageID", limit: FieldLimits.other, interned: true)
+            let surface = try optionalString(slot(7), key: "surface", limit: FieldLimits.other, interned: true)
+            let backendRelease = try optionalString(slot(8), key: "backendRelease", limit: FieldLimits.other, interned: true)
             let count = try optionalInt(slot(9), key: "count") ?? 1
             guard count >= 1 else { throw Problem(code: .invalidValue, message: DecodeMessages.invalidCount(count, key: "count")) }
             return .success(
@@ -403,10 +409,12 @@ struct FastBatchParser {
         return reader.string(slot, limit: limit)
     }
 
-    mutating func optionalString(_ slot: Slot?, key: String, limit: Int) throws(Problem) -> String? {
+    mutating func optionalString(
+        _ slot: Slot?, key: String, limit: Int, interned: Bool = false
+    ) throws(Problem) -> String? {
         guard let slot, slot.type != .null else { return nil }
         guard slot.type == .string else { throw mismatch(expected: "String", key: key, found: slot.type) }
-        return reader.string(slot, limit: limit)
+        return interned ? reader.string(slot, limit: limit, interner: &interner) : reader.string(slot, limit: limit)
     }
 
     mutating func optionalInt(_ slot: Slot?, key: String) throws(Problem) -> Int? {
