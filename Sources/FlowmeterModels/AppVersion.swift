@@ -33,8 +33,10 @@ public struct AppVersion: Hashable, Comparable, Sendable, Codable, CustomStringC
         self.components = components
     }
 
+    /// A readable rendering for logs.
     public var description: String { string }
 
+    /// Orders earlier (or lower) values first.
     public static func < (lhs: AppVersion, rhs: AppVersion) -> Bool {
         let length = max(lhs.components.count, rhs.components.count)
         for index in 0..<length {

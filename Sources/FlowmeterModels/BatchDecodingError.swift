@@ -18,6 +18,7 @@ public struct BatchDecodingError: Error, Hashable, Sendable, CustomStringConvert
         /// A batch-level key has the right type but an unusable value (for example an invalid `sentAt`).
         public static let invalidValue = Code(rawValue: "invalidValue")
 
+        /// A readable rendering for logs.
         public var description: String { rawValue }
     }
 
@@ -44,12 +45,15 @@ public struct BatchDecodingError: Error, Hashable, Sendable, CustomStringConvert
     /// Never: the same bytes fail the same way on every try.
     public var isRetriable: Bool { false }
 
+    /// A readable rendering for logs.
     public var description: String { path.isEmpty ? "\(code): \(message)" : "\(code): \(message) at \(path)" }
 
+    /// Equal when code, path and message are; where the error was made does not count.
     public static func == (lhs: BatchDecodingError, rhs: BatchDecodingError) -> Bool {
         lhs.code == rhs.code && lhs.path == rhs.path && lhs.message == rhs.message
     }
 
+    /// Hashes what `==` compares.
     public func hash(into hasher: inout Hasher) {
         hasher.combine(code)
         hasher.combine(path)

@@ -347,16 +347,6 @@ struct ByteReader {
 
     // MARK: - Materializing
 
-    /// Whether the string in `slot` equals the ASCII key `key` after unescaping.
-    func keyEquals(_ slot: Slot, _ key: StaticString) -> Bool {
-        let length = key.utf8CodeUnitCount
-        guard !slot.flag else { return false }
-        guard slot.end - slot.start == length else { return false }
-        let bytes = key.utf8Start
-        for offset in 0..<length where base[slot.start + offset] != bytes[offset] { return false }
-        return true
-    }
-
     /// The unescaped bytes of a string slot, in `scratch`.
     mutating func unescape(_ slot: Slot) {
         scratch.removeAll(keepingCapacity: true)

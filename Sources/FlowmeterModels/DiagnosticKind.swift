@@ -31,6 +31,7 @@ public struct DiagnosticKind: RawRepresentable, Hashable, Sendable, Codable, Cus
         self == .unknownType || self == .malformedPayload || self == .droppedElement || self == .duplicateID
     }
 
+    /// A readable rendering for logs.
     public var description: String { rawValue }
 
     /// Decodes a non-empty string; an empty one is a `dataCorrupted` error.

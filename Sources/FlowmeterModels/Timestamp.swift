@@ -47,8 +47,10 @@ public struct Timestamp: Hashable, Comparable, Sendable, Codable, CustomStringCo
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// A readable rendering for logs.
     public var description: String { rfc3339String }
 
+    /// Orders earlier (or lower) values first.
     public static func < (lhs: Timestamp, rhs: Timestamp) -> Bool {
         (lhs.secondsSinceEpoch, lhs.nanoseconds) < (rhs.secondsSinceEpoch, rhs.nanoseconds)
     }
