@@ -1,0 +1,58 @@
+/// An error from a rollup store: the database refused, was unreachable, or held data this build cannot read.
+///
+/// `isRetriable` says whether the same call may succeed later unchanged (a busy or unreachable database, a
+/// serialization failure); a caller such as the sink retries those and stops on the rest.
+public struct RollupStoreError: Error, CustomStringConvertible, Sendable {
+    /// What went wrong, extensible without breaking callers that switch on known codes.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// The code's stable name.
+        public let rawValue: String
+
+        /// The store URL is neither a path, `sqlite:PATH`, nor `postgres://…`.
+        public static let invalidURL = Code(rawValue: "invalidURL")
+        /// The database could not be opened or reached.
+        public static let connectionFailed = Code(rawValue: "connectionFailed")
+        /// The database stayed locked or busy past the busy timeout.
+        public static let busy = Code(rawValue: "busy")
+        /// Two transactions conflicted (PostgreSQL serialization failure or deadlock).
+        public static let conflict = Code(rawValue: "conflict")
+        /// A read or write of the database file failed, or the disk is full or read-only.
+        public static let ioError = Code(rawValue: "ioError")
+        /// The database refused a statement.
+        public static let queryFailed = Code(rawValue: "queryFailed")
+        /// The database holds a newer schema than this build knows, or a migration failed.
+        public static let schema = Code(rawValue: "schema")
+        /// A stored value could not be decoded.
+        public static let invalidData = Code(rawValue: "invalidData")
+
+        /// The code's name.
+        public var description: String { rawValue }
+    }
+
+    /// What went wrong.
+    public let code: Code
+    /// The database's own message, or ours.
+    public let message: String
+    /// Whether the same call may succeed if tried again later.
+    public let isRetriable: Bool
+    /// The source file where the error was made.
+    public let file: String
+    /// The source line where the error was made.
+    public let line: UInt
+
+    /// Makes an error; `file` and `line` default to the caller's position.
+    public init(
+        _ code: Code, _ message: String, isRetriable: Bool = false, file: String = #fileID, line: UInt = #line
+    ) {
+        self.code = code
+        self.message = message
+        self.isRetriable = isRetriable
+        self.file = file
+        self.line = line
+    }
+
+    /// The code, the message, and where the error was made.
+    public var description: String {
+        "RollupStoreError.\(code): \(message)\(isRetriable ? " (retriable)" : "") [\(file):\(line)]"
+    }
+}
