@@ -1,1 +1,238 @@
-// Collector: placeholder until its first real file lands.
+import FlowmeterModels
+import Foundation
+import HTTPServer
+import Hashing
+public import Kafka
+import Metrics
+import Synchronization
+
+/// The version reported in `flowmeter_build_info`.
+public let collectorVersion = "0.1.0"
+
+/// Builds a collector from `configuration`: validates it, starts the embedded cluster when asked, makes the
+/// producer and the HTTP server, but listens only at `start()` or `run()`.
+///
+/// The CLI's `flowmeter serve` and the tests call this same builder. Logs go to `logger` (default: standard error
+/// in the configured format); in embedded mode the first lines name the bootstrap servers.
+public func makeCollector(
+    configuration: CollectorConfiguration, logger: CollectorLogger? = nil
+) throws(CollectorError) -> Collector {
+    try Collector(configuration: configuration, logger: logger)
+}
+
+/// The ingest service: `POST /v1/diagnostics` into Kafka, with `/metrics`, `/healthz` and `/readyz`.
+///
+/// Lifecycle: `start()` then `shutdown()`, or `run()`, which starts, waits for SIGTERM or SIGINT and shuts down.
+/// Shutting down stops accepting, answers every request in flight (suspended ones from Kafka or their deadline),
+/// flushes the producer within `shutdownFlushTimeout`, and stops the embedded cluster last.
+public final class Collector: Sendable {
+    /// The configuration it was built with.
+    public let configuration: CollectorConfiguration
+    /// The metrics `/metrics` renders.
+    public let metrics: CollectorMetrics
+    /// The logger.
+    public let logger: CollectorLogger
+    /// The embedded cluster in `.embedded` mode, else nil.
+    public let embeddedCluster: KafkaMockCluster?
+    /// The events producer, nil in `.none` mode.
+    public let producer: KafkaProducer?
+    private let server: HTTPServer
+    private let ingest: IngestHandler
+    private let health: KafkaHealth
+    private let isShutDown = Atomic<Bool>(false)
+
+    init(configuration: CollectorConfiguration, logger givenLogger: CollectorLogger?) throws(CollectorError) {
+        try Self.validate(configuration)
+        self.configuration = configuration
+        let logger = givenLogger ?? CollectorLogger(threshold: configuration.logLevel, format: configuration.logFormat)
+        self.logger = logger
+        let metrics = CollectorMetrics(typeCap: configuration.metricsTypeCap)
+        self.metrics = metrics
+        let health = KafkaHealth(stallWindow: configuration.responseDeadline)
+        self.health = health
+
+        var servers: [String] = []
+        switch configuration.kafka {
+        case .none:
+            embeddedCluster = nil
+        case .embedded:
+            do {
+                let cluster = try KafkaMockCluster(brokers: 3)
+                for topic in configuration.topics.all {
+                    try cluster.createTopic(topic, partitions: 3, replicationFactor: 3)
+                }
+                embeddedCluster = cluster
+                servers = cluster.bootstrapServers
+                logger.info(
+                    "embedded kafka cluster started",
+                    ["bootstrap_servers": servers.joined(separator: ","),
+                     "topics": configuration.topics.all.joined(separator: ",")])
+            } catch {
+                throw CollectorError(.kafkaUnavailable, "could not start the embedded cluster: \(error)")
+            }
+        case .brokers(let list):
+            embeddedCluster = nil
+            servers = list
+        }
+
+        if servers.isEmpty {
+            producer = nil
+        } else {
+            var producerConfiguration = KafkaProducerConfiguration(bootstrapServers: servers)
+            producerConfiguration.clientID = "flowmeter-collector"
+            producerConfiguration.linger = configuration.kafkaLinger
+            producerConfiguration.additionalProperties = configuration.kafkaProperties
+            do {
+                producer = try KafkaProducer(configuration: producerConfiguration) { report in
+                    metrics.recordDelivery(report)
+                    health.reported(success: report.error == nil)
+                }
+            } catch {
+                throw CollectorError(.kafkaUnavailable, "could not make the Kafka producer: \(error)")
+            }
+        }
+
+        let salt: [UInt8]
+        if let configured = configuration.salt {
+            salt = configured
+        } else {
+            do {
+                salt = try randomBytes(count: 32)
+            } catch {
+                throw CollectorError(.randomnessUnavailable, "could not make a random salt")
+            }
+            logger.warning(
+                "no install-ID salt configured: using a random one, so install hashes change at every restart",
+                ["fix": "set --salt-file or FLOWMETER_SALT"])
+        }
+
+        let ingest = IngestHandler(
+            configuration: configuration, hasher: InstallIDHasher(salt: salt), producer: producer,
+            metrics: metrics, health: health, logger: logger)
+        self.ingest = ingest
+
+        var serverConfiguration = HTTPServerConfiguration()
+        serverConfiguration.host = configuration.host
+        serverConfiguration.port = configuration.port
+        serverConfiguration.threadPoolSize = configuration.threads
+        serverConfiguration.connectionLimit = configuration.connectionLimit
+        serverConfiguration.perIPConnectionLimit = configuration.perIPConnectionLimit
+        serverConfiguration.requestDeadline = configuration.requestDeadline
+        serverConfiguration.inactivityTimeout = configuration.requestDeadline
+        serverConfiguration.maxBodyBytes = configuration.maxBodyBytes
+        // The ingest path answers at its own deadline; the server's is the backstop that no suspension outlives.
+        serverConfiguration.responseDeadline = configuration.responseDeadline + .seconds(2)
+        serverConfiguration.timeoutResponse = IngestRejection.unavailableResponse
+        serverConfiguration.onRequestCompleted = { metrics.recordRequest($0) }
+        serverConfiguration.logHandler = { line in logger.debug("libmicrohttpd", ["line": line]) }
+
+        let kafkaMode = configuration.kafka
+        let producerForMetrics = producer
+        let isUp: @Sendable () -> Bool = { kafkaMode == .none || health.isUp }
+        var router = HTTPRouter()
+        router.add(.post, "/v1/diagnostics") { request, responder in ingest.handle(request, responder) }
+        router.add(.get, "/healthz") { _, responder in
+            responder.respond(.json(status: .ok, #"{"status":"ok"}"#))
+        }
+        router.add(.get, "/readyz") { _, responder in
+            if isUp() {
+                responder.respond(.json(status: .ok, #"{"status":"ready"}"#))
+            } else {
+                responder.respond(
+                    .error(
+                        status: .serviceUnavailable, code: "unavailable", message: "Kafka is not answering.",
+                        headers: ["Retry-After": "5"]))
+            }
+        }
+        router.add(.get, "/metrics") { _, responder in
+            metrics.refresh(producer: producerForMetrics)
+            responder.respond(
+                HTTPResponse(
+                    status: .ok, headers: ["Content-Type": MetricsRegistry.contentType],
+                    body: Array(metrics.registry.render().utf8)))
+        }
+        server = HTTPServer(configuration: serverConfiguration, router: router)
+        metrics.registerGauges(
+            server: server, producer: producer, isKafkaUp: isUp, version: collectorVersion,
+            collectorID: configuration.collectorID)
+    }
+
+    /// The TCP port the server listens on once started.
+    public var port: UInt16 { server.port }
+
+    /// The bootstrap servers the producer uses (the embedded cluster's in embedded mode); empty in `.none` mode.
+    public var bootstrapServers: [String] { producer?.configuration.bootstrapServers ?? [] }
+
+    /// Starts listening; returns once connections are accepted.
+    public func start() throws(CollectorError) {
+        ingest.start()
+        do {
+            try server.start()
+        } catch {
+            ingest.stop()
+            throw CollectorError(.listenFailed, "could not listen on \(configuration.host):\(configuration.port): \(error)")
+        }
+        logger.info(
+            "collector listening",
+            ["address": "\(configuration.host):\(port)", "kafka": Self.describe(configuration.kafka),
+             "ack": configuration.ackMode.rawValue, "collector": configuration.collectorID])
+    }
+
+    /// Starts, serves until SIGTERM or SIGINT, then shuts down gracefully.
+    public func run() async throws(CollectorError) {
+        let signals = TerminationSignals()
+        try start()
+        let signalNumber = await signals.wait()
+        logger.info("stopping", ["signal": signalNumber == SIGINT ? "SIGINT" : "SIGTERM"])
+        await shutdown()
+    }
+
+    /// Stops accepting, finishes requests in flight, flushes the producer within the bound, and stops.
+    ///
+    /// Idempotent. Requests arriving on kept-alive connections meanwhile get 503.
+    public func shutdown() async {
+        guard !isShutDown.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        ingest.stopIntake()
+        server.stopAccepting()
+        // Suspended batches end at their deadline at the latest; give them that long, plus a little.
+        let drained = await server.drain(timeout: configuration.responseDeadline + .seconds(1))
+        ingest.stop()
+        server.stop()
+        var unflushed = 0
+        if let producer {
+            unflushed = await producer.shutdown(timeout: configuration.shutdownFlushTimeout)
+        }
+        if unflushed > 0 {
+            logger.error("messages not persisted at shutdown", ["count": String(unflushed)])
+        }
+        logger.info("stopped", ["drained": String(drained), "unflushed": String(unflushed)])
+    }
+
+    private static func describe(_ mode: CollectorConfiguration.KafkaMode) -> String {
+        switch mode {
+        case .embedded: "embedded"
+        case .none: "none"
+        case .brokers(let servers): servers.joined(separator: ",")
+        }
+    }
+
+    private static func validate(_ configuration: CollectorConfiguration) throws(CollectorError) {
+        func require(_ condition: Bool, _ message: String) throws(CollectorError) {
+            if !condition { throw CollectorError(.invalidConfiguration, message) }
+        }
+        try require(configuration.maxBodyBytes > 0, "max-body-bytes must be positive")
+        try require(configuration.maxInflatedBytes > 0, "max-inflated-bytes must be positive")
+        try require(configuration.maxEventsPerBatch > 0, "max-events-per-batch must be positive")
+        try require(configuration.maxEventAge > .zero, "max-event-age must be positive")
+        try require(configuration.maxFutureSkew >= .zero, "max-future-skew must not be negative")
+        try require(configuration.responseDeadline > .zero, "response-deadline must be positive")
+        try require(configuration.requestDeadline > .zero, "request-deadline must be positive")
+        try require(configuration.connectionLimit > 0, "connection-limit must be positive")
+        try require(configuration.perIPConnectionLimit > 0, "per-ip-connection-limit must be positive")
+        try require(configuration.threads > 0, "threads must be positive")
+        try require(configuration.metricsTypeCap >= 0, "metrics-type-cap must not be negative")
+        try require(!configuration.collectorID.isEmpty, "collector-id must not be empty")
+        try require(configuration.salt.map { !$0.isEmpty } ?? true, "the salt must not be empty")
+        try require(configuration.topics.all.allSatisfy { !$0.isEmpty }, "topic names must not be empty")
+    }
+}

@@ -92,6 +92,21 @@ public final class RateLimiter: Sendable {
         self.clock = clock
     }
 
+    /// Whether `keyID`'s bucket holds at least one token, without taking any: the cheap check made before a body is
+    /// decoded, so a key whose limit is spent costs no decoding.
+    public func check(keyID: String, limit: TokenBucket.Limit? = nil) -> TokenBucket.Decision {
+        let now = clock()
+        let limit = limit ?? defaultLimit
+        return buckets.withLock { buckets in
+            if buckets[keyID]?.limit != limit {
+                buckets[keyID] = TokenBucket(limit: limit, now: now)
+            }
+            let available = buckets[keyID]!.available(now: now)
+            guard available < 1 else { return .allowed }
+            return .limited(retryAfterSeconds: max(1, Int(((1 - available) / limit.perSecond).rounded(.up))))
+        }
+    }
+
     /// Takes `events` tokens from `keyID`'s bucket, created with `limit` (or the default) on first use.
     ///
     /// A changed `limit` for an existing key takes effect as a fresh, full bucket.

@@ -1,0 +1,116 @@
+import Foundation
+
+/// Everything `makeCollector(configuration:)` needs: where to listen, which keys, which Kafka, and every limit.
+///
+/// A `Sendable` value with the documented defaults of `flowmeter serve --help`; the CLI only maps its options onto
+/// it, and tests build one directly. Durations and sizes are validated by `makeCollector`, not here.
+public struct CollectorConfiguration: Sendable {
+    /// Where the collector publishes.
+    public enum KafkaMode: Sendable, Hashable {
+        /// An in-process mock cluster of three brokers with the four topics; its bootstrap servers are logged first.
+        case embedded
+        /// No Kafka: decode, count and answer 202 without publishing (for trying the collector out).
+        case none
+        /// A real cluster at these `HOST:PORT` bootstrap servers.
+        case brokers([String])
+
+        /// Parses `embedded`, `none` or a comma-separated `HOST:PORT` list; nil for anything else.
+        public init?(_ text: String) {
+            switch text.trimmingCharacters(in: .whitespaces) {
+            case "embedded": self = .embedded
+            case "none": self = .none
+            case "": return nil
+            default:
+                let servers = text.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+                guard servers.allSatisfy({ $0.contains(":") && !$0.hasPrefix(":") && !$0.hasSuffix(":") }) else {
+                    return nil
+                }
+                self = .brokers(servers)
+            }
+        }
+    }
+
+    /// When a batch is answered 202.
+    public enum AckMode: String, Sendable, Hashable {
+        /// After every accepted event's delivery report says persisted (the default; CONTRACT §1's durable 202).
+        case delivery
+        /// As soon as every accepted event is on the producer's queue: faster, but a crash can lose answered events.
+        case enqueue
+    }
+
+    /// The Kafka topic names (CONTRACT §4 defaults).
+    public struct Topics: Sendable, Hashable {
+        /// Every accepted event; default `flowmeter.events.v1`.
+        public var events = "flowmeter.events.v1"
+        /// Partial rollups; default `flowmeter.rollups.v1`.
+        public var rollups = "flowmeter.rollups.v1"
+        /// Alerts; default `flowmeter.alerts.v1`.
+        public var alerts = "flowmeter.alerts.v1"
+        /// Deploy markers; default `flowmeter.deploys.v1`.
+        public var deploys = "flowmeter.deploys.v1"
+
+        /// The default names.
+        public init() {}
+
+        /// The four names, events first.
+        public var all: [String] { [events, rollups, alerts, deploys] }
+    }
+
+    /// The address to listen on; default `127.0.0.1`. Use `0.0.0.0` to serve the network.
+    public var host = "127.0.0.1"
+    /// The TCP port; default 8080. 0 picks a free port (tests), readable from `Collector.port`.
+    public var port: UInt16 = 8080
+    /// The ingest keys (CONTRACT §5).
+    public var keys: IngestKeys
+    /// Where to publish; default `.embedded`.
+    public var kafka: KafkaMode = .embedded
+    /// When to answer 202; default `.delivery`.
+    public var ackMode: AckMode = .delivery
+    /// The secret install-ID salt; nil makes a random one (pseudonyms then change at every restart).
+    public var salt: [UInt8]?
+    /// This collector's name in every published event (`collector`); default the host name.
+    public var collectorID: String = ProcessInfo.processInfo.hostName
+    /// The largest request body as sent (compressed or not); default 1 MiB. Larger → 413.
+    public var maxBodyBytes = 1 << 20
+    /// The largest body after inflating gzip or deflate; default 8 MiB. Larger → 413.
+    public var maxInflatedBytes = 8 << 20
+    /// The most events one batch may carry, counting broken ones; default 1,000. More → the whole batch gets 413.
+    public var maxEventsPerBatch = 1_000
+    /// Events that occurred longer ago than this (after skew correction) are dropped; default 72 h.
+    public var maxEventAge: Duration = .seconds(72 * 3600)
+    /// Events more than this far in the future (after skew correction) are dropped; default 10 min.
+    public var maxFutureSkew: Duration = .seconds(600)
+    /// How long a batch waits for Kafka before it gets 503 + `Retry-After`; default 5 s.
+    public var responseDeadline: Duration = .seconds(5)
+    /// The time a client has to send one whole request; default 10 s (slow clients are cut off).
+    public var requestDeadline: Duration = .seconds(10)
+    /// The most open connections; default 1,024.
+    public var connectionLimit = 1024
+    /// The most open connections from one IP address; default 256.
+    public var perIPConnectionLimit = 256
+    /// HTTP worker threads; default the number of processors.
+    public var threads = max(1, ProcessInfo.processInfo.activeProcessorCount)
+    /// The topic names.
+    public var topics = Topics()
+    /// The per-key rate limit for keys without their own; default 1,000 events/s, bursts of 5,000.
+    public var defaultRateLimit: TokenBucket.Limit = .defaultIngest
+    /// How many widget types per app and kind get their own metric series; the rest are `__other__`; default 50.
+    public var metricsTypeCap = 50
+    /// The bound on flushing the producer at shutdown; default 30 s (RELIABILITY.md K9).
+    public var shutdownFlushTimeout: Duration = .seconds(30)
+    /// How long to remember batch ids for retries; default 10 min.
+    public var batchIDRetention: Duration = .seconds(600)
+    /// `linger.ms` of the events producer; default 5 ms (DESIGN.md's budget).
+    public var kafkaLinger: Duration = .milliseconds(5)
+    /// Extra librdkafka producer properties, applied last.
+    public var kafkaProperties: [String: String] = [:]
+    /// The log threshold; default `.info`.
+    public var logLevel: CollectorLogger.Level = .info
+    /// The log line format; default `.json`.
+    public var logFormat: CollectorLogger.Format = .json
+
+    /// A configuration with the defaults and these keys.
+    public init(keys: IngestKeys) {
+        self.keys = keys
+    }
+}

@@ -1,0 +1,40 @@
+/// Why a collector could not be built or started.
+public struct CollectorError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong; an extensible set.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// The code's name.
+        public let name: String
+        init(_ name: String) { self.name = name }
+        /// A setting is out of range.
+        public static let invalidConfiguration = Code("invalidConfiguration")
+        /// The embedded cluster or the producer could not be made.
+        public static let kafkaUnavailable = Code("kafkaUnavailable")
+        /// The HTTP server could not listen.
+        public static let listenFailed = Code("listenFailed")
+        /// No random salt could be made.
+        public static let randomnessUnavailable = Code("randomnessUnavailable")
+        public var description: String { name }
+    }
+
+    /// What went wrong.
+    public let code: Code
+    /// A sentence for the operator; never a key or a salt.
+    public let message: String
+    /// Where the error was made.
+    public let file: String
+    /// Where the error was made.
+    public let line: UInt
+
+    init(_ code: Code, _ message: String, file: String = #fileID, line: UInt = #line) {
+        self.code = code
+        self.message = message
+        self.file = file
+        self.line = line
+    }
+
+    /// Whether trying again may help: only for Kafka and listening, which depend on the outside.
+    public var isRetriable: Bool { code == .kafkaUnavailable || code == .listenFailed }
+
+    /// `<code>: <message>`.
+    public var description: String { "\(code): \(message)" }
+}

@@ -1,0 +1,291 @@
+import FlowmeterModels
+import Foundation
+import Gzip
+import HTTPServer
+import Hashing
+import Kafka
+import Synchronization
+
+/// `POST /v1/diagnostics`: authenticate, rate-limit, check media type, inflate, decode, authorize the app,
+/// normalize, pseudonymize, publish, and answer once Kafka has the batch.
+///
+/// Runs on libmicrohttpd worker threads and never blocks one: a batch waiting for Kafka leaves its connection
+/// suspended and is answered from the delivery completion or the deadline thread.
+final class IngestHandler: Sendable {
+    private let settings: CollectorConfiguration
+    private let rateLimiter: RateLimiter
+    private let hasher: InstallIDHasher
+    private let producer: KafkaProducer?
+    private let recentBatches: RecentBatchIDs<[UInt8]>
+    private let metrics: CollectorMetrics
+    private let health: KafkaHealth
+    private let logger: CollectorLogger
+    private let deadlines: DeadlineQueue
+    private let headers: [KafkaHeader]
+    private let isStopping = Atomic<Bool>(false)
+
+    init(
+        configuration: CollectorConfiguration, hasher: InstallIDHasher, producer: KafkaProducer?,
+        metrics: CollectorMetrics, health: KafkaHealth, logger: CollectorLogger
+    ) {
+        self.settings = configuration
+        self.rateLimiter = RateLimiter(defaultLimit: configuration.defaultRateLimit)
+        self.hasher = hasher
+        self.producer = producer
+        self.recentBatches = RecentBatchIDs(retention: configuration.batchIDRetention)
+        self.metrics = metrics
+        self.health = health
+        self.logger = logger
+        self.headers = [
+            KafkaHeader(name: "content-type", value: "application/json"),
+            KafkaHeader(name: "schema", value: configuration.topics.events),
+        ]
+        let unavailable = IngestRejection.unavailable(reason: .deadline)
+        self.deadlines = DeadlineQueue { [metrics] batch in
+            if batch.responder.respond(unavailable.response) {
+                Self.count(batch, outcome: "unavailable", metrics: metrics)
+                metrics.rejections.labels(unavailable.reason).increment()
+                metrics.batches.labels("unavailable").increment()
+            }
+        }
+    }
+
+    /// Starts the deadline thread.
+    func start() {
+        deadlines.start()
+    }
+
+    /// From now on every request gets 503; batches waiting for Kafka keep waiting.
+    func stopIntake() {
+        isStopping.store(true, ordering: .sequentiallyConsistent)
+    }
+
+    /// Answers every batch still waiting with 503 and stops the deadline thread.
+    func stop() {
+        deadlines.stop()
+    }
+
+    /// Handles one request; answers now or leaves the answer to the delivery path.
+    func handle(_ request: HTTPRequest, _ responder: HTTPResponder) {
+        do throws(IngestRejection) {
+            try process(request, responder)
+        } catch {
+            reject(error, responder)
+        }
+    }
+
+    private func reject(_ rejection: IngestRejection, _ responder: HTTPResponder) {
+        guard responder.respond(rejection.response) else { return }
+        metrics.rejections.labels(rejection.reason).increment()
+        if case .unavailable = rejection {
+            metrics.batches.labels("unavailable").increment()
+        } else {
+            metrics.batches.labels("rejected").increment()
+        }
+    }
+
+    private func process(_ request: HTTPRequest, _ responder: HTTPResponder) throws(IngestRejection) {
+        guard !isStopping.load(ordering: .relaxed) else { throw .unavailable(reason: .shuttingDown) }
+        // Only the header authenticates: a key in the query string is ignored, never accepted.
+        let token = IngestKeys.bearerToken(fromAuthorization: request.headers["Authorization"])
+        guard let token, let key = settings.keys.key(for: token) else { throw .unauthorized }
+        if case .limited(let seconds) = rateLimiter.check(keyID: key.keyID, limit: key.rateLimit) {
+            metrics.rateLimited.labels(key.keyID).increment()
+            throw .rateLimited(retryAfterSeconds: seconds)
+        }
+        guard Self.isJSON(request.headers["Content-Type"]) else { throw .unsupportedContentType }
+        let body = try inflate(request.body, encoding: request.headers["Content-Encoding"])
+        if EventCountScan.count(in: body, stoppingAfter: settings.maxEventsPerBatch) > settings.maxEventsPerBatch {
+            throw .tooManyEvents(limit: settings.maxEventsPerBatch)
+        }
+        let decoded: DecodedBatch
+        do {
+            decoded = try FastBatchDecoder.decode(body)
+        } catch {
+            throw .invalidJSON(message: error.message, path: error.path)
+        }
+        let batch = decoded.batch
+        let received = batch.events.count + decoded.dropped.count
+        guard received <= settings.maxEventsPerBatch else {
+            countEvents(received, kind: "__undecoded__", outcome: "rejected_too_many")
+            throw .tooManyEvents(limit: settings.maxEventsPerBatch)
+        }
+        guard key.mayWrite(batch.client.appID) else {
+            countEvents(received, kind: "__undecoded__", outcome: "rejected_forbidden")
+            throw .forbidden
+        }
+
+        let scopedID = batch.id.map { batch.client.appID + "/" + $0 }
+        if let scopedID {
+            switch recentBatches.begin(scopedID) {
+            case .new: break
+            case .inFlight:
+                countEvents(received, kind: "__undecoded__", outcome: "unavailable")
+                throw .unavailable(reason: .retryInFlight)
+            case .completed(let answer):
+                if responder.respond(.json(status: .accepted, answer)) {
+                    countEvents(received, kind: "__undecoded__", outcome: "duplicate")
+                    metrics.batches.labels("duplicate").increment()
+                }
+                return
+            }
+        }
+        if case .limited(let seconds) = rateLimiter.tryTake(received, keyID: key.keyID, limit: key.rateLimit) {
+            if let scopedID { recentBatches.abandon(scopedID) }
+            countEvents(received, kind: "__undecoded__", outcome: "rejected_rate_limited")
+            metrics.rateLimited.labels(key.keyID).increment()
+            throw .rateLimited(retryAfterSeconds: seconds)
+        }
+        publish(decoded, scopedID: scopedID, responder: responder)
+    }
+
+    private func publish(_ decoded: DecodedBatch, scopedID: String?, responder: HTTPResponder) {
+        let batch = decoded.batch
+        let receivedAt = Timestamp(Date())
+        let normalized = Normalizer(
+            maxAge: settings.maxEventAge, maxFutureSkew: settings.maxFutureSkew, receivedAt: receivedAt
+        ).normalize(decoded)
+        let app = metrics.appLabel(batch.client.appID)
+        if let decodes = batch.decodes, decodes > 0 { metrics.decodes.labels(app).increment(by: UInt64(decodes)) }
+        countEvents(decoded.dropped.count, kind: "__undecoded__", outcome: "dropped_malformed")
+        for (event, reason) in normalized.late {
+            metrics.events.labels(metrics.kindLabel(event.kind), reason).increment()
+        }
+        var acceptedByKind: [String: UInt64] = [:]
+        for item in normalized.accepted {
+            acceptedByKind[metrics.kindLabel(item.event.kind), default: 0] += 1
+        }
+        let answer = AcceptedAnswer.body(accepted: normalized.accepted.count, diagnostics: normalized.diagnostics)
+        let pending = PendingBatch(
+            answer: answer, responder: responder, scopedID: scopedID, acceptedByKind: acceptedByKind,
+            deadline: .now + settings.responseDeadline)
+
+        guard let producer, !normalized.accepted.isEmpty else {
+            // Nothing to publish (or --kafka none): the batch is as durable as it will get.
+            recordDiagnostics(normalized.accepted.map(\.event), client: batch.client)
+            succeed(pending)
+            return
+        }
+
+        let installHash = batch.client.installID.map { hasher.pseudonym(for: $0) }
+        let batchID = batch.id ?? UUID().uuidString
+        let collector = settings.collectorID
+        let topic = settings.topics.events
+        let expected = normalized.accepted.count
+        let events = normalized.accepted.map(\.event)
+        let client = batch.client
+        let isEnqueueAck = settings.ackMode == .enqueue
+        health.enqueued()
+        do {
+            try producer.enqueueBatch(
+                capacity: expected,
+                completion: { [self] outcome in
+                    let isDurable = outcome.enqueued == expected && outcome.isFullyPersisted
+                    if isDurable { recordDiagnostics(events, client: client) }
+                    if isEnqueueAck {
+                        if !isDurable {
+                            logger.warning(
+                                "batch answered at enqueue was not persisted",
+                                ["failed": String(outcome.failures.count), "enqueued": String(outcome.enqueued)])
+                        }
+                        return
+                    }
+                    if isDurable {
+                        succeed(pending)
+                    } else {
+                        fail(pending, reason: outcome.enqueued < expected ? .queueFull : .deliveryFailed)
+                    }
+                }
+            ) { writer in
+                var key: [UInt8] = []
+                var value: [UInt8] = []
+                key.reserveCapacity(192)
+                value.reserveCapacity(1_024)
+                for item in normalized.accepted {
+                    key.removeAll(keepingCapacity: true)
+                    value.removeAll(keepingCapacity: true)
+                    SeriesKey.append(
+                        appID: client.appID, kind: item.event.kind, widgetType: item.event.widgetType, to: &key)
+                    EventRecordWriter.append(
+                        event: item.event, index: item.index, batchID: batchID, client: client,
+                        installHash: installHash, receivedAt: receivedAt, collector: collector, to: &value)
+                    try writer.append(topic: topic, key: key, value: value, headers: headers)
+                }
+            }
+        } catch let error as KafkaError where error.code == .queueFull {
+            fail(pending, reason: .queueFull)
+            return
+        } catch {
+            logger.error("could not enqueue a batch", ["error": String(describing: error)])
+            fail(pending, reason: .deliveryFailed)
+            return
+        }
+        if isEnqueueAck {
+            succeed(pending)
+        } else {
+            deadlines.add(pending)
+        }
+    }
+
+    private func succeed(_ pending: PendingBatch) {
+        if let scopedID = pending.scopedID { recentBatches.complete(scopedID, answer: pending.answer) }
+        guard pending.responder.respond(.json(status: .accepted, pending.answer)) else { return }
+        Self.count(pending, outcome: "accepted", metrics: metrics)
+        metrics.batches.labels("accepted").increment()
+    }
+
+    private func fail(_ pending: PendingBatch, reason: IngestRejection.UnavailableReason) {
+        if let scopedID = pending.scopedID { recentBatches.abandon(scopedID) }
+        let rejection = IngestRejection.unavailable(reason: reason)
+        guard pending.responder.respond(rejection.response) else { return }
+        Self.count(pending, outcome: "unavailable", metrics: metrics)
+        metrics.rejections.labels(rejection.reason).increment()
+        metrics.batches.labels("unavailable").increment()
+    }
+
+    private static func count(_ pending: PendingBatch, outcome: String, metrics: CollectorMetrics) {
+        for (kind, count) in pending.acceptedByKind {
+            metrics.events.labels(kind, outcome).increment(by: count)
+        }
+    }
+
+    private func countEvents(_ count: Int, kind: String, outcome: String) {
+        guard count > 0 else { return }
+        metrics.events.labels(kind, outcome).increment(by: UInt64(count))
+    }
+
+    private func recordDiagnostics(_ events: [DiagnosticEvent], client: ClientInfo) {
+        let app = metrics.appLabel(client.appID)
+        let build = client.buildConfiguration.rawValue
+        var series: [[String]: UInt64] = [:]
+        for event in events {
+            let kind = metrics.kindLabel(event.kind)
+            let type = metrics.widgetTypeLabel(event.widgetType, app: app, kind: kind)
+            series[[app, kind, type, build], default: 0] += UInt64(event.count)
+        }
+        for (labels, count) in series {
+            metrics.diagnosticEvents.labels(labels).increment(by: count)
+        }
+    }
+
+    private func inflate(_ body: [UInt8], encoding: String?) throws(IngestRejection) -> [UInt8] {
+        guard let encoding, !encoding.trimmingCharacters(in: .whitespaces).isEmpty,
+            encoding.trimmingCharacters(in: .whitespaces).lowercased() != "identity"
+        else { return body }
+        guard let format = Gzip.Format(contentEncoding: encoding) else { throw .unsupportedEncoding }
+        do {
+            return try Gzip.inflate(body, format: format, maxOutputBytes: settings.maxInflatedBytes)
+        } catch {
+            if error.code == .tooLarge { throw .inflatedTooLarge(limit: settings.maxInflatedBytes) }
+            if error.code == .outOfMemory { throw .unavailable(reason: .deliveryFailed) }
+            throw .corruptEncoding
+        }
+    }
+
+    /// Whether a `Content-Type` value is `application/json`, with any parameters (such as `charset`).
+    static func isJSON(_ contentType: String?) -> Bool {
+        guard let contentType else { return false }
+        let mediaType = contentType.split(separator: ";", maxSplits: 1).first ?? ""
+        return mediaType.trimmingCharacters(in: .whitespaces).lowercased() == "application/json"
+    }
+}

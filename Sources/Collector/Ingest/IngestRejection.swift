@@ -1,0 +1,110 @@
+import FlowmeterModels
+import HTTPServer
+
+/// Why an ingest request was refused: the single place where the collector's failures become status codes and
+/// JSON bodies (CONTRACT §1's table).
+///
+/// Messages are written for clients: they never name internal types, files, Kafka errors or keys.
+enum IngestRejection: Error, Sendable, Hashable {
+    /// No bearer token, or one that is not an ingest key.
+    case unauthorized
+    /// A known key that may not write this app.
+    case forbidden
+    /// The key's token bucket is empty.
+    case rateLimited(retryAfterSeconds: Int)
+    /// `Content-Type` is not `application/json`.
+    case unsupportedContentType
+    /// `Content-Encoding` is not identity, gzip or deflate.
+    case unsupportedEncoding
+    /// The body inflated past the cap.
+    case inflatedTooLarge(limit: Int)
+    /// The compressed body is not a valid stream of its declared encoding.
+    case corruptEncoding
+    /// More events than the batch limit.
+    case tooManyEvents(limit: Int)
+    /// Not JSON, or a required batch-level key is missing or of the wrong type.
+    case invalidJSON(message: String, path: String)
+    /// Kafka cannot take the batch now: the queue is full, delivery failed or the deadline passed.
+    case unavailable(reason: UnavailableReason)
+
+    /// Why Kafka could not take a batch, for metrics.
+    enum UnavailableReason: String, Sendable, Hashable {
+        case queueFull = "queue_full"
+        case deliveryFailed = "delivery_failed"
+        case deadline = "deadline"
+        case retryInFlight = "retry_in_flight"
+        case shuttingDown = "shutting_down"
+    }
+
+    /// The `reason` label of `flowmeter_rejections_total`.
+    var reason: String {
+        switch self {
+        case .unauthorized: "unauthorized"
+        case .forbidden: "forbidden"
+        case .rateLimited: "rate_limited"
+        case .unsupportedContentType: "unsupported_content_type"
+        case .unsupportedEncoding: "unsupported_encoding"
+        case .inflatedTooLarge: "inflated_too_large"
+        case .corruptEncoding: "corrupt_encoding"
+        case .tooManyEvents: "too_many_events"
+        case .invalidJSON: "invalid_json"
+        case .unavailable(let reason): "unavailable_" + reason.rawValue
+        }
+    }
+
+    /// The answer a client gets.
+    var response: HTTPResponse {
+        switch self {
+        case .unauthorized:
+            .error(
+                status: .unauthorized, code: "unauthorized",
+                message: "Send a known ingest key as 'Authorization: Bearer <key>'.",
+                headers: ["WWW-Authenticate": "Bearer"])
+        case .forbidden:
+            .error(status: .forbidden, code: "forbidden", message: "This key may not write this appID.")
+        case .rateLimited(let seconds):
+            .error(
+                status: .tooManyRequests, code: "rate_limited",
+                message: "This key's rate limit is spent; retry after \(seconds) s.",
+                headers: ["Retry-After": String(seconds)])
+        case .unsupportedContentType:
+            .error(
+                status: .unsupportedMediaType, code: "unsupported_media_type",
+                message: "Content-Type must be application/json.")
+        case .unsupportedEncoding:
+            .error(
+                status: .unsupportedMediaType, code: "unsupported_media_type",
+                message: "Content-Encoding must be identity, gzip or deflate.")
+        case .inflatedTooLarge(let limit):
+            .error(
+                status: .contentTooLarge, code: "too_large",
+                message: "The body inflates to more than \(limit) bytes.")
+        case .corruptEncoding:
+            .json(
+                status: .badRequest,
+                Self.invalidJSONBody(message: "The body is not valid data for its Content-Encoding.", path: ""))
+        case .tooManyEvents(let limit):
+            .error(
+                status: .contentTooLarge, code: "too_large",
+                message: "A batch may carry at most \(limit) events; split it.")
+        case .invalidJSON(let message, let path):
+            .json(status: .badRequest, Self.invalidJSONBody(message: message, path: path))
+        case .unavailable:
+            Self.unavailableResponse
+        }
+    }
+
+    /// 503 `unavailable` with `Retry-After`; also the server's answer when nobody answers in time.
+    static let unavailableResponse = HTTPResponse.error(
+        status: .serviceUnavailable, code: "unavailable",
+        message: "The batch could not be stored now; retry it later.", headers: ["Retry-After": "5"])
+
+    private static func invalidJSONBody(message: String, path: String) -> [UInt8] {
+        var body: [UInt8] = Array(#"{"error":"invalid_json","message":"#.utf8)
+        EventRecordWriter.appendString(message, to: &body)
+        body.append(contentsOf: #","path":"#.utf8)
+        EventRecordWriter.appendString(path, to: &body)
+        body.append(UInt8(ascii: "}"))
+        return body
+    }
+}

@@ -1,0 +1,156 @@
+import FlowmeterModels
+import HTTPServer
+import Kafka
+public import Metrics
+import Synchronization
+
+/// The collector's Prometheus metrics, registered once; docs/metrics.md lists every family exactly.
+///
+/// Label values from clients (app IDs, kinds, widget types) pass through `LabelLimiter`s, so a flood of random
+/// strings adds a bounded number of series. Handles for fixed label sets are resolved once here.
+public final class CollectorMetrics: Sendable {
+    /// The registry `/metrics` renders.
+    public let registry: MetricsRegistry
+
+    let requests: CounterFamily
+    let requestDuration: HistogramFamily
+    let events: CounterFamily
+    let diagnosticEvents: CounterFamily
+    let batches: CounterFamily
+    let rejections: CounterFamily
+    let rateLimited: CounterFamily
+    let decodes: CounterFamily
+    let cleanBatches: CounterFamily
+    let deliveryLatency: Histogram
+    let delivered: Counter
+    let deliveryErrors: CounterFamily
+    let rebuilds: Counter
+    private let rebuildsSeen = Atomic<UInt64>(0)
+
+    /// App IDs in labels: the first 200 seen.
+    let appLimiter = LabelLimiter(maxValuesPerKind: 200, maxKinds: 1)
+    /// Kinds in labels: the first 32 seen (the four named kinds and newer clients' ones).
+    let kindLimiter = LabelLimiter(maxValuesPerKind: 32, maxKinds: 1)
+    /// Widget types in labels: the first N per app and kind.
+    let widgetTypeLimiter: LabelLimiter
+
+    /// Registers every family; `typeCap` widget types per app and kind keep their own series.
+    public init(typeCap: Int, registry: MetricsRegistry = MetricsRegistry()) {
+        self.registry = registry
+        widgetTypeLimiter = LabelLimiter(maxValuesPerKind: typeCap, maxKinds: 1_024)
+        requests = registry.counter(
+            "flowmeter_http_requests_total", help: "HTTP requests by matched route, method and status.",
+            labelNames: ["route", "method", "status"])
+        requestDuration = registry.histogram(
+            "flowmeter_http_request_duration_seconds",
+            help: "Time from request headers to the end of the response, by route.", labelNames: ["route"],
+            buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10])
+        events = registry.counter(
+            "flowmeter_events_total", help: "Events received in decoded batches, by kind and outcome.",
+            labelNames: ["kind", "outcome"])
+        diagnosticEvents = registry.counter(
+            "flowmeter_diagnostic_events_total",
+            help: "Occurrences (event count field) of accepted diagnostics by app, kind, widget type and build.",
+            labelNames: ["app", "kind", "widget_type", "build_configuration"], maxChildren: 20_000)
+        batches = registry.counter(
+            "flowmeter_batches_total", help: "Ingest requests by outcome.", labelNames: ["outcome"])
+        rejections = registry.counter(
+            "flowmeter_rejections_total", help: "Ingest requests answered with an error, by reason.",
+            labelNames: ["reason"])
+        rateLimited = registry.counter(
+            "flowmeter_rate_limited_requests_total", help: "Requests answered 429, by ingest key id.",
+            labelNames: ["key_id"])
+        decodes = registry.counter(
+            "flowmeter_decodes_total", help: "Page decodes the apps reported (the batches' decodes field), by app.",
+            labelNames: ["app"])
+        cleanBatches = registry.counter(
+            "flowmeter_decode_clean_batches_total", help: "Accepted batches that carried no diagnostics, by app.",
+            labelNames: ["app"])
+        deliveryLatency = registry.histogram(
+            "flowmeter_kafka_delivery_latency_seconds", help: "Time from enqueue to the delivery report.",
+            buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]
+        ).labels()
+        delivered = registry.counter(
+            "flowmeter_kafka_delivered_total", help: "Messages whose delivery report said persisted."
+        ).labels()
+        deliveryErrors = registry.counter(
+            "flowmeter_kafka_delivery_errors_total", help: "Messages whose delivery report was a failure, by error.",
+            labelNames: ["error"], maxChildren: 100)
+        rebuilds = registry.counter(
+            "flowmeter_kafka_producer_rebuilds_total",
+            help: "Times a fatal librdkafka error made the producer replace its handle."
+        ).labels()
+    }
+
+    /// Registers the gauges read at scrape time from the server, the producer and readiness.
+    func registerGauges(
+        server: HTTPServer, producer: KafkaProducer?, isKafkaUp: @escaping @Sendable () -> Bool,
+        version: String, collectorID: String
+    ) {
+        registry.gauge("flowmeter_http_requests_in_flight", help: "Requests received and not yet answered.") {
+            Double(server.statistics.inFlightRequests)
+        }
+        registry.gauge(
+            "flowmeter_http_requests_suspended", help: "Requests waiting for Kafka with their connection suspended."
+        ) { Double(server.statistics.suspendedRequests) }
+        registry.gauge("flowmeter_http_connections_open", help: "Open HTTP connections.") {
+            Double(server.statistics.openConnections)
+        }
+        registry.gauge(
+            "flowmeter_kafka_queue_depth", help: "Messages on the producer's queue, in flight or awaiting a report."
+        ) { Double(producer?.counters.queueDepth ?? 0) }
+        registry.gauge("flowmeter_kafka_up", help: "1 while Kafka answers (or in --kafka none mode), else 0.") {
+            isKafkaUp() ? 1 : 0
+        }
+        registry.gauge(
+            "flowmeter_build_info", help: "Always 1; the labels name the version and this collector.",
+            labelNames: ["version", "collector"]
+        ).labels(version, collectorID).set(1)
+    }
+
+    /// Brings counters that the producer keeps itself up to date; call before rendering.
+    func refresh(producer: KafkaProducer?) {
+        guard let producer else { return }
+        let total = producer.counters.rebuilds
+        let seen = rebuildsSeen.exchange(total, ordering: .relaxed)
+        if total > seen { rebuilds.increment(by: total - seen) }
+    }
+
+    /// Records one delivery report; runs on the producer's poll thread.
+    func recordDelivery(_ report: KafkaDeliveryReport) {
+        deliveryLatency.observe(report.latency)
+        if let error = report.error {
+            deliveryErrors.labels(error.code.description).increment()
+        } else {
+            delivered.increment()
+        }
+    }
+
+    /// Records a finished HTTP request.
+    func recordRequest(_ completion: HTTPRequestCompletion) {
+        let route = completion.route ?? "unmatched"
+        let status = completion.status.map { String($0.rawValue) } ?? "none"
+        let method = Self.knownMethods.contains(completion.method.rawValue) ? completion.method.rawValue : "OTHER"
+        requests.labels(route, method, status).increment()
+        requestDuration.labels(route).observe(completion.duration)
+    }
+
+    // Clients choose the method string; only these get their own series.
+    private static let knownMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE"]
+
+    /// The label for a client's kind: itself for the first kinds seen, `__other__` after.
+    func kindLabel(_ kind: DiagnosticKind) -> String {
+        kindLimiter.admit(kind.rawValue)
+    }
+
+    /// The label for an app ID: itself for the first apps seen, `__other__` after.
+    func appLabel(_ appID: String) -> String {
+        appLimiter.admit(appID)
+    }
+
+    /// The label for a widget type of `app` and `kind` (already labels); `none` when the event has no type.
+    func widgetTypeLabel(_ widgetType: String?, app: String, kind: String) -> String {
+        guard let widgetType else { return "none" }
+        return widgetTypeLimiter.admit(widgetType, kind: app + "\u{1F}" + kind)
+    }
+}
