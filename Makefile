@@ -3,12 +3,13 @@ SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?=
 RELEASE_BIN = .build/release
 
-.PHONY: all deps deps-test build release test demo bench-decode lint clean help
+.PHONY: all deps deps-test build release test demo bench bench-decode lint clean help
 
 help:
 	@echo "make demo          run the pipeline end to end on the embedded default (installs what is missing)"
 	@echo "make test          build and run every test (installs what is missing)"
 	@echo "make bench-decode  fast decode path vs Foundation Codable, events/s per core, same batches, same run"
+	@echo "make bench         collector under HTTP load vs the Python peer, side by side (bounded, loopback only)"
 	@echo "make lint          swift format lint --strict"
 
 all: build
@@ -34,6 +35,10 @@ demo: release
 
 bench-decode: release
 	$(RELEASE_BIN)/flowmeter-bench decode
+
+# Flowmeter's collector and ../shared/bench/peer_python under the same load; BENCH_ARGS adds options.
+bench: release
+	$(RELEASE_BIN)/flowmeter-bench ingest $(BENCH_ARGS)
 
 lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift

@@ -63,7 +63,7 @@ let package = Package(
         .executableTarget(name: "flowmeter", dependencies: ["FlowmeterCLI"], swiftSettings: strictSettings),
         .executableTarget(
             name: "flowmeter-bench",
-            dependencies: ["FlowmeterModels", "Kafka", "Collector"],
+            dependencies: ["FlowmeterModels", "Kafka", "Gzip"],
             swiftSettings: strictSettings
         ),
 

@@ -3,7 +3,8 @@ import Foundation
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 let subcommands: [String: ([String]) -> Int32] = [
-    "decode": DecodeBenchmark.run
+    "decode": DecodeBenchmark.run,
+    "ingest": IngestBenchmark.run,
 ]
 guard let name = arguments.first, let command = subcommands[name] else {
     print("usage: flowmeter-bench <\(subcommands.keys.sorted().joined(separator: "|"))> [options]")

@@ -1,0 +1,241 @@
+import FlowmeterModels
+import Foundation
+import Gzip
+import Kafka
+
+/// `flowmeter-bench ingest`: Flowmeter's collector and the Python peer under the same HTTP load, side by side.
+///
+/// One librdkafka mock cluster runs in this process and both collectors publish to it, so neither pays for the
+/// cluster's CPU. Each collector is pinned to one core (`--cpu`); the load generator and the cluster use the other.
+/// Every run is bounded by `--seconds` and `--max-requests`, and every socket is on 127.0.0.1.
+enum IngestBenchmark {
+    struct Options {
+        var seconds = 10.0
+        var connections = [32, 128]
+        var maxRequests = 5_000_000
+        var flowmeterPath: String?
+        var peerDirectory: String?
+        var skipsPeer = false
+        var cpu: Int? = 1
+        var ack = "delivered"
+        var encodings = ["plain", "gzip"]
+        var batchCount = 512
+    }
+
+    struct Row {
+        var target: String
+        var encoding: String
+        var connections: Int
+        var result: LoadGenerator.Result
+        var cpuSeconds: Double
+        var peakRSSMiB: Double
+
+        var eventsPerSecond: Double { Double(result.events) / result.elapsed }
+        var eventsPerCPUSecond: Double { cpuSeconds > 0 ? Double(result.events) / cpuSeconds : 0 }
+    }
+
+    static let usage = """
+        usage: flowmeter-bench ingest [--seconds N] [--connections 32,128] [--max-requests N] [--ack delivered|enqueue]
+                                      [--encodings plain,gzip] [--flowmeter PATH] [--peer DIR] [--skip-peer] [--cpu N|none]
+        """
+
+    static func run(_ arguments: [String]) -> Int32 {
+        var options = Options()
+        var index = 0
+        while index < arguments.count {
+            let flag = arguments[index]
+            let value = index + 1 < arguments.count ? arguments[index + 1] : ""
+            index += 2
+            switch flag {
+            case "--seconds": options.seconds = Double(value) ?? options.seconds
+            case "--connections": options.connections = value.split(separator: ",").compactMap { Int($0) }
+            case "--max-requests": options.maxRequests = Int(value) ?? options.maxRequests
+            case "--flowmeter": options.flowmeterPath = value
+            case "--peer": options.peerDirectory = value
+            case "--skip-peer": options.skipsPeer = true; index -= 1
+            case "--cpu": options.cpu = value == "none" ? nil : Int(value)
+            case "--ack": options.ack = value
+            case "--encodings": options.encodings = value.split(separator: ",").map(String.init)
+            default:
+                print(usage)
+                return 2
+            }
+        }
+        do {
+            try measure(options)
+            return 0
+        } catch {
+            print("error: \(error)")
+            return 1
+        }
+    }
+
+    static func measure(_ options: Options) throws {
+        let workDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "flowmeter-bench-\(getpid())")
+        try FileManager.default.createDirectory(at: workDirectory, withIntermediateDirectories: true)
+        let cluster = try KafkaMockCluster(brokers: 3)
+        for topic in ["flowmeter.events.v1", "flowmeter.rollups.v1", "flowmeter.alerts.v1", "flowmeter.deploys.v1"] {
+            try cluster.createTopic(topic, partitions: 6, replicationFactor: 3)
+        }
+        let bootstrap = cluster.bootstrapServers.joined(separator: ",")
+        print("kafka: librdkafka mock cluster, 3 brokers, \(bootstrap)")
+
+        let key = "bench-ingest-key"
+        let keysFile = workDirectory.appendingPathComponent("keys.json")
+        try Data(
+            """
+            {"ingestKeys": [{"key": "\(key)", "apps": ["*"],
+              "rateLimit": {"eventsPerSecond": 1000000000, "burst": 1000000000}}], "adminKeys": []}
+            """.utf8
+        ).write(to: keysFile)
+
+        let bodies = SyntheticBatches.batches(count: options.batchCount, seed: 7)
+        let averageBytes = bodies.reduce(0) { $0 + $1.count } / bodies.count
+        let gzipped = bodies.map { Gzip.compress($0) }
+        let averageGzipBytes = gzipped.reduce(0) { $0 + $1.count } / gzipped.count
+        print("batches: \(bodies.count) distinct, 50 events, \(averageBytes) bytes (\(averageGzipBytes) gzip)")
+        print("load: \(options.seconds) s per run, at most \(options.maxRequests) requests, ack=\(options.ack)")
+
+        var targets: [(name: String, start: (UInt16) throws -> MeasuredProcess)] = []
+        let flowmeter = options.flowmeterPath ?? siblingExecutable("flowmeter")
+        targets.append((
+            "flowmeter",
+            { port in
+                let process = try MeasuredProcess(
+                    name: "flowmeter", executable: flowmeter,
+                    arguments: [
+                        "serve", "--listen", "127.0.0.1:\(port)", "--keys", keysFile.path, "--kafka", bootstrap,
+                        "--ack", options.ack, "--log-level", "warn", "--threads", "1",
+                        "--per-ip-connection-limit", "0", "--connection-limit", "4096",
+                    ],
+                    environment: ["FLOWMETER_SALT": "bench-salt"], cpu: options.cpu, logDirectory: workDirectory)
+                try process.waitUntilServing(port: port, path: "/healthz", timeout: 20)
+                return process
+            }
+        ))
+        if !options.skipsPeer, let peer = options.peerDirectory ?? locatePeer() {
+            targets.append((
+                "python-peer",
+                { port in
+                    let process = try MeasuredProcess(
+                        name: "python-peer", executable: "/bin/bash",
+                        arguments: ["\(peer)/run.sh", bootstrap, String(port)],
+                        environment: ["ACK": options.ack], cpu: options.cpu, logDirectory: workDirectory)
+                    try process.waitUntilServing(port: port, path: "/stats", timeout: 120)
+                    return process
+                }
+            ))
+        } else if !options.skipsPeer {
+            print("note: the Python peer was not found (pass --peer DIR); measuring Flowmeter alone")
+        }
+
+        var rows: [Row] = []
+        var halfPeak: [(target: String, result: LoadGenerator.Result, rate: Double)] = []
+        for target in targets {
+            let port = freeLoopbackPort()
+            let process = try target.start(port)
+            defer { process.stop() }
+            for encoding in options.encodings {
+                let requests = zip(bodies, gzipped).map { plain, compressed in
+                    LoadGenerator.Request(
+                        bytes: httpRequest(
+                            port: port, key: key, body: encoding == "gzip" ? compressed : plain,
+                            gzip: encoding == "gzip"),
+                        events: 50)
+                }
+                let generator = LoadGenerator(host: "127.0.0.1", port: port, requests: requests)
+                // Warm up: connections, the producer's metadata, the allocator.
+                _ = generator.run(connections: 8, seconds: 1, maxRequests: 2_000)
+                for connections in options.connections {
+                    let cpuBefore = process.cpuSeconds()
+                    let result = generator.run(
+                        connections: connections, seconds: options.seconds, maxRequests: options.maxRequests)
+                    let row = Row(
+                        target: target.name, encoding: encoding, connections: connections, result: result,
+                        cpuSeconds: process.cpuSeconds() - cpuBefore, peakRSSMiB: process.peakRSSMiB())
+                    rows.append(row)
+                    print(describe(row))
+                }
+            }
+            // Latency at half of this target's peak request rate, plain bodies, the most connections.
+            if let peak = rows.filter({ $0.target == target.name && $0.encoding == "plain" }).max(by: {
+                $0.eventsPerSecond < $1.eventsPerSecond
+            }) {
+                let rate = Double(peak.result.requests) / peak.result.elapsed / 2
+                let requests = bodies.map {
+                    LoadGenerator.Request(bytes: httpRequest(port: port, key: key, body: $0, gzip: false), events: 50)
+                }
+                let generator = LoadGenerator(host: "127.0.0.1", port: port, requests: requests)
+                let result = generator.run(
+                    connections: peak.connections, seconds: options.seconds, maxRequests: options.maxRequests,
+                    ratePerSecond: rate)
+                halfPeak.append((target.name, result, rate))
+                print(
+                    "\(target.name) at half of peak "
+                        + String(
+                            format: "(%.0f req/s): p50 %.2f ms, p99 %.2f ms, ", rate, result.percentile(0.5),
+                            result.percentile(0.99))
+                        + "statuses \(describe(result.statusCounts))")
+            }
+        }
+        printSummary(rows: rows, halfPeak: halfPeak)
+        try? FileManager.default.removeItem(at: workDirectory)
+    }
+
+    static func describe(_ row: Row) -> String {
+        row.target.padding(toLength: 12, withPad: " ", startingAt: 0) + " "
+            + row.encoding.padding(toLength: 5, withPad: " ", startingAt: 0)
+            + String(
+                format: " %4d conns: %9.0f events/s %8.0f req/s  p50 %6.2f ms  p99 %7.2f ms  cpu %5.2f s  "
+                    + "%9.0f events/cpu-s  rss %6.1f MiB  ",
+                row.connections, row.eventsPerSecond, Double(row.result.requests) / row.result.elapsed,
+                row.result.percentile(0.5), row.result.percentile(0.99), row.cpuSeconds, row.eventsPerCPUSecond,
+                row.peakRSSMiB)
+            + describe(row.result.statusCounts)
+            + (row.result.failures > 0 ? " failures=\(row.result.failures)" : "")
+    }
+
+    static func describe(_ statuses: [Int: Int]) -> String {
+        statuses.sorted { $0.key < $1.key }.map { "\($0.key)×\($0.value)" }.joined(separator: " ")
+    }
+
+    static func printSummary(rows: [Row], halfPeak: [(target: String, result: LoadGenerator.Result, rate: Double)]) {
+        print("\nSummary: events per CPU-second of the collector process (higher is better)")
+        print("encoding conns   flowmeter   python-peer   ratio")
+        for row in rows where row.target == "flowmeter" {
+            let peer = rows.first {
+                $0.target == "python-peer" && $0.encoding == row.encoding && $0.connections == row.connections
+            }
+            let peerValue = peer.map { String(format: "%11.0f", $0.eventsPerCPUSecond) } ?? "          -"
+            let ratio = peer.map { String(format: "%6.2f×", row.eventsPerCPUSecond / max($0.eventsPerCPUSecond, 1)) }
+                ?? "     -"
+            print(
+                row.encoding.padding(toLength: 8, withPad: " ", startingAt: 0)
+                    + String(format: " %5d %11.0f ", row.connections, row.eventsPerCPUSecond) + peerValue + " " + ratio)
+        }
+    }
+
+    static func httpRequest(port: UInt16, key: String, body: [UInt8], gzip: Bool) -> [UInt8] {
+        var head = "POST /v1/diagnostics HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nAuthorization: Bearer \(key)\r\n"
+        head += "Content-Type: application/json\r\nContent-Length: \(body.count)\r\n"
+        if gzip { head += "Content-Encoding: gzip\r\n" }
+        head += "\r\n"
+        return Array(head.utf8) + body
+    }
+
+    static func siblingExecutable(_ name: String) -> String {
+        URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath().deletingLastPathComponent()
+            .appendingPathComponent(name).path
+    }
+
+    /// The peer ships beside this repository in `../shared/bench/peer_python`, or wherever FLOWMETER_PEER_DIR says.
+    static func locatePeer() -> String? {
+        let candidates = [
+            ProcessInfo.processInfo.environment["FLOWMETER_PEER_DIR"],
+            FileManager.default.currentDirectoryPath + "/../shared/bench/peer_python",
+        ].compactMap { $0 }
+        return candidates.first { FileManager.default.fileExists(atPath: $0 + "/peer.py") }
+            .map { URL(fileURLWithPath: $0).standardizedFileURL.path }
+    }
+}

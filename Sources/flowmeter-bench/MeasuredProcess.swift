@@ -1,0 +1,106 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A child process under measurement: its CPU seconds and peak RSS come from /proc, so they are the process's own,
+/// not the load generator's.
+final class MeasuredProcess {
+    let name: String
+    let process: Process
+    let logURL: URL
+
+    /// Starts `executable` with `arguments`, pinned to `cpu` with taskset when given and available.
+    init(name: String, executable: String, arguments: [String], environment: [String: String] = [:], cpu: Int?,
+         logDirectory: URL) throws {
+        self.name = name
+        let process = Process()
+        var command = [executable] + arguments
+        if let cpu, FileManager.default.isExecutableFile(atPath: "/usr/bin/taskset") {
+            command = ["/usr/bin/taskset", "-c", String(cpu)] + command
+        }
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        logURL = logDirectory.appendingPathComponent("\(name).log")
+        _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
+        let log = try FileHandle(forWritingTo: logURL)
+        process.standardOutput = log
+        process.standardError = log
+        try process.run()
+        self.process = process
+    }
+
+    var pid: Int32 { process.processIdentifier }
+
+    /// User plus system CPU seconds the process has used so far.
+    func cpuSeconds() -> Double {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return 0 }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        // After the command name: state is field 3, so utime (14) and stime (15) sit at offsets 11 and 12.
+        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        return (user + system) / ticks
+    }
+
+    /// The process's peak resident set size in MiB (VmHWM).
+    func peakRSSMiB() -> Double {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return 0 }
+        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
+            let kilobytes = line.split(separator: " ").dropFirst().first.flatMap { Double($0) } ?? 0
+            return kilobytes / 1024
+        }
+        return 0
+    }
+
+    /// Waits until `GET path` on `port` answers 200, or throws after `timeout` seconds with the log's tail.
+    func waitUntilServing(port: UInt16, path: String, timeout: Double) throws {
+        let deadline = Date().addingTimeInterval(timeout)
+        let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+        while Date() < deadline {
+            if !process.isRunning { break }
+            if let connection = HTTPConnection(host: "127.0.0.1", port: port),
+                let (status, _) = connection.exchange(request), status == 200 || status == 404
+            {
+                return
+            }
+            usleep(100_000)
+        }
+        let log = (try? String(contentsOf: logURL, encoding: .utf8)) ?? ""
+        throw BenchmarkError("\(name) did not start serving on port \(port):\n\(log.suffix(2000))")
+    }
+
+    func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        let deadline = Date().addingTimeInterval(10)
+        while process.isRunning && Date() < deadline { usleep(50_000) }
+        if process.isRunning { kill(pid, SIGKILL) }
+    }
+}
+
+struct BenchmarkError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// A free TCP port on 127.0.0.1, found by binding port 0.
+func freeLoopbackPort() -> UInt16 {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = 0
+    inet_pton(AF_INET, "127.0.0.1", &address.sin_addr)
+    _ = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
+    return UInt16(bigEndian: address.sin_port)
+}
