@@ -1,0 +1,178 @@
+import Collector
+import Foundation
+
+/// `flowmeter serve`: the collector of CONTRACT §1, §3–§5; this file only maps options onto
+/// `CollectorConfiguration` and hands over to `makeCollector(configuration:)`.
+enum ServeCommand {
+    static var command: Command {
+        Command(
+            name: "serve",
+            abstract: "Run the collector: POST /v1/diagnostics into Kafka, with /metrics, /healthz and /readyz.",
+            discussion: """
+                Answers 202 only once Kafka has persisted every accepted event (--ack delivery), or as soon as they
+                are queued (--ack enqueue). SIGTERM or SIGINT stops accepting, finishes requests in flight, flushes
+                the producer (bounded by --shutdown-timeout) and exits 0. Logs go to standard error, one line each.
+                Every option also reads FLOWMETER_<OPTION> (e.g. FLOWMETER_LISTEN) and the JSON file of --config.
+                The install-ID salt is read from --salt-file, or as hex from FLOWMETER_SALT.
+                See docs/collector.md and docs/metrics.md.
+                """,
+            options: [
+                .value("config", "FILE", help: "JSON object of option names to values, read before the defaults."),
+                .value("listen", "HOST:PORT", help: "Address to listen on.", default: "127.0.0.1:8080"),
+                .value("keys", "FILE", help: "Keys file: {\"ingestKeys\": [{\"key\", \"apps\"}], \"adminKeys\"}."),
+                .value("kafka", "MODE", help: "embedded | none | HOST:PORT[,HOST:PORT...].", default: "embedded"),
+                .value("ack", "MODE", help: "delivery (202 after Kafka persisted) | enqueue.", default: "delivery"),
+                .value("salt-file", "FILE", help: "File holding the secret install-ID salt (raw bytes or hex)."),
+                .value("salt", "HEX", help: "The salt as hex; prefer FLOWMETER_SALT or --salt-file over argv."),
+                .value("collector-id", "NAME", help: "This collector's name in events.", default: "the host name"),
+                .value("max-body-bytes", "BYTES", help: "Largest request body as sent (413 above).", default: "1MiB"),
+                .value("max-inflated-bytes", "BYTES", help: "Largest body after gzip/deflate (413).", default: "8MiB"),
+                .value("max-events-per-batch", "N", help: "Most events per batch (whole batch 413).", default: "1000"),
+                .value("max-event-age", "DURATION", help: "Older events are dropped and reported.", default: "72h"),
+                .value("max-future-skew", "DURATION", help: "Events further ahead are dropped.", default: "10m"),
+                .value("response-deadline", "DURATION", help: "Wait for Kafka before 503.", default: "5s"),
+                .value("request-deadline", "DURATION", help: "Time to receive one request.", default: "10s"),
+                .value("connection-limit", "N", help: "Most open connections.", default: "1024"),
+                .value("per-ip-connection-limit", "N", help: "Most open connections per IP.", default: "256"),
+                .value("threads", "N", help: "HTTP worker threads.", default: "the number of processors"),
+                .value("rate-limit", "EVENTS/S", help: "Per-key rate for keys without their own.", default: "1000"),
+                .value("rate-burst", "EVENTS", help: "Per-key burst for keys without their own.", default: "5000"),
+                .value("events-topic", "NAME", help: "Topic of accepted events.", default: "flowmeter.events.v1"),
+                .value("rollups-topic", "NAME", help: "Topic of partial rollups.", default: "flowmeter.rollups.v1"),
+                .value("alerts-topic", "NAME", help: "Topic of alerts.", default: "flowmeter.alerts.v1"),
+                .value("deploys-topic", "NAME", help: "Topic of deploy markers.", default: "flowmeter.deploys.v1"),
+                .value("kafka-linger", "DURATION", help: "Producer linger.ms.", default: "5ms"),
+                .value("shutdown-timeout", "DURATION", help: "Bound on flushing Kafka at exit.", default: "30s"),
+                .value("metrics-type-cap", "N", help: "Widget types per app and kind in metrics.", default: "50"),
+                .value("log-level", "LEVEL", help: "debug | info | warning | error.", default: "info"),
+                .value("log-format", "FORMAT", help: "json | logfmt.", default: "json"),
+            ],
+            run: { arguments in try await run(arguments) }
+        )
+    }
+
+    private static func run(_ arguments: ParsedArguments) async throws -> Int32 {
+        let configuration = try configuration(from: arguments)
+        do {
+            let collector = try makeCollector(configuration: configuration)
+            try await collector.run()
+            return 0
+        } catch {
+            CollectorLogger(threshold: .error, format: configuration.logFormat).error("serve failed", ["error": error.description])
+            return 1
+        }
+    }
+
+    /// Maps the parsed options onto a collector configuration; usage errors name the option.
+    static func configuration(from arguments: ParsedArguments) throws(CommandUsageError) -> CollectorConfiguration {
+        let path = arguments.commandPath
+        let keysPath = try arguments.required("keys")
+        let keys: IngestKeys
+        do {
+            keys = try IngestKeys(contentsOf: URL(fileURLWithPath: keysPath))
+        } catch {
+            throw CommandUsageError("--keys: \(error.description)", commandPath: path)
+        }
+        var configuration = CollectorConfiguration(keys: keys)
+        let listen = try arguments.required("listen")
+        guard let colon = listen.lastIndex(of: ":"), let port = UInt16(listen[listen.index(after: colon)...]) else {
+            throw CommandUsageError("invalid value '\(listen)' for --listen: expected HOST:PORT", commandPath: path)
+        }
+        configuration.host = String(listen[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        configuration.port = port
+        configuration.kafka = try arguments.parsed("kafka", as: "embedded, none or HOST:PORT,...") {
+            CollectorConfiguration.KafkaMode($0)
+        } ?? .embedded
+        configuration.ackMode = try arguments.parsed("ack", as: "delivery or enqueue") {
+            CollectorConfiguration.AckMode(rawValue: $0)
+        } ?? .delivery
+        configuration.salt = try salt(arguments)
+        if arguments.isSet("collector-id"), let name = arguments.value("collector-id") {
+            configuration.collectorID = name
+        }
+        let bytes = "a byte count such as 1048576 or 1MiB"
+        configuration.maxBodyBytes = try arguments.parsed("max-body-bytes", as: bytes, parseBytes) ?? (1 << 20)
+        configuration.maxInflatedBytes = try arguments.parsed("max-inflated-bytes", as: bytes, parseBytes) ?? (8 << 20)
+        configuration.maxEventsPerBatch = try positive(arguments, "max-events-per-batch") ?? 1_000
+        let duration = "a duration such as 500ms, 5s, 10m or 72h"
+        configuration.maxEventAge = try arguments.parsed("max-event-age", as: duration, parseDuration) ?? .seconds(259_200)
+        configuration.maxFutureSkew = try arguments.parsed("max-future-skew", as: duration, parseDuration) ?? .seconds(600)
+        configuration.responseDeadline = try arguments.parsed("response-deadline", as: duration, parseDuration) ?? .seconds(5)
+        configuration.requestDeadline = try arguments.parsed("request-deadline", as: duration, parseDuration) ?? .seconds(10)
+        configuration.kafkaLinger = try arguments.parsed("kafka-linger", as: duration, parseDuration) ?? .milliseconds(5)
+        configuration.shutdownFlushTimeout = try arguments.parsed("shutdown-timeout", as: duration, parseDuration) ?? .seconds(30)
+        configuration.connectionLimit = try positive(arguments, "connection-limit") ?? 1024
+        configuration.perIPConnectionLimit = try positive(arguments, "per-ip-connection-limit") ?? 256
+        if arguments.isSet("threads") { configuration.threads = try positive(arguments, "threads") ?? 1 }
+        let rate = try arguments.parsed("rate-limit", as: "a positive number") { Double($0).flatMap { $0 > 0 ? $0 : nil } }
+        let burst = try arguments.parsed("rate-burst", as: "a number of at least 1") { Double($0).flatMap { $0 >= 1 ? $0 : nil } }
+        configuration.defaultRateLimit = TokenBucket.Limit(perSecond: rate ?? 1_000, burst: burst ?? 5_000)
+        configuration.topics.events = try arguments.required("events-topic")
+        configuration.topics.rollups = try arguments.required("rollups-topic")
+        configuration.topics.alerts = try arguments.required("alerts-topic")
+        configuration.topics.deploys = try arguments.required("deploys-topic")
+        configuration.metricsTypeCap = try arguments.parsed("metrics-type-cap", as: "a count") { Int($0).flatMap { $0 >= 0 ? $0 : nil } } ?? 50
+        configuration.logLevel = try arguments.parsed("log-level", as: "debug, info, warning or error") {
+            CollectorLogger.Level(rawValue: $0)
+        } ?? .info
+        configuration.logFormat = try arguments.parsed("log-format", as: "json or logfmt") {
+            CollectorLogger.Format(rawValue: $0)
+        } ?? .json
+        return configuration
+    }
+
+    private static func salt(_ arguments: ParsedArguments) throws(CommandUsageError) -> [UInt8]? {
+        let path = arguments.commandPath
+        if let file = arguments.value("salt-file"), !file.isEmpty {
+            guard let data = FileManager.default.contents(atPath: file), !data.isEmpty else {
+                throw CommandUsageError("--salt-file: cannot read a non-empty salt from \(file)", commandPath: path)
+            }
+            let text = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            return hexBytes(text) ?? Array(data)
+        }
+        if let hex = arguments.value("salt"), !hex.isEmpty {
+            guard let bytes = hexBytes(hex) else {
+                throw CommandUsageError("invalid value for --salt: expected non-empty, even-length hex", commandPath: path)
+            }
+            return bytes
+        }
+        return nil
+    }
+
+    private static func hexBytes(_ text: String) -> [UInt8]? {
+        let digits = Array(text.utf8)
+        guard !digits.isEmpty, digits.count % 2 == 0 else { return nil }
+        var bytes: [UInt8] = []
+        for index in stride(from: 0, to: digits.count, by: 2) {
+            guard let byte = UInt8(String(decoding: digits[index...index + 1], as: UTF8.self), radix: 16) else {
+                return nil
+            }
+            bytes.append(byte)
+        }
+        return bytes
+    }
+
+    private static func positive(_ arguments: ParsedArguments, _ name: String) throws(CommandUsageError) -> Int? {
+        try arguments.parsed(name, as: "a positive integer") { Int($0).flatMap { $0 > 0 ? $0 : nil } }
+    }
+
+    /// `1048576`, `512KiB`, `1MiB`, `2GiB` (also `KB`/`MB`/`GB` as the same binary units).
+    static func parseBytes(_ text: String) -> Int? {
+        let units: [(String, Int)] = [("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30), ("KB", 1 << 10),
+                                      ("MB", 1 << 20), ("GB", 1 << 30), ("B", 1)]
+        for (suffix, scale) in units where text.hasSuffix(suffix) {
+            return Int(text.dropLast(suffix.count)).flatMap { $0 > 0 ? $0 * scale : nil }
+        }
+        return Int(text).flatMap { $0 > 0 ? $0 : nil }
+    }
+
+    /// `250ms`, `5s`, `10m`, `72h`, `2d`; a bare number is seconds.
+    static func parseDuration(_ text: String) -> Duration? {
+        let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("d", 86400)]
+        for (suffix, scale) in units where text.hasSuffix(suffix) {
+            guard let value = Double(text.dropLast(suffix.count)), value >= 0, value.isFinite else { return nil }
+            return .milliseconds(Int64((value * scale * 1000).rounded()))
+        }
+        return Double(text).flatMap { $0 >= 0 && $0.isFinite ? .milliseconds(Int64(($0 * 1000).rounded())) : nil }
+    }
+}
