@@ -1,0 +1,110 @@
+public import FlowmeterModels
+import Foundation
+
+/// A backend deploy, as `POST /v1/deploys` and `flowmeter deploys add` record it (CONTRACT §2).
+///
+/// JSON: `{"service", "version", "environment", "startedAt", "finishedAt", "commit", "url", "id"}`; `service`,
+/// `version` and `finishedAt` are required, times are RFC 3339. A marker decoded without an `id` gets a fresh random
+/// one, which is what the 201 answer returns.
+public struct DeployMarker: Hashable, Sendable, Codable {
+    /// The marker's id, unique per deploy; recording the same id again replaces the marker.
+    public var id: String
+    /// The deployed service, for example `page-api`.
+    public var service: String
+    /// The deployed version, for example `2026.11.30-2`.
+    public var version: String
+    /// The environment, for example `production`.
+    public var environment: String?
+    /// When the deploy started.
+    public var startedAt: Timestamp?
+    /// When the deploy finished; required.
+    public var finishedAt: Timestamp
+    /// The deployed commit.
+    public var commit: String?
+    /// A link to the build or pipeline.
+    public var url: String?
+
+    /// Creates a marker; `id` defaults to a fresh random one.
+    public init(
+        id: String = DeployMarker.makeID(), service: String, version: String, environment: String? = nil,
+        startedAt: Timestamp? = nil, finishedAt: Timestamp, commit: String? = nil, url: String? = nil
+    ) {
+        self.id = id
+        self.service = service
+        self.version = version
+        self.environment = environment
+        self.startedAt = startedAt
+        self.finishedAt = finishedAt
+        self.commit = commit
+        self.url = url
+    }
+
+    /// The release as events carry it in `backendRelease`: `service@version`.
+    public var release: String { "\(service)@\(version)" }
+
+    /// A fresh random marker id (a lowercase UUID).
+    public static func makeID() -> String {
+        UUID().uuidString.lowercased()
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, service, version, environment, startedAt, finishedAt, commit, url
+    }
+
+    /// Decodes a marker; a missing or empty `service` or `version`, a missing `finishedAt`, a wrong type or a bad
+    /// time is an error whose description names the key.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        func required(_ key: CodingKeys) throws -> String {
+            guard container.contains(key) else {
+                throw DecodingError.keyNotFound(
+                    key, .init(codingPath: container.codingPath, debugDescription: "Missing key '\(key.stringValue)'"))
+            }
+            let value = try container.decode(String.self, forKey: key)
+            guard !value.isEmpty else {
+                throw DecodingError.dataCorruptedError(
+                    forKey: key, in: container, debugDescription: "Empty value for '\(key.stringValue)'")
+            }
+            return value
+        }
+        let service = try required(.service)
+        let version = try required(.version)
+        guard container.contains(.finishedAt) else {
+            throw DecodingError.keyNotFound(
+                CodingKeys.finishedAt,
+                .init(codingPath: container.codingPath, debugDescription: "Missing key 'finishedAt'"))
+        }
+        self.init(
+            id: try container.decodeIfPresent(String.self, forKey: .id) ?? Self.makeID(),
+            service: service, version: version,
+            environment: try container.decodeIfPresent(String.self, forKey: .environment),
+            startedAt: try container.decodeIfPresent(Timestamp.self, forKey: .startedAt),
+            finishedAt: try container.decode(Timestamp.self, forKey: .finishedAt),
+            commit: try container.decodeIfPresent(String.self, forKey: .commit),
+            url: try container.decodeIfPresent(String.self, forKey: .url))
+    }
+
+    /// Decodes a marker from JSON bytes (a `POST /v1/deploys` body or a `flowmeter.deploys.v1` value); throws
+    /// ``RollupsError`` (`invalidDeployMarker`) whose message says what is wrong, such as `Missing key 'finishedAt'`.
+    public init(jsonBytes bytes: some Collection<UInt8>) throws(RollupsError) {
+        do {
+            self = try JSONDecoder().decode(DeployMarker.self, from: Data(bytes))
+        } catch let error as DecodingError {
+            let message: String
+            switch error {
+            case .keyNotFound(let key, _): message = "Missing key '\(key.stringValue)'"
+            default: message = error.summary
+            }
+            throw RollupsError(code: .invalidDeployMarker, message: message)
+        } catch {
+            throw RollupsError(code: .invalidDeployMarker, message: "Invalid deploy marker: \(error)")
+        }
+    }
+
+    /// The marker as JSON (keys sorted, absent optionals left out), as published to `flowmeter.deploys.v1`.
+    public func jsonBytes() -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return [UInt8](try! encoder.encode(self))
+    }
+}

@@ -1,0 +1,191 @@
+public import FlowmeterModels
+import Synchronization
+
+/// A rollup store in memory: the simple, obviously correct reference that the SQLite and PostgreSQL stores are
+/// tested against, and what detector tests read from.
+///
+/// Thread-safe (one `Mutex`); nothing is persisted and applied ids are never pruned.
+public final class InMemoryRollupStore: RollupReader {
+    private struct SeriesSlot: Hashable {
+        var series: RollupSeries
+        var window: MinuteWindow
+    }
+
+    private struct VersionSlot: Hashable {
+        var key: VersionKey
+        var window: MinuteWindow
+    }
+
+    private struct State {
+        var series: [SeriesSlot: SeriesRollup] = [:]
+        var versions: [VersionSlot: VersionRollup] = [:]
+        var appliedIDs: Set<String> = []
+        var deploys: [String: DeployMarker] = [:]
+        var alerts: [String: AlertState] = [:]
+    }
+
+    private let state = Mutex(State())
+
+    /// Creates an empty store.
+    public init() {}
+
+    /// Merges partial rollups; ids applied before (or earlier in the same list) are skipped and counted as
+    /// duplicates.
+    public func apply(_ partials: [PartialRollup]) throws -> RollupApplyResult {
+        state.withLock { state in
+            var result = RollupApplyResult(applied: 0, duplicates: 0)
+            for partial in partials {
+                guard state.appliedIDs.insert(partial.id).inserted else {
+                    result.duplicates += 1
+                    continue
+                }
+                result.applied += 1
+                switch partial.rollup {
+                case .series(let rollup):
+                    let slot = SeriesSlot(series: rollup.series, window: rollup.window)
+                    if state.series[slot] != nil {
+                        state.series[slot]!.merge(rollup)
+                    } else {
+                        state.series[slot] = rollup
+                    }
+                case .version(let rollup):
+                    let slot = VersionSlot(key: rollup.key, window: rollup.window)
+                    if state.versions[slot] != nil {
+                        state.versions[slot]!.merge(rollup)
+                    } else {
+                        state.versions[slot] = rollup
+                    }
+                }
+            }
+            return result
+        }
+    }
+
+    /// Stores a deploy marker, replacing one with the same id.
+    public func recordDeploy(_ deploy: DeployMarker) throws {
+        state.withLock { $0.deploys[deploy.id] = deploy }
+    }
+
+    /// Deploy markers that finished in `from..<to`, ordered by `finishedAt`, then id.
+    public func deploys(from: Timestamp, to: Timestamp) throws -> [DeployMarker] {
+        state.withLock { state in
+            state.deploys.values.filter { from <= $0.finishedAt && $0.finishedAt < to }
+                .sorted { ($0.finishedAt, $0.id.utf8Key) < ($1.finishedAt, $1.id.utf8Key) }
+        }
+    }
+
+    /// Series rollups in range and matching the filters, ordered by window, then series.
+    public func seriesRollups(_ query: SeriesQuery) throws -> [SeriesRollup] {
+        state.withLock { state in
+            state.series.values.filter { query.matches($0.series, window: $0.window) }
+                .sorted { $0.window != $1.window ? $0.window < $1.window : $0.series < $1.series }
+        }
+    }
+
+    /// Events per series per bucket, ordered by bucket start, then series.
+    public func seriesBuckets(_ query: SeriesQuery, bucketSeconds: Int64) throws -> [SeriesBucket] {
+        var sums: [SeriesBucketKey: Int64] = [:]
+        for rollup in try seriesRollups(query) {
+            let key = SeriesBucketKey(
+                series: rollup.series, bucketStart: rollup.window.bucketStart(bucketSeconds: bucketSeconds))
+            sums[key, default: 0] += rollup.events
+        }
+        return sums.map { SeriesBucket(series: $0.key.series, bucketStart: $0.key.bucketStart, events: $0.value) }
+            .sorted { $0.bucketStart != $1.bucketStart ? $0.bucketStart < $1.bucketStart : $0.series < $1.series }
+    }
+
+    private struct SeriesBucketKey: Hashable {
+        var series: RollupSeries
+        var bucketStart: Int64
+    }
+
+    /// Version rollups in range (and of `appID` when given), ordered by window, then key.
+    public func versionRollups(from: Timestamp, to: Timestamp, appID: String?) throws -> [VersionRollup] {
+        let range = SeriesQuery(from: from, to: to)
+        return state.withLock { state in
+            state.versions.values
+                .filter { range.contains(windowStart: $0.window.start) && (appID == nil || $0.key.appID == appID) }
+                .sorted { $0.window != $1.window ? $0.window < $1.window : $0.key < $1.key }
+        }
+    }
+
+    /// Traffic per app build per bucket, ordered by bucket start, then key.
+    public func versionBuckets(
+        from: Timestamp, to: Timestamp, appID: String?, bucketSeconds: Int64
+    ) throws -> [VersionBucket] {
+        var buckets: [VersionBucketKey: VersionBucket] = [:]
+        for rollup in try versionRollups(from: from, to: to, appID: appID) {
+            let start = rollup.window.bucketStart(bucketSeconds: bucketSeconds)
+            let slot = VersionBucketKey(key: rollup.key, bucketStart: start)
+            var bucket =
+                buckets[slot]
+                ?? VersionBucket(key: rollup.key, bucketStart: start, batches: 0, cleanBatches: 0, decodes: 0)
+            bucket.batches += rollup.batches
+            bucket.cleanBatches += rollup.cleanBatches
+            bucket.decodes += rollup.decodes
+            buckets[slot] = bucket
+        }
+        return buckets.values.sorted {
+            $0.bucketStart != $1.bucketStart ? $0.bucketStart < $1.bucketStart : $0.key < $1.key
+        }
+    }
+
+    private struct VersionBucketKey: Hashable {
+        var key: VersionKey
+        var bucketStart: Int64
+    }
+
+    /// The earliest `firstSeen` per (appID, widgetType) of `kind` in `buildConfiguration` builds, ordered by appID,
+    /// then widgetType.
+    public func firstSeen(
+        appID: String?, kind: DiagnosticKind, buildConfiguration: BuildConfiguration
+    ) throws -> [TypeFirstSeen] {
+        state.withLock { state in
+            var earliest: [TypeKey: Timestamp] = [:]
+            for rollup in state.series.values {
+                let series = rollup.series
+                guard series.kind == kind, series.buildConfiguration == buildConfiguration,
+                    appID == nil || series.appID == appID
+                else { continue }
+                let key = TypeKey(appID: series.appID, widgetType: series.widgetType)
+                earliest[key] = min(earliest[key] ?? rollup.firstSeen, rollup.firstSeen)
+            }
+            return earliest.map {
+                TypeFirstSeen(appID: $0.key.appID, widgetType: $0.key.widgetType, kind: kind, firstSeen: $0.value)
+            }
+            .sorted {
+                $0.appID != $1.appID ? utf8Less($0.appID, $1.appID) : utf8Less($0.widgetType, $1.widgetType)
+            }
+        }
+    }
+
+    private struct TypeKey: Hashable {
+        var appID: String
+        var widgetType: String
+    }
+
+    /// Stores alert states, replacing any with the same fingerprint.
+    public func saveAlertState(_ alerts: [AlertState]) throws {
+        state.withLock { state in
+            for alert in alerts { state.alerts[alert.fingerprint] = alert }
+        }
+    }
+
+    /// The alerts without `resolvedAt`, ordered by fingerprint.
+    public func openAlerts() throws -> [AlertState] {
+        state.withLock { state in
+            state.alerts.values.filter(\.isOpen).sorted { utf8Less($0.fingerprint, $1.fingerprint) }
+        }
+    }
+}
+
+extension String {
+    /// The UTF-8 bytes as an array, for tuple comparisons in binary-collation order.
+    fileprivate var utf8Key: UTF8Key { UTF8Key(string: self) }
+}
+
+/// A string that compares by UTF-8 bytes.
+private struct UTF8Key: Comparable {
+    var string: String
+    static func < (lhs: UTF8Key, rhs: UTF8Key) -> Bool { utf8Less(lhs.string, rhs.string) }
+}

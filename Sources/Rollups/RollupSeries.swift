@@ -1,0 +1,58 @@
+public import FlowmeterModels
+
+/// What a series rollup counts: one app build's events of one kind and widget type.
+///
+/// Ordered field by field (appID, platform, appVersion, buildConfiguration, kind, widgetType) by UTF-8 bytes, the
+/// order SQL's binary collation gives, so every store returns rows in the same order.
+public struct RollupSeries: Hashable, Comparable, Sendable, Codable {
+    /// The reporting app's bundle identifier.
+    public var appID: String
+    /// The reporting app's platform, for example `ios`.
+    public var platform: String
+    /// The reporting app's version string as sent.
+    public var appVersion: String
+    /// Debug or release.
+    public var buildConfiguration: BuildConfiguration
+    /// The diagnostic kind.
+    public var kind: DiagnosticKind
+    /// The widget type, `""` when the event carries none.
+    public var widgetType: String
+
+    /// Creates a series.
+    public init(
+        appID: String, platform: String, appVersion: String, buildConfiguration: BuildConfiguration,
+        kind: DiagnosticKind, widgetType: String
+    ) {
+        self.appID = appID
+        self.platform = platform
+        self.appVersion = appVersion
+        self.buildConfiguration = buildConfiguration
+        self.kind = kind
+        self.widgetType = widgetType
+    }
+
+    /// Creates the series of `kind` and `widgetType` within the app build `version`.
+    public init(version: VersionKey, kind: DiagnosticKind, widgetType: String?) {
+        self.init(
+            appID: version.appID, platform: version.platform, appVersion: version.appVersion,
+            buildConfiguration: version.buildConfiguration, kind: kind, widgetType: widgetType ?? "")
+    }
+
+    /// The app build this series belongs to.
+    public var versionKey: VersionKey {
+        VersionKey(
+            appID: appID, platform: platform, appVersion: appVersion, buildConfiguration: buildConfiguration)
+    }
+
+    public static func < (lhs: RollupSeries, rhs: RollupSeries) -> Bool {
+        if lhs.versionKey != rhs.versionKey { return lhs.versionKey < rhs.versionKey }
+        if lhs.kind != rhs.kind { return utf8Less(lhs.kind.rawValue, rhs.kind.rawValue) }
+        return utf8Less(lhs.widgetType, rhs.widgetType)
+    }
+}
+
+/// Whether `lhs` sorts before `rhs` by UTF-8 bytes (SQL binary collation), not by Swift's Unicode ordering.
+@inlinable
+func utf8Less(_ lhs: String, _ rhs: String) -> Bool {
+    lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
+}

@@ -1,1 +1,0 @@
-// Rollups: placeholder until its first real file lands.
