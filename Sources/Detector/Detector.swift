@@ -1,1 +1,0 @@
-// Detector: placeholder until its first real file lands.

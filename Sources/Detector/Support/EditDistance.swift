@@ -1,0 +1,46 @@
+/// Edit distances between widget type names.
+public enum EditDistance {
+    /// The Damerau–Levenshtein distance between `a` and `b` over Unicode scalars: insertions, deletions,
+    /// substitutions and transpositions of adjacent characters each cost one.
+    ///
+    /// This is the unrestricted distance (a transposed pair may be edited again), computed with Lowrance and
+    /// Wagner's algorithm in O(|a|·|b|) time and space; type names are at most 128 characters, so that is small.
+    public static func damerauLevenshtein(_ a: String, _ b: String) -> Int {
+        let left = Array(a.unicodeScalars)
+        let right = Array(b.unicodeScalars)
+        if left.isEmpty { return right.count }
+        if right.isEmpty { return left.count }
+        let infinity = left.count + right.count
+        let width = right.count + 2
+        // The matrix has an extra leading row and column filled with `infinity`, as in Lowrance–Wagner.
+        var matrix = [Int](repeating: 0, count: (left.count + 2) * width)
+        matrix[0] = infinity
+        for i in 0...left.count {
+            matrix[(i + 1) * width] = infinity
+            matrix[(i + 1) * width + 1] = i
+        }
+        for j in 0...right.count {
+            matrix[j + 1] = infinity
+            matrix[width + j + 1] = j
+        }
+        var lastRowOf: [Unicode.Scalar: Int] = [:]
+        for i in 1...left.count {
+            var lastMatchingColumn = 0
+            for j in 1...right.count {
+                let lastMatchingRow = lastRowOf[right[j - 1]] ?? 0
+                let previousMatchingColumn = lastMatchingColumn
+                let cost = left[i - 1] == right[j - 1] ? 0 : 1
+                if cost == 0 { lastMatchingColumn = j }
+                let substitution = matrix[i * width + j] + cost
+                let insertion = matrix[(i + 1) * width + j] + 1
+                let deletion = matrix[i * width + j + 1] + 1
+                let transposition =
+                    matrix[lastMatchingRow * width + previousMatchingColumn]
+                    + (i - lastMatchingRow - 1) + 1 + (j - previousMatchingColumn - 1)
+                matrix[(i + 1) * width + j + 1] = min(substitution, insertion, deletion, transposition)
+            }
+            lastRowOf[left[i - 1]] = i
+        }
+        return matrix[(left.count + 1) * width + right.count + 1]
+    }
+}

@@ -1,0 +1,61 @@
+public import FlowmeterModels
+
+/// A widget type that release builds of some app version cannot render, as an element of CONTRACT §5's `ungated`.
+public struct UngatedType: Hashable, Sendable, JSONRepresentable {
+    /// The app.
+    public var appID: String
+    /// The widget type the backend sends.
+    public var widgetType: String
+    /// Release-build `unknownType` events for the type in the window, over all versions.
+    public var events: Int64
+    /// Distinct installs that reported it (the union of every version's sketch).
+    public var installs: Int64
+    /// Every version that reported it, ordered by app version (numerically, `5.10` after `5.9`).
+    public var affectedVersions: [AffectedVersion]
+    /// Versions that render it, ordered by app version.
+    public var renderingVersions: [String]
+    /// The lowest version a backend gate could require so that no affected version gets the type; nil when no
+    /// version renders it, or when every rendering version is older than some affected one.
+    public var suggestedMinAppVersion: String?
+    /// The earliest `occurredAt` of the type's events in the window.
+    public var firstSeen: Timestamp
+    /// The deploy the type is attributed to.
+    public var suspectDeploy: SuspectDeploy?
+    /// The known type this one is probably a misspelling of, when no version renders it.
+    public var likelyTypoOf: String?
+
+    /// Creates a finding.
+    public init(
+        appID: String, widgetType: String, events: Int64, installs: Int64, affectedVersions: [AffectedVersion],
+        renderingVersions: [String], suggestedMinAppVersion: String?, firstSeen: Timestamp,
+        suspectDeploy: SuspectDeploy?, likelyTypoOf: String?
+    ) {
+        self.appID = appID
+        self.widgetType = widgetType
+        self.events = events
+        self.installs = installs
+        self.affectedVersions = affectedVersions
+        self.renderingVersions = renderingVersions
+        self.suggestedMinAppVersion = suggestedMinAppVersion
+        self.firstSeen = firstSeen
+        self.suspectDeploy = suspectDeploy
+        self.likelyTypoOf = likelyTypoOf
+    }
+
+    /// The contract's object, keys in its order; `suggestedGate`, `suspectDeploy` and `likelyTypoOf` are `null`
+    /// when absent.
+    public var jsonValue: JSONValue {
+        .object([
+            ("appID", .string(appID)),
+            ("widgetType", .string(widgetType)),
+            ("events", .integer(events)),
+            ("installs", .integer(installs)),
+            ("affectedVersions", .array(affectedVersions.map(\.jsonValue))),
+            ("renderingVersions", .array(renderingVersions.map { .string($0) })),
+            ("suggestedGate", suggestedMinAppVersion.map { .object([("minAppVersion", .string($0))]) } ?? .null),
+            ("firstSeen", .string(firstSeen.rfc3339String)),
+            ("suspectDeploy", suspectDeploy?.jsonValue ?? .null),
+            ("likelyTypoOf", likelyTypoOf.map { .string($0) } ?? .null),
+        ])
+    }
+}
