@@ -54,10 +54,13 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        // The client apps use to send batches (Foundation only, like the models).
+        .target(name: "Reporter", dependencies: ["FlowmeterModels"], swiftSettings: strictSettings),
+
         // Command tree and output formats; the executable only calls into it.
         .target(
             name: "FlowmeterCLI",
-            dependencies: ["FlowmeterModels", "Kafka", "Collector"],
+            dependencies: ["FlowmeterModels", "Kafka", "Collector", "Reporter", "Gzip"],
             swiftSettings: strictSettings
         ),
         .executableTarget(name: "flowmeter", dependencies: ["FlowmeterCLI"], swiftSettings: strictSettings),
@@ -85,6 +88,9 @@ let package = Package(
         .testTarget(name: "GzipTests", dependencies: ["Gzip"], swiftSettings: strictSettings),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"], swiftSettings: strictSettings),
         .testTarget(name: "MetricsTests", dependencies: ["Metrics"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "ReporterTests", dependencies: ["Reporter", "HTTPServer", "TestSupport"],
+            swiftSettings: strictSettings),
         .testTarget(name: "RollupsTests", dependencies: ["Rollups", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(
             name: "RollupStoreTests", dependencies: ["RollupStore", "TestSupport"], swiftSettings: strictSettings),
