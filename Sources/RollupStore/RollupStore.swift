@@ -1,1 +1,18 @@
-// RollupStore: placeholder until its first real file lands.
+public import Rollups
+
+/// A durable home for rollups: applies partial rollups idempotently and answers the detector's reads.
+///
+/// Implementations: ``SQLiteRollupStore`` (embedded, the default) and ``PostgresRollupStore``; open either from a URL
+/// with ``openRollupStore(url:options:)``. Methods block on database I/O: call them from a dedicated thread or
+/// queue, not the cooperative pool. Errors are ``RollupStoreError``; retry the ones marked `isRetriable`.
+public protocol RollupStore: RollupReader {
+    /// Merges partial rollups in one transaction; ids applied before (or earlier in the list) are skipped.
+    ///
+    /// The ids are recorded in the same transaction as the merge, so a replayed message never counts twice; ids
+    /// older than the retention (7 days by default) are pruned. On error nothing of the list is applied.
+    func apply(_ partials: [PartialRollup]) throws -> RollupApplyResult
+    /// Stores a deploy marker, replacing one with the same id.
+    func recordDeploy(_ deploy: DeployMarker) throws
+}
+
+extension InMemoryRollupStore: RollupStore {}

@@ -5,7 +5,9 @@ import CLibPQ
 ///
 /// Not thread-safe: the store keeps each connection behind a lock. Every statement goes through `PQexecParams` with
 /// binary parameters and binary results, so no value is ever spliced into SQL text.
-final class PostgresConnection {
+// The store reaches a connection only through a lock (the writer's mutex or a reader checked out of the pool), so
+// one thread uses it at a time, as libpq requires.
+final class PostgresConnection: @unchecked Sendable {
     private let handle: OpaquePointer
 
     /// Connects to `url` (a libpq connection URI or keyword string).
@@ -37,10 +39,10 @@ final class PostgresConnection {
     /// Runs one statement with `parameters` ($1…$n) and returns its rows.
     @discardableResult
     func execute(
-        _ sql: String, _ parameters: [PostgresValue] = [], file: String = #fileID, line: UInt = #line
+        _ sql: String, _ parameters: [SQLValue] = [], file: String = #fileID, line: UInt = #line
     ) throws -> PostgresResult {
-        let types = parameters.map(\.typeOID)
-        let encoded = parameters.map(\.bytes)
+        let types = parameters.map(\.postgresTypeOID)
+        let encoded = parameters.map(\.postgresBytes)
         let lengths = encoded.map { Int32($0?.count ?? 0) }
         let formats = [Int32](repeating: 1, count: parameters.count)
         // libpq reads the parameter buffers only during the call; copy them into one allocation that outlives it.

@@ -4,7 +4,9 @@ import CSQLite
 ///
 /// Not thread-safe: the store keeps each connection behind a lock. Statements are cached by SQL text, so hot paths
 /// prepare once per connection.
-final class SQLiteConnection {
+// The store reaches a connection only through a lock (the writer's mutex or a reader checked out of the pool), so
+// one thread uses it at a time; SQLite's own mutexes are off (SQLITE_OPEN_NOMUTEX) for that reason.
+final class SQLiteConnection: @unchecked Sendable {
     private let handle: OpaquePointer
     private var statements: [String: SQLiteStatement] = [:]
     let path: String
@@ -50,14 +52,6 @@ final class SQLiteConnection {
         let statement = SQLiteStatement(handle: pointer, connection: self)
         statements[sql] = statement
         return statement
-    }
-
-    /// Runs `sql` with `values` bound, stepping through every row with `row`.
-    func query(_ sql: String, _ values: [SQLiteValue] = [], row: (SQLiteStatement) throws -> Void = { _ in }) throws {
-        let statement = try statement(sql)
-        defer { statement.reset() }
-        try statement.bind(values)
-        while try statement.step() { try row(statement) }
     }
 
     /// The number of rows the last INSERT, UPDATE or DELETE changed.

@@ -19,13 +19,13 @@ final class SQLiteStatement {
     }
 
     /// Binds `values` to parameters 1…n.
-    func bind(_ values: [SQLiteValue]) throws {
+    func bind(_ values: [SQLValue]) throws {
         for (offset, value) in values.enumerated() {
             try bind(value, at: Int32(offset + 1))
         }
     }
 
-    func bind(_ value: SQLiteValue, at index: Int32) throws {
+    func bind(_ value: SQLValue, at index: Int32) throws {
         let code: Int32
         switch value {
         case .null:
@@ -52,17 +52,17 @@ final class SQLiteStatement {
         return false
     }
 
-    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+    func isNullColumn(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
 
-    func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+    func int64Column(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
 
-    func text(_ column: Int32) -> String {
+    func textColumn(_ column: Int32) -> String {
         guard let pointer = sqlite3_column_text(handle, column) else { return "" }
         let count = Int(sqlite3_column_bytes(handle, column))
         return String(decoding: UnsafeBufferPointer(start: pointer, count: count), as: UTF8.self)
     }
 
-    func blob(_ column: Int32) -> [UInt8] {
+    func blobColumn(_ column: Int32) -> [UInt8] {
         let count = Int(sqlite3_column_bytes(handle, column))
         guard count > 0, let pointer = sqlite3_column_blob(handle, column) else { return [] }
         return Array(UnsafeRawBufferPointer(start: pointer, count: count))

@@ -1,0 +1,16 @@
+public import FlowmeterModels
+import Foundation
+
+/// Settings shared by the SQL rollup stores, with defaults for production.
+public struct RollupStoreOptions: Sendable {
+    /// How long applied message ids are remembered (and replays rejected); 7 days by default, longer than any
+    /// Kafka retention a replay could come from.
+    public var appliedIDRetentionSeconds: Int64 = 7 * 86_400
+    /// Read connections kept open for concurrent readers; 4 by default.
+    public var readerConnections: Int = 4
+    /// The clock used to stamp applied ids; the system clock by default (tests move it to check pruning).
+    public var clock: @Sendable () -> Timestamp = { Timestamp(Date()) }
+
+    /// The defaults.
+    public init() {}
+}

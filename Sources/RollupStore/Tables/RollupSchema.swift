@@ -1,0 +1,108 @@
+/// The numbered schema migrations, written once for both databases.
+///
+/// Each migration runs in one transaction with its row in `schema_version`, so a crash leaves either none or all of
+/// it; re-running skips what is recorded. Never edit a released migration: add the next number.
+enum RollupSchema {
+    struct Migration: Sendable {
+        let version: Int64
+        let statements: @Sendable (any SQLDatabase) -> [String]
+    }
+
+    static let migrations: [Migration] = [
+        Migration(version: 1) { database in
+            let blob = database.blobType
+            let id = database.autoIDColumn
+            return [
+                """
+                CREATE TABLE series (
+                    id \(id), app_id TEXT NOT NULL, platform TEXT NOT NULL, app_version TEXT NOT NULL,
+                    build_configuration TEXT NOT NULL, kind TEXT NOT NULL, widget_type TEXT NOT NULL,
+                    UNIQUE (app_id, build_configuration, kind, widget_type, platform, app_version))
+                """,
+                seriesWindowTable("series_minutes", blob: blob),
+                seriesWindowTable("series_hours", blob: blob),
+                // Bucket queries read only these three columns: the index answers them without touching the wide rows.
+                "CREATE INDEX series_minutes_events ON series_minutes (series_id, window_start, events)",
+                "CREATE INDEX series_hours_events ON series_hours (series_id, window_start, events)",
+                """
+                CREATE TABLE versions (
+                    id \(id), app_id TEXT NOT NULL, platform TEXT NOT NULL, app_version TEXT NOT NULL,
+                    build_configuration TEXT NOT NULL, UNIQUE (app_id, platform, app_version, build_configuration))
+                """,
+                versionWindowTable("version_minutes", blob: blob),
+                versionWindowTable("version_hours", blob: blob),
+                """
+                CREATE TABLE type_first_seen (
+                    app_id TEXT NOT NULL, build_configuration TEXT NOT NULL, kind TEXT NOT NULL,
+                    widget_type TEXT NOT NULL, first_seen_s BIGINT NOT NULL, first_seen_ns BIGINT NOT NULL,
+                    PRIMARY KEY (kind, build_configuration, app_id, widget_type))
+                """,
+                "CREATE TABLE applied_messages (id TEXT PRIMARY KEY, applied_at BIGINT NOT NULL)",
+                "CREATE INDEX applied_messages_applied_at ON applied_messages (applied_at)",
+                """
+                CREATE TABLE deploys (
+                    id TEXT PRIMARY KEY, finished_s BIGINT NOT NULL, finished_ns BIGINT NOT NULL, marker \(blob) NOT NULL)
+                """,
+                "CREATE INDEX deploys_finished ON deploys (finished_s, finished_ns)",
+                "CREATE TABLE alerts (fingerprint TEXT PRIMARY KEY, is_open BIGINT NOT NULL, state \(blob) NOT NULL)",
+                "CREATE INDEX alerts_open ON alerts (is_open)",
+            ]
+        }
+    ]
+
+    static var latestVersion: Int64 { migrations.map(\.version).max() ?? 0 }
+
+    /// Brings the database to the latest schema; safe to run again and from several processes at once.
+    static func migrate(_ database: any SQLDatabase, now: Int64) throws {
+        try database.writeTransaction {
+            try database.lockForMigration()
+            try database.executeScript(
+                "CREATE TABLE IF NOT EXISTS schema_version (version BIGINT PRIMARY KEY, applied_at BIGINT NOT NULL)")
+            var current: Int64 = 0
+            try database.query("SELECT CAST(COALESCE(MAX(version), 0) AS BIGINT) FROM schema_version", []) { row in
+                current = try row.int64(0)
+            }
+            guard current <= latestVersion else {
+                throw RollupStoreError(
+                    .schema, "The database has schema version \(current); this build knows up to \(latestVersion)")
+            }
+            for migration in migrations where migration.version > current {
+                for statement in migration.statements(database) {
+                    try database.executeScript(statement)
+                }
+                try database.update(
+                    "INSERT INTO schema_version (version, applied_at) VALUES ($1, $2)",
+                    [.integer(migration.version), .integer(now)])
+            }
+        }
+    }
+
+    /// The schema version recorded in the database (0 before the first migration).
+    static func currentVersion(_ database: any SQLDatabase) throws -> Int64 {
+        var current: Int64 = 0
+        try database.query("SELECT CAST(COALESCE(MAX(version), 0) AS BIGINT) FROM schema_version", []) { row in
+            current = try row.int64(0)
+        }
+        return current
+    }
+
+    private static func seriesWindowTable(_ name: String, blob: String) -> String {
+        """
+        CREATE TABLE \(name) (
+            series_id BIGINT NOT NULL REFERENCES series (id), window_start BIGINT NOT NULL, events BIGINT NOT NULL,
+            installs \(blob) NOT NULL, first_seen_s BIGINT NOT NULL, first_seen_ns BIGINT NOT NULL,
+            last_seen_s BIGINT NOT NULL, last_seen_ns BIGINT NOT NULL, releases \(blob) NOT NULL,
+            samples \(blob) NOT NULL, PRIMARY KEY (series_id, window_start))
+        """
+    }
+
+    private static func versionWindowTable(_ name: String, blob: String) -> String {
+        """
+        CREATE TABLE \(name) (
+            version_id BIGINT NOT NULL REFERENCES versions (id), window_start BIGINT NOT NULL,
+            batches BIGINT NOT NULL, clean_batches BIGINT NOT NULL, decodes BIGINT NOT NULL,
+            installs \(blob) NOT NULL, registered_types \(blob) NOT NULL, max_schema_version BIGINT,
+            PRIMARY KEY (version_id, window_start))
+        """
+    }
+}

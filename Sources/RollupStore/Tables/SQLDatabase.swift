@@ -1,0 +1,31 @@
+/// What the rollup tables need from a database connection; SQLite and PostgreSQL each adapt their wrapper to it.
+///
+/// SQL is written once with `$1`-style parameters and portable syntax (`ON CONFLICT`, `RETURNING`,
+/// `CAST(… AS BIGINT)`); `forUpdate` is `" FOR UPDATE"` where row locks exist and empty where the whole database
+/// is locked by the transaction (SQLite).
+protocol SQLDatabase: AnyObject, Sendable {
+    /// The dialect's row-lock suffix for a read-modify-write SELECT.
+    var forUpdate: String { get }
+    /// The column type for binary data.
+    var blobType: String { get }
+    /// The column definition of an integer primary key the database assigns.
+    var autoIDColumn: String { get }
+    /// Runs `sql` with `values`, calling `row` for every result row.
+    func query(_ sql: String, _ values: [SQLValue], row: (any SQLRow) throws -> Void) throws
+    /// Runs `sql` with `values`; returns how many rows it changed.
+    @discardableResult func update(_ sql: String, _ values: [SQLValue]) throws -> Int
+    /// Runs statements that bind nothing (DDL).
+    func executeScript(_ sql: String) throws
+    /// Runs `body` in a write transaction; rolls back when it throws.
+    @discardableResult func writeTransaction<T>(_ body: () throws -> T) throws -> T
+    /// Inserts many rows quickly (prepared statement or COPY); the caller holds a transaction where one is needed.
+    func bulkInsert(table: String, columns: [String], rows: [[SQLValue]]) throws
+    /// Takes the lock that serializes migrations between processes, inside the current transaction.
+    func lockForMigration() throws
+}
+
+extension SQLDatabase {
+    func query(_ sql: String, _ values: [SQLValue] = []) throws {
+        try query(sql, values) { _ in }
+    }
+}
