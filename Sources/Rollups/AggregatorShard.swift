@@ -1,0 +1,188 @@
+import FlowmeterModels
+import Synchronization
+
+/// One lock's worth of a ``RollupAggregator``: the rollups recorded since the last drain, grouped by app build.
+final class AggregatorShard: Sendable {
+    let state: Mutex<State>
+
+    init(softCap: Int) {
+        state = Mutex(State(softCap: softCap))
+    }
+
+    /// What one `record` call carries besides its events.
+    struct Batch {
+        var version: VersionKey
+        var capabilities: Capabilities?
+        var decodes: Int
+        var install: UInt64?
+        var receivedAt: Timestamp
+        var skew: SkewShift
+        var isClean: Bool
+    }
+
+    /// A series within an app build: the per-event hash key.
+    struct SeriesSlot: Hashable {
+        var kind: DiagnosticKind
+        var widgetType: String
+        var window: Int64
+    }
+
+    /// A series rollup being built, with what lets repeated events skip work.
+    struct SeriesAccumulator {
+        var rollup: SeriesRollup
+        var lastInstall: UInt64?
+        var lastCodingPath: String?
+        var lastMessage: String?
+        var lastPageID: String?
+    }
+
+    /// One app build's rollups.
+    struct VersionEntry {
+        var windows: [MinuteWindow: VersionRollup] = [:]
+        var series: [SeriesSlot: SeriesAccumulator] = [:]
+        var lastRegisteredTypes: [String]?
+        var lastTypesWindow: MinuteWindow?
+    }
+
+    struct State: ~Copyable {
+        let softCap: Int
+        var versions: [VersionKey: VersionEntry] = [:]
+        var entryCount = 0
+
+        init(softCap: Int) {
+            self.softCap = softCap
+        }
+
+        /// Everything recorded, leaving the shard empty.
+        mutating func take() -> [VersionKey: VersionEntry] {
+            entryCount = 0
+            let taken = versions
+            versions = [:]
+            return taken
+        }
+
+        /// Records a batch; returns the events (by count) it had no room for.
+        mutating func record(_ events: [DiagnosticEvent], batch: Batch) -> Int {
+            var key = batch.version
+            if versions[key] == nil {
+                if entryCount >= softCap {
+                    key.platform = RollupAggregator.overflowLabel
+                    key.appVersion = RollupAggregator.overflowLabel
+                }
+                if versions[key] == nil {
+                    guard entryCount < 2 * softCap else { return events.reduce(0) { $0 + $1.count } }
+                    versions[key] = VersionEntry()
+                }
+            }
+            let softCap = self.softCap
+            var count = entryCount
+            let lost = versions[key]!.record(events, batch: batch, version: key, entryCount: &count, softCap: softCap)
+            entryCount = count
+            return lost
+        }
+    }
+}
+
+extension AggregatorShard.VersionEntry {
+    mutating func record(
+        _ events: [DiagnosticEvent], batch: AggregatorShard.Batch, version: VersionKey, entryCount: inout Int,
+        softCap: Int
+    ) -> Int {
+        recordBatch(batch, version: version, entryCount: &entryCount, softCap: softCap)
+        var lost = 0
+        for event in events {
+            let occurredAt = batch.skew.apply(to: event.occurredAt)
+            let window = MinuteWindow(containing: occurredAt)
+            var slot = AggregatorShard.SeriesSlot(
+                kind: event.kind, widgetType: event.widgetType ?? "", window: window.start)
+            if series[slot] == nil {
+                if entryCount >= softCap { slot.widgetType = RollupAggregator.overflowLabel }
+                if series[slot] == nil {
+                    guard entryCount < 2 * softCap else {
+                        lost += event.count
+                        continue
+                    }
+                    entryCount += 1
+                    let rollupSeries = RollupSeries(version: version, kind: slot.kind, widgetType: slot.widgetType)
+                    series[slot] = AggregatorShard.SeriesAccumulator(
+                        rollup: SeriesRollup(
+                            series: rollupSeries, window: window, events: 0, firstSeen: occurredAt,
+                            lastSeen: occurredAt))
+                }
+            }
+            series[slot]!.add(event, occurredAt: occurredAt, install: batch.install)
+        }
+        return lost
+    }
+
+    private mutating func recordBatch(
+        _ batch: AggregatorShard.Batch, version: VersionKey, entryCount: inout Int, softCap: Int
+    ) {
+        let window = MinuteWindow(containing: batch.receivedAt)
+        if windows[window] == nil {
+            // A version's window is the minute of receipt, so a held version gains at most one entry a minute.
+            entryCount += 1
+            windows[window] = VersionRollup(key: version, window: window)
+        }
+        let types = batch.capabilities?.registeredTypes
+        let repeats = types != nil && window == lastTypesWindow && types == lastRegisteredTypes
+        windows[window]!.add(batch, repeatsTypes: repeats)
+        if let types {
+            lastRegisteredTypes = types
+            lastTypesWindow = window
+        }
+    }
+}
+
+extension VersionRollup {
+    fileprivate mutating func add(_ batch: AggregatorShard.Batch, repeatsTypes: Bool) {
+        batches += 1
+        if batch.isClean { cleanBatches += 1 }
+        decodes += Int64(max(0, batch.decodes))
+        if let install = batch.install { installs.insert(hash: install) }
+        if let capabilities = batch.capabilities {
+            // Installs of one build send the same list over and over; skip the set work when it repeats.
+            if let types = capabilities.registeredTypes, !repeatsTypes {
+                registeredTypes.formUnion(types)
+            }
+            maxSchemaVersion = Self.maxOptional(maxSchemaVersion, capabilities.maxSchemaVersion)
+        }
+    }
+}
+
+extension AggregatorShard.SeriesAccumulator {
+    mutating func add(_ event: DiagnosticEvent, occurredAt: Timestamp, install: UInt64?) {
+        let count = Int64(event.count)
+        rollup.events += count
+        if occurredAt < rollup.firstSeen { rollup.firstSeen = occurredAt }
+        if occurredAt > rollup.lastSeen { rollup.lastSeen = occurredAt }
+        if let install, install != lastInstall {
+            rollup.installs.insert(hash: install)
+            lastInstall = install
+        }
+        if let release = event.backendRelease {
+            rollup.releases[release, default: 0] += count
+            if rollup.releases.count > SeriesRollup.maxReleases {
+                rollup.releases = SeriesRollup.boundedReleases(rollup.releases)
+            }
+        }
+        addSample(event)
+    }
+
+    private mutating func addSample(_ event: DiagnosticEvent) {
+        // Consecutive events of a series usually repeat the same place and message: skip normalizing them again.
+        if !rollup.samples.isEmpty, event.codingPath == lastCodingPath, event.message == lastMessage,
+            event.pageID == lastPageID
+        {
+            return
+        }
+        lastCodingPath = event.codingPath
+        lastMessage = event.message
+        lastPageID = event.pageID
+        let sample = RollupSample(codingPath: event.codingPath, message: event.message, pageID: event.pageID)
+        if rollup.samples.count == SeriesRollup.maxSamples, let last = rollup.samples.last, !(sample < last) {
+            return
+        }
+        rollup.samples = SeriesRollup.boundedSamples(rollup.samples + [sample])
+    }
+}

@@ -1,0 +1,179 @@
+public import FlowmeterModels
+import Synchronization
+
+/// The collector-side rollup builder: ingest threads record accepted batches, a flush loop drains the deltas as
+/// partial rollups for `flowmeter.rollups.v1`.
+///
+/// Thread-safe and cheap: each `record` call takes one lock out of ``Configuration/shardCount`` (picked round-robin,
+/// since shards are merged at drain anyway) for the whole batch, and hashes only the event's kind, widget type and
+/// minute per event.
+///
+/// Bounded memory: each shard holds at most `maxEntries / shardCount` series or version entries (one per series or
+/// app build per minute) before it overflows. In overflow, an event whose series is not yet held counts into the
+/// series of its app build and kind with widget type `__other__` (and a batch of an app build not yet held into the
+/// app's `__other__` platform and version); at twice the cap the shard takes nothing new and the events are only
+/// counted in ``droppedEvents``. So at most `2 × maxEntries` entries live between drains; an entry is a few hundred
+/// bytes plus its HyperLogLog (at most 2 KB sparse, 4 KB dense once a series-minute has over 512 installs).
+public final class RollupAggregator: Sendable {
+    /// How an aggregator is named and bounded.
+    public struct Configuration: Sendable {
+        /// The collector id, carried in every partial rollup's `collector`.
+        public var collectorID: String
+        /// A random id for this process's life, so a restarted collector never reuses a message id; default 16
+        /// random hex digits.
+        public var bootID: String
+        /// Independent locks; default 16.
+        public var shardCount: Int
+        /// The entries (series-minutes plus app-build-minutes) held between drains before overflow; default 20,000.
+        public var maxEntries: Int
+
+        /// Creates a configuration with the documented defaults.
+        public init(collectorID: String, bootID: String? = nil, shardCount: Int = 16, maxEntries: Int = 20_000) {
+            self.collectorID = collectorID
+            self.bootID = bootID ?? Self.randomBootID()
+            self.shardCount = max(1, shardCount)
+            self.maxEntries = max(self.shardCount, maxEntries)
+        }
+
+        static func randomBootID() -> String {
+            let value = UInt64.random(in: .min ... .max)
+            let hex = String(value, radix: 16)
+            return String(repeating: "0", count: 16 - hex.count) + hex
+        }
+    }
+
+    /// The widget type (and, for app builds, platform and version) that overflowing events are counted under.
+    public static let overflowLabel = "__other__"
+
+    /// The configuration it was made with.
+    public let configuration: Configuration
+    /// `<collectorID>-<bootID>`, the first part of every message id.
+    public let instance: String
+
+    private let shards: [AggregatorShard]
+    private let nextShard = Atomic<Int>(0)
+    private let nextSequence = Atomic<Int>(0)
+    private let dropped = Atomic<Int>(0)
+
+    /// Creates an empty aggregator.
+    public init(configuration: Configuration) {
+        self.configuration = configuration
+        self.instance = "\(configuration.collectorID)-\(configuration.bootID)"
+        let cap = configuration.maxEntries / configuration.shardCount
+        self.shards = (0..<configuration.shardCount).map { _ in AggregatorShard(softCap: cap) }
+    }
+
+    /// Events (by `count`) that found every shard full and were counted nowhere but here, since the start.
+    public var droppedEvents: Int {
+        dropped.load(ordering: .relaxed)
+    }
+
+    /// Records one accepted batch: its accepted events into series rollups, the batch into its app build's version
+    /// rollup.
+    ///
+    /// - Parameters:
+    ///   - events: the accepted events, `occurredAt` as the app sent it.
+    ///   - client: the batch's client information.
+    ///   - decodes: the batch's `decodes`.
+    ///   - installHash: the salted install pseudonym, nil when the app sent no install id.
+    ///   - receivedAt: when the collector received the batch; its minute is the version rollup's window.
+    ///   - clockSkew: added to every `occurredAt` (the collector's `receivedAt - sentAt`); the sum picks the minute.
+    ///   - droppedEvents: events of the batch that were dropped (undecodable, too old, too far ahead); a batch is
+    ///     clean when it has no accepted and no dropped event.
+    public func record(
+        _ events: [DiagnosticEvent], client: ClientInfo, decodes: Int?, installHash: String?, receivedAt: Timestamp,
+        clockSkew: Duration = .zero, droppedEvents: Int = 0
+    ) {
+        let batch = AggregatorShard.Batch(
+            version: VersionKey(client: client), capabilities: client.capabilities, decodes: decodes ?? 0,
+            install: installHash.map(HyperLogLog.hash(installHash:)), receivedAt: receivedAt,
+            skew: SkewShift(clockSkew), isClean: events.isEmpty && droppedEvents == 0)
+        let index = nextShard.wrappingAdd(1, ordering: .relaxed).oldValue
+        let shard = shards[Int(UInt(bitPattern: index) % UInt(shards.count))]
+        let lost = shard.state.withLock { $0.record(events, batch: batch) }
+        if lost > 0 { dropped.add(lost, ordering: .relaxed) }
+    }
+
+    /// Takes everything recorded since the previous drain as partial rollups, ids `<instance>/<sequence>/<index>`,
+    /// series first, each group ordered by window then key; empty when nothing was recorded.
+    ///
+    /// Concurrent `record` calls are never lost: each lands wholly in this drain or the next.
+    public func drain() -> [PartialRollup] {
+        var series: [SeriesRollupKey: SeriesRollup] = [:]
+        var versions: [VersionRollupKey: VersionRollup] = [:]
+        for shard in shards {
+            let taken = shard.state.withLock { $0.take() }
+            for entry in taken.values {
+                for rollup in entry.windows.values {
+                    let key = VersionRollupKey(key: rollup.key, window: rollup.window)
+                    if versions[key] != nil { versions[key]!.merge(rollup) } else { versions[key] = rollup }
+                }
+                for accumulator in entry.series.values {
+                    let rollup = accumulator.rollup
+                    let key = SeriesRollupKey(series: rollup.series, window: rollup.window)
+                    if series[key] != nil { series[key]!.merge(rollup) } else { series[key] = rollup }
+                }
+            }
+        }
+        guard !series.isEmpty || !versions.isEmpty else { return [] }
+        let sequence = nextSequence.wrappingAdd(1, ordering: .relaxed).oldValue
+        let prefix = "\(instance)/\(sequence)/"
+        var partials: [PartialRollup] = []
+        partials.reserveCapacity(series.count + versions.count)
+        let sortedSeries = series.values.sorted {
+            $0.window != $1.window ? $0.window < $1.window : $0.series < $1.series
+        }
+        for rollup in sortedSeries {
+            partials.append(
+                PartialRollup(
+                    id: prefix + String(partials.count), collector: configuration.collectorID,
+                    rollup: .series(rollup)))
+        }
+        let sortedVersions = versions.values.sorted { $0.window != $1.window ? $0.window < $1.window : $0.key < $1.key }
+        for rollup in sortedVersions {
+            partials.append(
+                PartialRollup(
+                    id: prefix + String(partials.count), collector: configuration.collectorID,
+                    rollup: .version(rollup)))
+        }
+        return partials
+    }
+
+    private struct SeriesRollupKey: Hashable {
+        var series: RollupSeries
+        var window: MinuteWindow
+    }
+
+    private struct VersionRollupKey: Hashable {
+        var key: VersionKey
+        var window: MinuteWindow
+    }
+}
+
+/// A clock-skew shift split into seconds and nanoseconds, so far-future times cannot overflow a nanosecond count.
+struct SkewShift: Sendable {
+    var seconds: Int64
+    var nanoseconds: Int64
+
+    init(_ duration: Duration) {
+        let (seconds, attoseconds) = duration.components
+        self.seconds = seconds
+        self.nanoseconds = attoseconds / 1_000_000_000
+    }
+
+    var isZero: Bool { seconds == 0 && nanoseconds == 0 }
+
+    func apply(to instant: Timestamp) -> Timestamp {
+        if isZero { return instant }
+        var seconds = instant.secondsSinceEpoch &+ self.seconds
+        var nanos = Int64(instant.nanoseconds) + nanoseconds
+        if nanos < 0 {
+            nanos += 1_000_000_000
+            seconds &-= 1
+        } else if nanos >= 1_000_000_000 {
+            nanos -= 1_000_000_000
+            seconds &+= 1
+        }
+        return Timestamp(secondsSinceEpoch: seconds, nanoseconds: Int32(nanos))
+    }
+}
