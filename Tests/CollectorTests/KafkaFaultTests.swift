@@ -1,0 +1,71 @@
+import Collector
+import Foundation
+import Kafka
+import Synchronization
+import Testing
+import TestSupport
+
+/// RELIABILITY.md K1/K5 in small: a 202 only for what Kafka has, 503 within the deadline otherwise.
+@Suite struct KafkaFaultTests {
+    @Test func brokersDownGive503WithinTheDeadlineAndBackUpGive202Again() async throws {
+        let kafka = try KafkaFixture()
+        let fixture = try CollectorFixture(kafka: kafka) { $0.responseDeadline = .seconds(1) }
+        var acknowledged: Set<String> = []
+        let before = Batches.good(events: 2, id: "before")
+        #expect(try await fixture.post(before).status == 202)
+        acknowledged.formUnion(["before-0", "before-1"])
+
+        try kafka.cluster.setBrokerDown(KafkaMockCluster.allBrokers)
+        for attempt in 0..<3 {
+            let started = ContinuousClock.now
+            let response = try await fixture.post(Batches.good(events: 2, id: "down-\(attempt)"))
+            #expect(response.status == 503)
+            #expect(response.json["error"] as? String == "unavailable")
+            #expect(response.header("Retry-After") != nil)
+            #expect(ContinuousClock.now - started < .seconds(4))
+        }
+        #expect(try await fixture.get("/readyz").status == 503)
+
+        try kafka.cluster.setBrokerUp(KafkaMockCluster.allBrokers)
+        var recovered = false
+        for attempt in 0..<20 where !recovered {
+            let id = "after-\(attempt)"
+            let response = try await fixture.post(Batches.good(events: 2, id: id))
+            if response.status == 202 {
+                recovered = true
+                acknowledged.formUnion(["\(id)-0", "\(id)-1"])
+            } else {
+                #expect(response.status == 503)
+            }
+        }
+        #expect(recovered)
+        // The retry of a batch answered 503 while Kafka was away: once Kafka took it, 202 without publishing again.
+        let retry = try await fixture.post(Batches.good(events: 2, id: "down-0"))
+        #expect(retry.status == 202 || retry.status == 503)
+        if retry.status == 202 { acknowledged.formUnion(["down-0-0", "down-0-1"]) }
+
+        let expected = acknowledged
+        let messages = try await kafka.consume(topic: KafkaFixture.eventsTopic, timeout: .seconds(20)) { messages in
+            let ids = Set(messages.compactMap { try? JSONDecoder().decode(EventRecordProbe.self, from: Data($0.value)).id })
+            return expected.isSubset(of: ids)
+        }
+        let ids = messages.compactMap { try? JSONDecoder().decode(EventRecordProbe.self, from: Data($0.value)).id }
+        #expect(acknowledged.isSubset(of: Set(ids)), "acknowledged ⊆ consumed")
+        let duplicates = ids.count - Set(ids).count
+        print("KafkaFaultTests: \(acknowledged.count) acknowledged, \(ids.count) consumed, \(duplicates) duplicates")
+        await fixture.shutdown()
+    }
+
+    @Test func aFullQueueGives503AtOnce() async throws {
+        let kafka = try KafkaFixture()
+        let fixture = try CollectorFixture(kafka: kafka) {
+            $0.kafkaProperties = ["queue.buffering.max.messages": "5"]
+        }
+        try kafka.cluster.setBrokerDown(KafkaMockCluster.allBrokers)
+        let response = try await fixture.post(Batches.good(events: 20))
+        #expect(response.status == 503)
+        #expect(try await fixture.metric(#"flowmeter_rejections_total{reason="unavailable_queue_full"}"#) == 1)
+        try kafka.cluster.setBrokerUp(KafkaMockCluster.allBrokers)
+        await fixture.shutdown()
+    }
+}
