@@ -1,0 +1,181 @@
+import Dispatch
+import FlowmeterModels
+import Foundation
+import Synchronization
+import Testing
+
+@testable import Rollups
+
+@Suite struct RollupAggregatorTests {
+    static let base: Int64 = 1_764_493_140
+    static let client = ClientInfo(
+        appID: "com.example.shop", appVersion: "5.2.1", platform: "ios", buildConfiguration: .release,
+        capabilities: Capabilities(maxSchemaVersion: 7, registeredTypes: ["title_block", "image_text_card"]))
+
+    static func event(
+        _ type: String?, second: Int64, count: Int = 1, release: String? = nil, kind: DiagnosticKind = .unknownType
+    ) -> DiagnosticEvent {
+        DiagnosticEvent(
+            kind: kind, widgetType: type, codingPath: "page.sections.Index \(second % 7).widgets.Index 1",
+            message: "Unknown widget type", pageID: "home", backendRelease: release, count: count,
+            occurredAt: Timestamp(secondsSinceEpoch: base + second))
+    }
+
+    func seriesRollups(_ partials: [PartialRollup]) -> [SeriesRollup] {
+        partials.compactMap { if case .series(let rollup) = $0.rollup { rollup } else { nil } }
+    }
+
+    func versionRollups(_ partials: [PartialRollup]) -> [VersionRollup] {
+        partials.compactMap { if case .version(let rollup) = $0.rollup { rollup } else { nil } }
+    }
+
+    @Test func recordedEventsComeOutPerSeriesAndMinute() throws {
+        let aggregator = RollupAggregator(configuration: .init(collectorID: "collector-a", bootID: "b00t"))
+        let events = [
+            Self.event("hologram", second: 5, count: 2, release: "page-api@2"),
+            Self.event("hologram", second: 59, release: "page-api@1"),
+            Self.event("hologram", second: 60),
+            Self.event(nil, second: 10, kind: .droppedElement),
+        ]
+        aggregator.record(
+            events, client: Self.client, decodes: 132, installHash: "0123456789abcdef0123456789abcdef",
+            receivedAt: Timestamp(secondsSinceEpoch: Self.base + 200))
+        let partials = aggregator.drain()
+        #expect(partials.map(\.id) == (0..<4).map { "collector-a-b00t/0/\($0)" })
+        #expect(partials.allSatisfy { $0.collector == "collector-a" })
+        let series = seriesRollups(partials)
+        #expect(series.count == 3)
+        let first = try #require(series.first { $0.series.widgetType == "hologram" && $0.window.start == Self.base })
+        #expect(first.events == 3)
+        #expect(first.installs.count == 1)
+        #expect(first.firstSeen == Timestamp(secondsSinceEpoch: Self.base + 5))
+        #expect(first.lastSeen == Timestamp(secondsSinceEpoch: Self.base + 59))
+        #expect(first.releases == ["page-api@2": 2, "page-api@1": 1])
+        #expect(first.samples.allSatisfy { $0.codingPath == "page.sections.Index *.widgets.Index *" })
+        #expect(series.contains { $0.series.widgetType == "hologram" && $0.window.start == Self.base + 60 })
+        #expect(series.contains { $0.series.widgetType == "" && $0.series.kind == .droppedElement })
+        let version = try #require(versionRollups(partials).first)
+        #expect(version.key == VersionKey(client: Self.client))
+        #expect(version.window.start == Self.base + 180)
+        #expect(version.batches == 1 && version.cleanBatches == 0 && version.decodes == 132)
+        #expect(version.registeredTypes == ["title_block", "image_text_card"])
+        #expect(version.maxSchemaVersion == 7)
+        #expect(aggregator.drain().isEmpty)
+    }
+
+    @Test func clockSkewMovesEventsToTheirCorrectedMinute() throws {
+        let aggregator = RollupAggregator(configuration: .init(collectorID: "c"))
+        aggregator.record(
+            [Self.event("t", second: 30)], client: Self.client, decodes: nil, installHash: nil,
+            receivedAt: Timestamp(secondsSinceEpoch: Self.base), clockSkew: .seconds(45))
+        let rollup = try #require(seriesRollups(aggregator.drain()).first)
+        #expect(rollup.window.start == Self.base + 60)
+        #expect(rollup.firstSeen == Timestamp(secondsSinceEpoch: Self.base + 75))
+        #expect(rollup.installs.isEmpty)
+    }
+
+    @Test func cleanBatchesHaveNoAcceptedAndNoDroppedEvents() throws {
+        let aggregator = RollupAggregator(configuration: .init(collectorID: "c"))
+        let at = Timestamp(secondsSinceEpoch: Self.base)
+        aggregator.record([], client: Self.client, decodes: 10, installHash: "aa", receivedAt: at)
+        aggregator.record([], client: Self.client, decodes: 10, installHash: "bb", receivedAt: at, droppedEvents: 1)
+        aggregator.record([Self.event("t", second: 1)], client: Self.client, decodes: 5, installHash: "aa", receivedAt: at)
+        let version = try #require(versionRollups(aggregator.drain()).first)
+        #expect(version.batches == 3 && version.cleanBatches == 1 && version.decodes == 25)
+        #expect(version.installs.count == 2)
+    }
+
+    @Test func eightThreadsSumExactlyAcrossInterleavedDrains() {
+        let aggregator = RollupAggregator(configuration: .init(collectorID: "c", shardCount: 4))
+        let drained = Mutex<[PartialRollup]>([])
+        let threads = 8
+        let batchesPerThread = 400
+        DispatchQueue.concurrentPerform(iterations: threads + 1) { worker in
+            if worker == threads {
+                // A flush loop draining while ingest threads record: nothing may be lost or counted twice.
+                for _ in 0..<50 { drained.withLock { $0 += aggregator.drain() } }
+                return
+            }
+            var random = SeededGenerator(seed: UInt64(worker))
+            for batch in 0..<batchesPerThread {
+                let events = (0..<5).map { index in
+                    Self.event("type-\(random.next() % 20)", second: Int64(random.next() % 600), count: index + 1)
+                }
+                aggregator.record(
+                    events, client: Self.client, decodes: 1, installHash: random.installHash(),
+                    receivedAt: Timestamp(secondsSinceEpoch: Self.base + Int64(batch % 3) * 60))
+            }
+        }
+        drained.withLock { $0 += aggregator.drain() }
+        let all = drained.withLock { $0 }
+        #expect(Set(all.map(\.id)).count == all.count)
+        let events = seriesRollups(all).reduce(Int64(0)) { $0 + $1.events }
+        #expect(events == Int64(threads * batchesPerThread * 15))
+        let versions = versionRollups(all)
+        #expect(versions.reduce(Int64(0)) { $0 + $1.batches } == Int64(threads * batchesPerThread))
+        #expect(versions.reduce(Int64(0)) { $0 + $1.decodes } == Int64(threads * batchesPerThread))
+        #expect(aggregator.droppedEvents == 0)
+    }
+
+    @Test func drainingMatchesMergingEverySingleEvent() throws {
+        let aggregator = RollupAggregator(configuration: .init(collectorID: "c", shardCount: 3))
+        var random = SeededGenerator(seed: 5)
+        var expected: [String: SeriesRollup] = [:]
+        for _ in 0..<300 {
+            let install = random.installHash()
+            let event = Self.event(
+                "t\(random.next() % 4)", second: Int64(random.next() % 180), count: Int(random.next() % 3 + 1),
+                release: "api@\(random.next() % 3)")
+            aggregator.record(
+                [event], client: Self.client, decodes: nil, installHash: install,
+                receivedAt: Timestamp(secondsSinceEpoch: Self.base))
+            var installs = HyperLogLog()
+            installs.insert(installHash: install)
+            let single = SeriesRollup(
+                series: RollupSeries(version: VersionKey(client: Self.client), kind: event.kind, widgetType: event.widgetType),
+                window: MinuteWindow(containing: event.occurredAt), events: Int64(event.count), installs: installs,
+                firstSeen: event.occurredAt, lastSeen: event.occurredAt, releases: [event.backendRelease!: Int64(event.count)],
+                samples: [RollupSample(codingPath: event.codingPath, message: event.message, pageID: event.pageID)])
+            let key = "\(single.series.widgetType)|\(single.window.start)"
+            if expected[key] != nil { expected[key]!.merge(single) } else { expected[key] = single }
+        }
+        let actual = seriesRollups(aggregator.drain())
+        #expect(actual.count == expected.count)
+        for rollup in actual {
+            #expect(rollup == expected["\(rollup.series.widgetType)|\(rollup.window.start)"])
+        }
+    }
+
+    @Test func overflowingSeriesCountUnderOtherAndMemoryStaysBounded() {
+        let aggregator = RollupAggregator(configuration: .init(collectorID: "c", shardCount: 1, maxEntries: 10))
+        let at = Timestamp(secondsSinceEpoch: Self.base)
+        for index in 0..<100 {
+            aggregator.record(
+                [Self.event("random-\(index)", second: 0)], client: Self.client, decodes: nil, installHash: nil,
+                receivedAt: at)
+        }
+        let series = seriesRollups(aggregator.drain())
+        #expect(series.count <= 20)
+        #expect(series.contains { $0.series.widgetType == RollupAggregator.overflowLabel })
+        #expect(series.reduce(0) { $0 + $1.events } == 100)
+
+        // Past twice the cap nothing new is held: events are only counted as dropped.
+        for index in 0..<30 {
+            var client = Self.client
+            client.appVersion = "9.\(index)"
+            aggregator.record(
+                (0..<30).map { Self.event("t\($0)", second: Int64($0 * 60)) }, client: client, decodes: nil,
+                installHash: nil, receivedAt: at)
+        }
+        let flood = aggregator.drain()
+        #expect(flood.count <= 20)
+        #expect(seriesRollups(flood).reduce(0) { $0 + $1.events } + Int64(aggregator.droppedEvents) == 900)
+    }
+
+    @Test func restartedAggregatorsNeverReuseIDs() {
+        let first = RollupAggregator(configuration: .init(collectorID: "c"))
+        let second = RollupAggregator(configuration: .init(collectorID: "c"))
+        #expect(first.instance != second.instance)
+        #expect(first.instance.hasPrefix("c-"))
+    }
+}
