@@ -147,6 +147,8 @@ final class IngestHandler: Sendable {
         ).normalize(decoded)
         let app = metrics.appLabel(batch.client.appID)
         if let decodes = batch.decodes, decodes > 0 { metrics.decodes.labels(app).increment(by: UInt64(decodes)) }
+        // An empty batch is always answered 202 without Kafka, so counting it here counts an accepted batch.
+        if batch.events.isEmpty && decoded.dropped.isEmpty { metrics.cleanBatches.labels(app).increment() }
         countEvents(decoded.dropped.count, kind: "__undecoded__", outcome: "dropped_malformed")
         for (event, reason) in normalized.late {
             metrics.events.labels(metrics.kindLabel(event.kind), reason).increment()
