@@ -1,0 +1,144 @@
+import Detector
+import Foundation
+import FlowmeterModels
+import Rollups
+import Testing
+
+@Suite struct AlertTests {
+    func spike(version: String? = "5.2.1", ratio: Double = 24) -> Spike {
+        Spike(
+            appID: "com.example.shop", kind: .unknownType, widgetType: "hologram_projector", appVersion: version,
+            onset: History.time("2026-11-30T08:45:00Z"), peakWindowStart: History.time("2026-11-30T08:50:00Z"),
+            end: History.time("2026-11-30T09:00:00Z"), count: 240, baseline: 10, ratio: ratio, isNormalized: true,
+            suspectDeploy: nil, backendReleases: ["page-api@2"])
+    }
+
+    @Test func alertOpensStaysOpenThenResolves() throws {
+        let store = InMemoryRollupStore()
+        let evaluator = AlertEvaluator(store: store)
+        let first = History.time("2026-11-30T09:00:00Z")
+
+        let opened = try evaluator.evaluate([AlertFinding(spike: spike())], at: first)
+        #expect(opened.opened.count == 1)
+        #expect(opened.messages.count == 1)
+        #expect(try store.openAlerts().count == 1)
+
+        // A later run with a changed ratio keeps the same alert: the fingerprint ignores values.
+        let again = try evaluator.evaluate([AlertFinding(spike: spike(ratio: 30))], at: first.adding(minutes: 1))
+        #expect(again.opened.isEmpty)
+        #expect(again.continuing.map(\.fingerprint) == opened.opened.map(\.fingerprint))
+        #expect(again.continuing.first?.startsAt == first)
+        #expect(again.messages.isEmpty)
+
+        let resolvedAt = first.adding(minutes: 2)
+        let resolved = try evaluator.evaluate([], at: resolvedAt)
+        let alert = try #require(resolved.resolved.first)
+        #expect(alert.status == .resolved)
+        #expect(alert.endsAt == resolvedAt)
+        #expect(alert.labels["app_version"] == "5.2.1")
+        #expect(try store.openAlerts().isEmpty)
+
+        let message = alert.message
+        #expect(message.key == Array(alert.fingerprint.utf8))
+        let value = try #require(JSONValue(parsing: String(decoding: message.value, as: UTF8.self)))
+        guard case .object(let members) = value else {
+            Issue.record("alert message is not an object")
+            return
+        }
+        let fields = Dictionary(members.map { ($0.key, $0.value) }, uniquingKeysWith: { a, _ in a })
+        #expect(fields["status"] == .string("resolved"))
+        #expect(fields["endsAt"] == .string("2026-11-30T09:02:00Z"))
+        #expect(fields["fingerprint"] == .string(alert.fingerprint))
+    }
+
+    @Test func fingerprintsAreStableAndDistinct() {
+        let a = AlertFinding(spike: spike())
+        #expect(a.fingerprint == AlertFinding(spike: spike(ratio: 99)).fingerprint)
+        #expect(a.fingerprint != AlertFinding(spike: spike(version: nil)).fingerprint)
+        #expect(a.fingerprint.count == 16)
+    }
+
+    @Test func anEvaluationScopedToOneAppLeavesOtherAppsOpen() throws {
+        let store = InMemoryRollupStore()
+        let evaluator = AlertEvaluator(store: store)
+        var other = spike()
+        other.appID = "com.example.other"
+        _ = try evaluator.evaluate(
+            [AlertFinding(spike: spike()), AlertFinding(spike: other)], at: History.time("2026-11-30T09:00:00Z"))
+        let scoped = try evaluator.evaluate(
+            [], at: History.time("2026-11-30T09:01:00Z"), scope: .init(appID: "com.example.shop"))
+        #expect(scoped.resolved.map { $0.labels["app_id"] } == ["com.example.shop"])
+        #expect(try store.openAlerts().map { $0.labels["app_id"] } == ["com.example.other"])
+    }
+
+    @Test func alertmanagerReceivesThenResolvesTheAlert() async throws {
+        guard AlertmanagerProcess.isInstalled else {
+            print("SKIPPED alertmanagerReceivesThenResolvesTheAlert: \(AlertmanagerProcess.binary) is not installed")
+            return
+        }
+        let alertmanager = try AlertmanagerProcess()
+        defer { alertmanager.stop() }
+        try #require(try await alertmanager.waitUntilReady(), "Alertmanager did not become ready within 20 s")
+
+        let store = InMemoryRollupStore()
+        let evaluator = AlertEvaluator(store: store)
+        let notifier = AlertmanagerNotifier(baseURL: alertmanager.baseURL)
+        let now = Timestamp(Date())
+        let opened = try evaluator.evaluate([AlertFinding(spike: spike())], at: now)
+        try await notifier.send(opened.alertmanagerAlerts)
+
+        let listed = try await poll(alertmanager) { alerts in alerts.contains { $0.labels["widget_type"] == "hologram_projector" } }
+        let alert = try #require(listed.first)
+        #expect(alert.labels["alertname"] == "FlowmeterSpike")
+        #expect(alert.labels["severity"] == "warning")
+        #expect(alert.labels["app_id"] == "com.example.shop")
+        #expect(alert.labels["kind"] == "unknownType")
+        #expect(alert.labels["app_version"] == "5.2.1")
+        #expect(alert.annotations["summary"]?.contains("hologram_projector") == true)
+        #expect(alert.status.state == "active")
+
+        let resolved = try evaluator.evaluate([], at: Timestamp(Date()))
+        try await notifier.send(resolved.alertmanagerAlerts)
+        // A resolved alert leaves Alertmanager's list of current alerts.
+        let after = try await poll(alertmanager) { alerts in alerts.isEmpty }
+        #expect(after.isEmpty)
+    }
+
+    @Test func alertmanagerRefusalIsAnError() async throws {
+        guard AlertmanagerProcess.isInstalled else { return }
+        let alertmanager = try AlertmanagerProcess()
+        defer { alertmanager.stop() }
+        try #require(try await alertmanager.waitUntilReady(), "Alertmanager did not become ready within 20 s")
+        var bad = AlertFinding(spike: spike())
+        bad.labels = ["": "no name"]
+        let alert = Alert(
+            fingerprint: bad.fingerprint, status: .firing, kind: .spike, labels: bad.labels, annotations: [:],
+            startsAt: Timestamp(Date()), endsAt: nil, payload: .null)
+        await #expect(throws: DetectorError.self) {
+            try await AlertmanagerNotifier(baseURL: alertmanager.baseURL).send([alert])
+        }
+    }
+
+    struct ListedAlert: Decodable {
+        struct Status: Decodable { var state: String }
+        var labels: [String: String]
+        var annotations: [String: String]
+        var status: Status
+    }
+
+    /// Reads `GET /api/v2/alerts` until `done` holds, for at most ten seconds; returns the last list.
+    func poll(_ alertmanager: AlertmanagerProcess, until done: ([ListedAlert]) -> Bool) async throws
+        -> [ListedAlert]
+    {
+        let deadline = ContinuousClock.now + .seconds(10)
+        var alerts: [ListedAlert] = []
+        repeat {
+            let (data, status) = try await alertmanager.get("api/v2/alerts")
+            #expect(status == 200)
+            alerts = try JSONDecoder().decode([ListedAlert].self, from: data)
+            if done(alerts) { return alerts }
+            try await Task.sleep(for: .milliseconds(100))
+        } while ContinuousClock.now < deadline
+        return alerts
+    }
+}
