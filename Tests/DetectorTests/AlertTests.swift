@@ -1,6 +1,6 @@
 import Detector
-import Foundation
 import FlowmeterModels
+import Foundation
 import Rollups
 import Testing
 
@@ -87,7 +87,9 @@ import Testing
         let opened = try evaluator.evaluate([AlertFinding(spike: spike())], at: now)
         try await notifier.send(opened.alertmanagerAlerts)
 
-        let listed = try await poll(alertmanager) { alerts in alerts.contains { $0.labels["widget_type"] == "hologram_projector" } }
+        let listed = try await poll(alertmanager) { alerts in
+            alerts.contains { $0.labels["widget_type"] == "hologram_projector" }
+        }
         let alert = try #require(listed.first)
         #expect(alert.labels["alertname"] == "FlowmeterSpike")
         #expect(alert.labels["severity"] == "warning")

@@ -97,7 +97,8 @@ import Testing
     @Test func releaseOnTheEarliestEventsBeatsACloserDeploy() throws {
         let history = History()
         let first = History.time("2026-11-30T08:47:00Z")
-        try history.deploy(service: "page-api", version: "2026.11.30-2", finishedAt: History.time("2026-11-30T08:44:10Z"))
+        try history.deploy(
+            service: "page-api", version: "2026.11.30-2", finishedAt: History.time("2026-11-30T08:44:10Z"))
         try history.deploy(service: "recs-api", version: "7", finishedAt: History.time("2026-11-30T08:46:30Z"))
         history.traffic(version: "5.2.1", at: first)
         history.events(

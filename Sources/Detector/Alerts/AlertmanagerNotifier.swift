@@ -1,5 +1,5 @@
-public import Foundation
 public import FlowmeterModels
+public import Foundation
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

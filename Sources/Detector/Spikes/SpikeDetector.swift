@@ -142,7 +142,9 @@ public struct SpikeDetector: Sendable {
         let bucket = configuration.bucketSeconds
         var runs: [Run] = []
         for (series, counts) in recent.counts {
-            let judged = counts.contains { $0.key >= firstBucket && $0.key < end && $0.value >= configuration.minEvents }
+            let judged = counts.contains {
+                $0.key >= firstBucket && $0.key < end && $0.value >= configuration.minEvents
+            }
             guard judged else { continue }
             var flagged: Set<Int64> = []
             var current: Run?

@@ -157,6 +157,7 @@ public struct UngatedTypeFinder: Sendable {
             installs: allInstalls.count, affectedVersions: affected, renderingVersions: rendering,
             suggestedMinAppVersion: gate, firstSeen: firstSeen,
             suspectDeploy: attributor.suspect(firstSeen: firstSeen, earliestReleases: earliestReleases),
-            likelyTypoOf: rendering.isEmpty ? context.likelyOriginal(of: widgetType, maxDistance: configuration.maxTypoDistance) : nil)
+            likelyTypoOf: rendering.isEmpty
+                ? context.likelyOriginal(of: widgetType, maxDistance: configuration.maxTypoDistance) : nil)
     }
 }
