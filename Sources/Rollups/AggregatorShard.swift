@@ -76,7 +76,11 @@ final class AggregatorShard: Sendable {
             }
             let softCap = self.softCap
             var count = entryCount
-            let lost = versions[key]!.record(events, batch: batch, version: key, entryCount: &count, softCap: softCap)
+            // Mutating through `values[index]` stays in place; `versions[key]!` may copy the entry and with it
+            // every nested dictionary and sketch.
+            let index = versions.index(forKey: key)!
+            let lost = versions.values[index].record(
+                events, batch: batch, version: key, entryCount: &count, softCap: softCap)
             entryCount = count
             return lost
         }
@@ -90,16 +94,21 @@ extension AggregatorShard.VersionEntry {
     ) -> Int {
         recordBatch(batch, version: version, entryCount: &entryCount, softCap: softCap)
         var lost = 0
-        for event in events {
-            let occurredAt = batch.skew.apply(to: event.occurredAt)
+        // Index-based so an event's strings are borrowed, not copied and retained as a whole event.
+        for position in events.indices {
+            let occurredAt = batch.skew.apply(to: events[position].occurredAt)
             let window = MinuteWindow(containing: occurredAt)
             var slot = AggregatorShard.SeriesSlot(
-                kind: event.kind, widgetType: event.widgetType ?? "", window: window.start)
-            if series[slot] == nil {
-                if entryCount >= softCap { slot.widgetType = RollupAggregator.overflowLabel }
-                if series[slot] == nil {
+                kind: events[position].kind, widgetType: events[position].widgetType ?? "", window: window.start)
+            var index = series.index(forKey: slot)
+            if index == nil {
+                if entryCount >= softCap {
+                    slot.widgetType = RollupAggregator.overflowLabel
+                    index = series.index(forKey: slot)
+                }
+                if index == nil {
                     guard entryCount < 2 * softCap else {
-                        lost += event.count
+                        lost += events[position].count
                         continue
                     }
                     entryCount += 1
@@ -108,9 +117,10 @@ extension AggregatorShard.VersionEntry {
                         rollup: SeriesRollup(
                             series: rollupSeries, window: window, events: 0, firstSeen: occurredAt,
                             lastSeen: occurredAt))
+                    index = series.index(forKey: slot)
                 }
             }
-            series[slot]!.add(event, occurredAt: occurredAt, install: batch.install)
+            series.values[index!].add(events, at: position, occurredAt: occurredAt, install: batch.install)
         }
         return lost
     }
@@ -119,14 +129,16 @@ extension AggregatorShard.VersionEntry {
         _ batch: AggregatorShard.Batch, version: VersionKey, entryCount: inout Int, softCap: Int
     ) {
         let window = MinuteWindow(containing: batch.receivedAt)
-        if windows[window] == nil {
+        var index = windows.index(forKey: window)
+        if index == nil {
             // A version's window is the minute of receipt, so a held version gains at most one entry a minute.
             entryCount += 1
             windows[window] = VersionRollup(key: version, window: window)
+            index = windows.index(forKey: window)
         }
         let types = batch.capabilities?.registeredTypes
         let repeats = types != nil && window == lastTypesWindow && types == lastRegisteredTypes
-        windows[window]!.add(batch, repeatsTypes: repeats)
+        windows.values[index!].add(batch, repeatsTypes: repeats)
         if let types {
             lastRegisteredTypes = types
             lastTypesWindow = window
@@ -151,8 +163,8 @@ extension VersionRollup {
 }
 
 extension AggregatorShard.SeriesAccumulator {
-    mutating func add(_ event: DiagnosticEvent, occurredAt: Timestamp, install: UInt64?) {
-        let count = Int64(event.count)
+    mutating func add(_ events: [DiagnosticEvent], at position: Int, occurredAt: Timestamp, install: UInt64?) {
+        let count = Int64(events[position].count)
         rollup.events += count
         if occurredAt < rollup.firstSeen { rollup.firstSeen = occurredAt }
         if occurredAt > rollup.lastSeen { rollup.lastSeen = occurredAt }
@@ -160,29 +172,49 @@ extension AggregatorShard.SeriesAccumulator {
             rollup.installs.insert(hash: install)
             lastInstall = install
         }
-        if let release = event.backendRelease {
+        if let release = events[position].backendRelease {
             rollup.releases[release, default: 0] += count
             if rollup.releases.count > SeriesRollup.maxReleases {
                 rollup.releases = SeriesRollup.boundedReleases(rollup.releases)
             }
         }
-        addSample(event)
+        addSample(
+            codingPath: events[position].codingPath, message: events[position].message,
+            pageID: events[position].pageID)
     }
 
-    private mutating func addSample(_ event: DiagnosticEvent) {
-        // Consecutive events of a series usually repeat the same place and message: skip normalizing them again.
-        if !rollup.samples.isEmpty, event.codingPath == lastCodingPath, event.message == lastMessage,
-            event.pageID == lastPageID
-        {
+    private mutating func addSample(codingPath: String?, message: String?, pageID: String?) {
+        // Consecutive events of a series usually repeat the same place and message: skip them outright.
+        if !rollup.samples.isEmpty, codingPath == lastCodingPath, message == lastMessage, pageID == lastPageID {
             return
         }
-        lastCodingPath = event.codingPath
-        lastMessage = event.message
-        lastPageID = event.pageID
-        let sample = RollupSample(codingPath: event.codingPath, message: event.message, pageID: event.pageID)
-        if rollup.samples.count == SeriesRollup.maxSamples, let last = rollup.samples.last, !(sample < last) {
-            return
+        lastCodingPath = codingPath
+        lastMessage = message
+        lastPageID = pageID
+        // Decide against the kept samples without building the normalized path: most events repeat a kept
+        // (path, message) or order after the last kept sample.
+        let path = codingPath ?? ""
+        var lastOrder = RollupSample.ComparisonOrder.orderedAscending
+        for index in rollup.samples.indices {
+            let order = RollupSample.compareNormalized(path, to: rollup.samples[index].codingPath)
+            if order == .orderedSame, rollup.samples[index].message == message {
+                if RollupSample.optionalLess(pageID, rollup.samples[index].pageID) {
+                    rollup.samples[index].pageID = pageID
+                }
+                return
+            }
+            lastOrder = order
         }
-        rollup.samples = SeriesRollup.boundedSamples(rollup.samples + [sample])
+        if rollup.samples.count == SeriesRollup.maxSamples, let last = rollup.samples.last {
+            switch lastOrder {
+            case .orderedDescending:
+                return
+            case .orderedSame:
+                guard RollupSample.optionalLess(message, last.message) else { return }
+            case .orderedAscending:
+                break
+            }
+        }
+        rollup.insertSample(RollupSample(codingPath: codingPath, message: message, pageID: pageID))
     }
 }

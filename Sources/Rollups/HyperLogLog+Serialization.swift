@@ -46,7 +46,9 @@ extension HyperLogLog {
         case Self.sparseTag:
             guard bytes.count >= 5 else { throw invalid("truncated sparse header") }
             let count = Int(bytes[3]) << 8 | Int(bytes[4])
-            guard bytes.count == 5 + 3 * count else { throw invalid("sparse length \(bytes.count) for \(count) entries") }
+            guard bytes.count == 5 + 3 * count else {
+                throw invalid("sparse length \(bytes.count) for \(count) entries")
+            }
             var entries: [UInt32] = []
             entries.reserveCapacity(count)
             var previous = -1
@@ -54,7 +56,9 @@ extension HyperLogLog {
                 let offset = 5 + 3 * entry
                 let index = Int(bytes[offset]) << 8 | Int(bytes[offset + 1])
                 let rank = bytes[offset + 2]
-                guard index > previous, index < Self.registerCount else { throw invalid("register \(index) out of order") }
+                guard index > previous, index < Self.registerCount else {
+                    throw invalid("register \(index) out of order")
+                }
                 guard rank >= 1, Int(rank) <= Self.maxRank else { throw invalid("rank \(rank)") }
                 previous = index
                 entries.append(UInt32(index) << 8 | UInt32(rank))

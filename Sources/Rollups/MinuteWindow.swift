@@ -26,7 +26,8 @@ public struct MinuteWindow: Hashable, Comparable, Sendable, Codable, CustomStrin
     /// holds this window; `bucketSeconds` must be positive.
     public func bucketStart(bucketSeconds: Int64) -> Int64 {
         precondition(bucketSeconds > 0, "bucketSeconds must be positive")
-        return start >= 0 ? start / bucketSeconds * bucketSeconds : (start - bucketSeconds + 1) / bucketSeconds * bucketSeconds
+        return start >= 0
+            ? start / bucketSeconds * bucketSeconds : (start - bucketSeconds + 1) / bucketSeconds * bucketSeconds
     }
 
     /// The start as RFC 3339.

@@ -4,9 +4,8 @@ import Synchronization
 /// The collector-side rollup builder: ingest threads record accepted batches, a flush loop drains the deltas as
 /// partial rollups for `flowmeter.rollups.v1`.
 ///
-/// Thread-safe and cheap: each `record` call takes one lock out of ``Configuration/shardCount`` (picked round-robin,
-/// since shards are merged at drain anyway) for the whole batch, and hashes only the event's kind, widget type and
-/// minute per event.
+/// Thread-safe and cheap: each `record` call takes one lock out of ``Configuration/shardCount`` (picked by the
+/// batch's app build) for the whole batch, and hashes only the event's kind, widget type and minute per event.
 ///
 /// Bounded memory: each shard holds at most `maxEntries / shardCount` series or version entries (one per series or
 /// app build per minute) before it overflows. In overflow, an event whose series is not yet held counts into the
@@ -51,7 +50,6 @@ public final class RollupAggregator: Sendable {
     public let instance: String
 
     private let shards: [AggregatorShard]
-    private let nextShard = Atomic<Int>(0)
     private let nextSequence = Atomic<Int>(0)
     private let dropped = Atomic<Int>(0)
 
@@ -88,8 +86,9 @@ public final class RollupAggregator: Sendable {
             version: VersionKey(client: client), capabilities: client.capabilities, decodes: decodes ?? 0,
             install: installHash.map(HyperLogLog.hash(installHash:)), receivedAt: receivedAt,
             skew: SkewShift(clockSkew), isClean: events.isEmpty && droppedEvents == 0)
-        let index = nextShard.wrappingAdd(1, ordering: .relaxed).oldValue
-        let shard = shards[Int(UInt(bitPattern: index) % UInt(shards.count))]
+        // By app build, so each series lives in one shard: round-robin spreads locks evenly but holds a hot series
+        // once per shard, multiplying memory and the work of every drain.
+        let shard = shards[Int(UInt(bitPattern: batch.version.hashValue) % UInt(shards.count))]
         let lost = shard.state.withLock { $0.record(events, batch: batch) }
         if lost > 0 { dropped.add(lost, ordering: .relaxed) }
     }

@@ -19,43 +19,74 @@ public struct RollupSample: Hashable, Comparable, Sendable, Codable {
         self.pageID = pageID
     }
 
-    /// `path` with every array index (`Index 12`) replaced by `Index *`; other text is kept as it is.
-    public static func normalizedPath(_ path: String) -> String {
-        let bytes = path.utf8
-        // Most paths are short; checking for any "Index <digit>" first keeps the unchanged case allocation-free.
-        guard let first = firstIndexRun(in: bytes, from: bytes.startIndex) else { return path }
-        var output: [UInt8] = []
-        output.reserveCapacity(bytes.count)
-        var cursor = bytes.startIndex
-        var run: (digits: String.UTF8View.Index, end: String.UTF8View.Index)? = first
-        while let (digits, end) = run {
-            output.append(contentsOf: bytes[cursor..<digits])
-            output.append(UInt8(ascii: "*"))
-            cursor = end
-            run = firstIndexRun(in: bytes, from: end)
-        }
-        output.append(contentsOf: bytes[cursor...])
-        return String(decoding: output, as: UTF8.self)
+    /// Creates a sample whose `codingPath` is already normalized.
+    init(normalizedPath: String, message: String?, pageID: String?) {
+        self.codingPath = normalizedPath
+        self.message = message
+        self.pageID = pageID
     }
 
-    /// The next `Index ` followed by digits at or after `start`: where the digits begin and end.
-    private static func firstIndexRun(
-        in bytes: String.UTF8View, from start: String.UTF8View.Index
-    ) -> (String.UTF8View.Index, String.UTF8View.Index)? {
-        let marker: [UInt8] = Array("Index ".utf8)
-        var index = start
-        while index < bytes.endIndex {
-            if bytes[index] == marker[0], bytes[index...].starts(with: marker) {
-                let digits = bytes.index(index, offsetBy: marker.count)
-                var end = digits
-                while end < bytes.endIndex, bytes[end] >= 48, bytes[end] <= 57 { end = bytes.index(after: end) }
-                if end > digits { return (digits, end) }
-                index = digits
-            } else {
-                index = bytes.index(after: index)
+    /// `path` with every array index (`Index 12`) replaced by `Index *`; other text is kept as it is.
+    public static func normalizedPath(_ path: String) -> String {
+        var path = path
+        return path.withUTF8 { raw in
+            // Most paths hold an index; the unchanged case still returns without building a string.
+            guard raw.indices.contains(where: { isIndexDigitRun(raw, at: $0) }) else { return nil }
+            var output: [UInt8] = []
+            output.reserveCapacity(raw.count)
+            forEachNormalizedByte(raw) { output.append($0) }
+            return String(decoding: output, as: UTF8.self)
+        } ?? path
+    }
+
+    /// How `normalizedPath(raw)` orders against `normalized` by UTF-8 bytes, without building the normalized path.
+    static func compareNormalized(_ raw: String, to normalized: String) -> ComparisonOrder {
+        var raw = raw
+        var normalized = normalized
+        return raw.withUTF8 { rawBytes in
+            normalized.withUTF8 { other in
+                var position = 0
+                var order = ComparisonOrder.orderedSame
+                forEachNormalizedByte(rawBytes) { byte in
+                    guard order == .orderedSame else { return }
+                    if position == other.count {
+                        order = .orderedDescending
+                    } else if byte != other[position] {
+                        order = byte < other[position] ? .orderedAscending : .orderedDescending
+                    }
+                    position += 1
+                }
+                if order == .orderedSame && position < other.count { order = .orderedAscending }
+                return order
             }
         }
-        return nil
+    }
+
+    /// The result of comparing two byte strings.
+    enum ComparisonOrder {
+        case orderedAscending, orderedSame, orderedDescending
+    }
+
+    /// Calls `body` with each byte of the normalized path: a run of digits right after `Index ` becomes `*`.
+    private static func forEachNormalizedByte(_ raw: UnsafeBufferPointer<UInt8>, _ body: (UInt8) -> Void) {
+        var index = 0
+        while index < raw.count {
+            if isIndexDigitRun(raw, at: index) {
+                body(UInt8(ascii: "*"))
+                while index < raw.count, raw[index] >= 48, raw[index] <= 57 { index += 1 }
+            } else {
+                body(raw[index])
+                index += 1
+            }
+        }
+    }
+
+    /// Whether a digit run starts at `index` right after `Index `.
+    private static func isIndexDigitRun(_ raw: UnsafeBufferPointer<UInt8>, at index: Int) -> Bool {
+        guard index >= 6, raw[index] >= 48, raw[index] <= 57, raw[index - 1] == UInt8(ascii: " ") else { return false }
+        return raw[index - 6] == UInt8(ascii: "I") && raw[index - 5] == UInt8(ascii: "n")
+            && raw[index - 4] == UInt8(ascii: "d") && raw[index - 3] == UInt8(ascii: "e")
+            && raw[index - 2] == UInt8(ascii: "x")
     }
 
     /// Whether two samples are the same place and message (pageID aside): the distinctness a rollup keeps.
@@ -69,7 +100,8 @@ public struct RollupSample: Hashable, Comparable, Sendable, Codable {
         return optionalLess(lhs.pageID, rhs.pageID)
     }
 
-    private static func optionalLess(_ lhs: String?, _ rhs: String?) -> Bool {
+    /// Whether `lhs` sorts before `rhs`, absent first, then by UTF-8 bytes.
+    static func optionalLess(_ lhs: String?, _ rhs: String?) -> Bool {
         switch (lhs, rhs) {
         case (nil, nil): return false
         case (nil, _): return true

@@ -24,7 +24,8 @@ import Testing
                     lastSeen: start)))
     }
 
-    static func version(_ id: String, minute: Int64, batches: Int64, app: String = "com.example.shop") -> PartialRollup {
+    static func version(_ id: String, minute: Int64, batches: Int64, app: String = "com.example.shop") -> PartialRollup
+    {
         PartialRollup(
             id: id, collector: "c",
             rollup: .version(
@@ -38,7 +39,10 @@ import Testing
 
     @Test func applyingIsIdempotentByID() throws {
         let store = InMemoryRollupStore()
-        let first = [Self.partial("a/0/0", Self.series("t"), minute: 0, events: 3), Self.partial("a/0/1", Self.series("t"), minute: 0, events: 4)]
+        let first = [
+            Self.partial("a/0/0", Self.series("t"), minute: 0, events: 3),
+            Self.partial("a/0/1", Self.series("t"), minute: 0, events: 4),
+        ]
         #expect(try store.apply(first) == RollupApplyResult(applied: 2, duplicates: 0))
         #expect(try store.apply(first + [first[0]]) == RollupApplyResult(applied: 0, duplicates: 3))
         let rollups = try store.seriesRollups(SeriesQuery(from: Self.at(0), to: Self.at(1)))
@@ -59,21 +63,24 @@ import Testing
         // Within a minute: app, platform, version, build (debug before release), kind, type.
         #expect(all.map(\.events) == [2, 1, 4, 6, 5])
         let release = try store.seriesRollups(
-            SeriesQuery(from: Self.at(0), to: Self.at(3), appID: "com.example.shop", kinds: [.unknownType],
-                        buildConfiguration: .release))
+            SeriesQuery(
+                from: Self.at(0), to: Self.at(3), appID: "com.example.shop", kinds: [.unknownType],
+                buildConfiguration: .release))
         #expect(release.map(\.events) == [2, 1, 3])
         let typed = try store.seriesRollups(SeriesQuery(from: Self.at(0), to: Self.at(3), widgetTypes: ["b"]))
         #expect(typed.map(\.events) == [1])
         let buckets = try store.seriesBuckets(
-            SeriesQuery(from: Self.at(0), to: Self.at(3), appID: "com.example.shop", kinds: [.unknownType],
-                        buildConfiguration: .release), bucketSeconds: 3600)
+            SeriesQuery(
+                from: Self.at(0), to: Self.at(3), appID: "com.example.shop", kinds: [.unknownType],
+                buildConfiguration: .release), bucketSeconds: 3600)
         let hour = MinuteWindow(start: Self.base).bucketStart(bucketSeconds: 3600)
         // The base minute is 09:59, so minute 2 lands in the next hour.
-        #expect(buckets == [
-            SeriesBucket(series: Self.series("a"), bucketStart: hour, events: 2),
-            SeriesBucket(series: Self.series("b"), bucketStart: hour, events: 1),
-            SeriesBucket(series: Self.series("a"), bucketStart: hour + 3600, events: 3),
-        ])
+        #expect(
+            buckets == [
+                SeriesBucket(series: Self.series("a"), bucketStart: hour, events: 2),
+                SeriesBucket(series: Self.series("b"), bucketStart: hour, events: 1),
+                SeriesBucket(series: Self.series("a"), bucketStart: hour + 3600, events: 3),
+            ])
     }
 
     @Test func versionReadsMergeAndBucket() throws {
@@ -99,8 +106,12 @@ import Testing
             Self.partial("4", Self.series("u", kind: .malformedPayload), minute: 0, events: 1),
         ])
         let seen = try store.firstSeen(appID: nil, kind: .unknownType, buildConfiguration: .release)
-        #expect(seen == [TypeFirstSeen(appID: "com.example.shop", widgetType: "t", kind: .unknownType,
-                                       firstSeen: Timestamp(secondsSinceEpoch: Self.base + 121))])
+        #expect(
+            seen == [
+                TypeFirstSeen(
+                    appID: "com.example.shop", widgetType: "t", kind: .unknownType,
+                    firstSeen: Timestamp(secondsSinceEpoch: Self.base + 121))
+            ])
     }
 
     @Test func deploysAndAlertsAreKeptByIdentity() throws {

@@ -29,7 +29,8 @@ import Testing
         installs.insert(installHash: "0123456789abcdef0123456789abcdef")
         let rollup = SeriesRollup(
             series: F.series, window: F.window, events: 3, installs: installs,
-            firstSeen: Timestamp(rfc3339: "2025-11-30T09:59:01Z")!, lastSeen: Timestamp(rfc3339: "2025-11-30T09:59:30.5Z")!,
+            firstSeen: Timestamp(rfc3339: "2025-11-30T09:59:01Z")!,
+            lastSeen: Timestamp(rfc3339: "2025-11-30T09:59:30.5Z")!,
             releases: ["page-api@2026.11.30-2": 3],
             samples: [RollupSample(codingPath: "page.sections.Index 0", message: "m", pageID: "home")])
         let bytes = PartialRollup(id: "c-1/0/0", collector: "c", rollup: .series(rollup)).jsonBytes()

@@ -79,7 +79,8 @@ import Testing
         let at = Timestamp(secondsSinceEpoch: Self.base)
         aggregator.record([], client: Self.client, decodes: 10, installHash: "aa", receivedAt: at)
         aggregator.record([], client: Self.client, decodes: 10, installHash: "bb", receivedAt: at, droppedEvents: 1)
-        aggregator.record([Self.event("t", second: 1)], client: Self.client, decodes: 5, installHash: "aa", receivedAt: at)
+        aggregator.record(
+            [Self.event("t", second: 1)], client: Self.client, decodes: 5, installHash: "aa", receivedAt: at)
         let version = try #require(versionRollups(aggregator.drain()).first)
         #expect(version.batches == 3 && version.cleanBatches == 1 && version.decodes == 25)
         #expect(version.installs.count == 2)
@@ -132,9 +133,11 @@ import Testing
             var installs = HyperLogLog()
             installs.insert(installHash: install)
             let single = SeriesRollup(
-                series: RollupSeries(version: VersionKey(client: Self.client), kind: event.kind, widgetType: event.widgetType),
+                series: RollupSeries(
+                    version: VersionKey(client: Self.client), kind: event.kind, widgetType: event.widgetType),
                 window: MinuteWindow(containing: event.occurredAt), events: Int64(event.count), installs: installs,
-                firstSeen: event.occurredAt, lastSeen: event.occurredAt, releases: [event.backendRelease!: Int64(event.count)],
+                firstSeen: event.occurredAt, lastSeen: event.occurredAt,
+                releases: [event.backendRelease!: Int64(event.count)],
                 samples: [RollupSample(codingPath: event.codingPath, message: event.message, pageID: event.pageID)])
             let key = "\(single.series.widgetType)|\(single.window.start)"
             if expected[key] != nil { expected[key]!.merge(single) } else { expected[key] = single }

@@ -25,7 +25,8 @@ enum RollupFixtures {
         for _ in 0..<Int(random.next() % 4) {
             samples.append(
                 RollupSample(
-                    codingPath: "page.sections.Index \(random.next() % 9).widgets.Index \(random.next() % UInt64(samplePool))",
+                    codingPath:
+                        "page.sections.Index \(random.next() % 9).widgets.Index \(random.next() % UInt64(samplePool))",
                     message: random.next() % 3 == 0 ? nil : "Unknown widget type \(random.next() % 2)",
                     pageID: random.next() % 2 == 0 ? nil : "page-\(random.next() % 3)"))
         }

@@ -128,7 +128,9 @@ import Testing
     }
 
     @Test func windowsAreFlooredMinutes() {
-        #expect(MinuteWindow(containing: Timestamp(secondsSinceEpoch: 1_764_493_199, nanoseconds: 999)).start == 1_764_493_140)
+        #expect(
+            MinuteWindow(containing: Timestamp(secondsSinceEpoch: 1_764_493_199, nanoseconds: 999)).start
+                == 1_764_493_140)
         #expect(MinuteWindow(containing: Timestamp(secondsSinceEpoch: 1_764_493_140)).start == 1_764_493_140)
         #expect(MinuteWindow(containing: Timestamp(secondsSinceEpoch: -1)).start == -60)
         #expect(MinuteWindow(start: 7_200).bucketStart(bucketSeconds: 3_600) == 7_200)
