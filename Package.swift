@@ -43,14 +43,14 @@ let package = Package(
         // The rollup store: one protocol, SQLite and PostgreSQL.
         .target(name: "RollupStore", dependencies: ["Rollups", "CSQLite", "CLibPQ"], swiftSettings: strictSettings),
         // Spikes, ungated types, typos, new types, deploy attribution, alerts.
-        .target(name: "Detector", dependencies: ["Rollups"], swiftSettings: strictSettings),
+        .target(name: "Detector", dependencies: ["Rollups", "FlowmeterModels"], swiftSettings: strictSettings),
         // Consumes flowmeter.rollups.v1 into a store.
         .target(name: "Sink", dependencies: ["Rollups", "RollupStore", "Kafka"], swiftSettings: strictSettings),
 
         // The ingest service.
         .target(
             name: "Collector",
-            dependencies: ["FlowmeterModels", "Kafka", "HTTPServer", "Gzip", "Hashing", "Metrics"],
+            dependencies: ["FlowmeterModels", "Kafka", "HTTPServer", "Gzip", "Hashing", "Metrics", "Rollups"],
             swiftSettings: strictSettings
         ),
 
@@ -60,7 +60,9 @@ let package = Package(
         // Command tree and output formats; the executable only calls into it.
         .target(
             name: "FlowmeterCLI",
-            dependencies: ["FlowmeterModels", "Kafka", "Collector", "Reporter", "Gzip"],
+            dependencies: [
+                "FlowmeterModels", "Kafka", "Collector", "Reporter", "Gzip", "Sink", "RollupStore", "Detector", "Rollups",
+            ],
             swiftSettings: strictSettings
         ),
         .executableTarget(name: "flowmeter", dependencies: ["FlowmeterCLI"], swiftSettings: strictSettings),
@@ -94,7 +96,9 @@ let package = Package(
         .testTarget(name: "RollupsTests", dependencies: ["Rollups", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(
             name: "RollupStoreTests", dependencies: ["RollupStore", "TestSupport"], swiftSettings: strictSettings),
-        .testTarget(name: "DetectorTests", dependencies: ["Detector", "TestSupport"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "DetectorTests", dependencies: ["Detector", "Rollups", "FlowmeterModels", "TestSupport"],
+            swiftSettings: strictSettings),
         .testTarget(name: "SinkTests", dependencies: ["Sink", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(
             name: "CollectorTests",
