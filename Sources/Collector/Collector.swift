@@ -4,6 +4,7 @@ import HTTPServer
 import Hashing
 public import Kafka
 import Metrics
+import Rollups
 import Synchronization
 
 /// The version reported in `flowmeter_build_info`.
@@ -14,10 +15,13 @@ public let collectorVersion = "0.1.0"
 ///
 /// The CLI's `flowmeter serve` and the tests call this same builder. Logs go to `logger` (default: standard error
 /// in the configured format); in embedded mode the first lines name the bootstrap servers.
+///
+/// With a `store`, deploy markers are recorded there too, and in `.none` mode partial rollups go straight into it
+/// (with Kafka they go to the rollups topic, and a sink merges them).
 public func makeCollector(
-    configuration: CollectorConfiguration, logger: CollectorLogger? = nil
+    configuration: CollectorConfiguration, logger: CollectorLogger? = nil, store: (any CollectorStore)? = nil
 ) throws(CollectorError) -> Collector {
-    try Collector(configuration: configuration, logger: logger)
+    try Collector(configuration: configuration, logger: logger, store: store)
 }
 
 /// The ingest service: `POST /v1/diagnostics` into Kafka, with `/metrics`, `/healthz` and `/readyz`.
@@ -38,10 +42,13 @@ public final class Collector: Sendable {
     public let producer: KafkaProducer?
     private let server: HTTPServer
     private let ingest: IngestHandler
+    private let rollups: RollupPublisher?
     private let health: KafkaHealth
     private let isShutDown = Atomic<Bool>(false)
 
-    init(configuration: CollectorConfiguration, logger givenLogger: CollectorLogger?) throws(CollectorError) {
+    init(
+        configuration: CollectorConfiguration, logger givenLogger: CollectorLogger?, store: (any CollectorStore)?
+    ) throws(CollectorError) {
         try Self.validate(configuration)
         self.configuration = configuration
         let logger = givenLogger ?? CollectorLogger(threshold: configuration.logLevel, format: configuration.logFormat)
@@ -106,10 +113,25 @@ public final class Collector: Sendable {
                 ["fix": "set --salt-file or FLOWMETER_SALT"])
         }
 
+        // Rollups go to Kafka when there is one, else into the store; with neither there is nowhere to send them.
+        let rollups: RollupPublisher? =
+            producer == nil && store == nil
+            ? nil
+            : RollupPublisher(
+                aggregator: RollupAggregator(
+                    configuration: .init(
+                        collectorID: configuration.collectorID, maxEntries: configuration.rollupMaxEntries)),
+                producer: producer, store: store, topic: configuration.topics.rollups,
+                interval: configuration.rollupInterval, maxAttempts: configuration.rollupMaxAttempts,
+                maxPending: configuration.rollupMaxPending, metrics: metrics, logger: logger)
+        self.rollups = rollups
         let ingest = IngestHandler(
             configuration: configuration, hasher: InstallIDHasher(salt: salt), producer: producer,
-            metrics: metrics, health: health, logger: logger)
+            aggregator: rollups?.aggregator, metrics: metrics, health: health, logger: logger)
         self.ingest = ingest
+        let deploys = DeployHandler(
+            keys: configuration.keys, producer: producer, store: store, topic: configuration.topics.deploys,
+            metrics: metrics, logger: logger)
 
         var serverConfiguration = HTTPServerConfiguration()
         serverConfiguration.host = configuration.host
@@ -131,6 +153,7 @@ public final class Collector: Sendable {
         let isUp: @Sendable () -> Bool = { kafkaMode == .none || health.isUp }
         var router = HTTPRouter()
         router.add(.post, "/v1/diagnostics") { request, responder in ingest.handle(request, responder) }
+        router.add(.post, "/v1/deploys") { request, responder in deploys.handle(request, responder) }
         router.add(.get, "/healthz") { _, responder in
             responder.respond(.json(status: .ok, #"{"status":"ok"}"#))
         }
@@ -145,7 +168,7 @@ public final class Collector: Sendable {
             }
         }
         router.add(.get, "/metrics") { _, responder in
-            metrics.refresh(producer: producerForMetrics)
+            metrics.refresh(producer: producerForMetrics, aggregator: rollups?.aggregator)
             responder.respond(
                 HTTPResponse(
                     status: .ok, headers: ["Content-Type": MetricsRegistry.contentType],
@@ -155,6 +178,9 @@ public final class Collector: Sendable {
         metrics.registerGauges(
             server: server, producer: producer, isKafkaUp: isUp, version: collectorVersion,
             collectorID: configuration.collectorID)
+        metrics.registry.gauge(
+            "flowmeter_rollup_pending_messages", help: "Partial rollups waiting to be sent again after a failure."
+        ) { Double(rollups?.pendingCount ?? 0) }
     }
 
     /// The TCP port the server listens on once started.
@@ -166,6 +192,7 @@ public final class Collector: Sendable {
     /// Starts listening; returns once connections are accepted.
     public func start() throws(CollectorError) {
         ingest.start()
+        rollups?.start()
         do {
             try server.start()
         } catch {
@@ -198,6 +225,13 @@ public final class Collector: Sendable {
         let drained = await server.drain(timeout: configuration.responseDeadline + .seconds(1))
         ingest.stop()
         server.stop()
+        // Intake has stopped, so this final drain holds every accepted batch; it goes out before the producer stops.
+        rollups?.stop()
+        await flushRollups()
+        if let producer, let rollups, rollups.pendingCount > 0 {
+            _ = await producer.flush(timeout: configuration.shutdownFlushTimeout / 2)
+            await flushRollups()
+        }
         var unflushed = 0
         if let producer {
             unflushed = await producer.shutdown(timeout: configuration.shutdownFlushTimeout)
@@ -207,6 +241,23 @@ public final class Collector: Sendable {
         }
         logger.info("stopped", ["drained": String(drained), "unflushed": String(unflushed)])
     }
+
+    /// Sends the rollups accumulated so far (and any waiting for a retry) now instead of at the next interval;
+    /// returns how many partial rollups were sent. Kafka deliveries complete later.
+    ///
+    /// The flush thread does this every `rollupInterval`; tests and the final shutdown drain call it directly.
+    @discardableResult
+    public func flushRollups() async -> Int {
+        guard let rollups else { return 0 }
+        return await withCheckedContinuation { continuation in
+            let thread = Thread { continuation.resume(returning: rollups.flush()) }
+            thread.name = "rollup-flush-now"
+            thread.start()
+        }
+    }
+
+    /// Partial rollups waiting to be sent again after a failed delivery.
+    public var pendingRollups: Int { rollups?.pendingCount ?? 0 }
 
     private static func describe(_ mode: CollectorConfiguration.KafkaMode) -> String {
         switch mode {

@@ -104,6 +104,15 @@ public struct CollectorConfiguration: Sendable {
     public var kafkaLinger: Duration = .milliseconds(5)
     /// Extra librdkafka producer properties, applied last.
     public var kafkaProperties: [String: String] = [:]
+    /// How often accumulated rollups are flushed to `flowmeter.rollups.v1` (or the store); default 5 s.
+    public var rollupInterval: Duration = .seconds(5)
+    /// Series-minutes plus app-build-minutes the rollup aggregator holds between flushes before overflow; default
+    /// 20,000.
+    public var rollupMaxEntries = 20_000
+    /// Sends of one partial rollup before it is dropped (and counted); default 10.
+    public var rollupMaxAttempts = 10
+    /// Partial rollups kept for a retry at once; more are dropped and counted; default 100,000.
+    public var rollupMaxPending = 100_000
     /// The log threshold; default `.info`.
     public var logLevel: CollectorLogger.Level = .info
     /// The log line format; default `.json`.

@@ -4,6 +4,7 @@ import Gzip
 import HTTPServer
 import Hashing
 import Kafka
+import Rollups
 import Synchronization
 
 /// `POST /v1/diagnostics`: authenticate, rate-limit, check media type, inflate, decode, authorize the app,
@@ -16,6 +17,7 @@ final class IngestHandler: Sendable {
     private let rateLimiter: RateLimiter
     private let hasher: InstallIDHasher
     private let producer: KafkaProducer?
+    private let aggregator: RollupAggregator?
     private let recentBatches: RecentBatchIDs<[UInt8]>
     private let metrics: CollectorMetrics
     private let health: KafkaHealth
@@ -26,9 +28,10 @@ final class IngestHandler: Sendable {
 
     init(
         configuration: CollectorConfiguration, hasher: InstallIDHasher, producer: KafkaProducer?,
-        metrics: CollectorMetrics, health: KafkaHealth, logger: CollectorLogger
+        aggregator: RollupAggregator?, metrics: CollectorMetrics, health: KafkaHealth, logger: CollectorLogger
     ) {
         self.settings = configuration
+        self.aggregator = aggregator
         self.rateLimiter = RateLimiter(defaultLimit: configuration.defaultRateLimit)
         self.hasher = hasher
         self.producer = producer
@@ -162,14 +165,24 @@ final class IngestHandler: Sendable {
             answer: answer, responder: responder, scopedID: scopedID, acceptedByKind: acceptedByKind,
             deadline: .now + settings.responseDeadline)
 
+        let needsHash = producer != nil || aggregator != nil
+        let installHash = needsHash ? batch.client.installID.map { hasher.pseudonym(for: $0) } : nil
+        let rollup = aggregator.map { aggregator in
+            RollupInput(
+                aggregator: aggregator, decodes: batch.decodes, installHash: installHash, receivedAt: receivedAt,
+                clockSkew: batch.sentAt.map { Self.duration(from: $0, to: receivedAt) } ?? .zero,
+                droppedEvents: decoded.dropped.count + normalized.late.count)
+        }
+
         guard let producer, !normalized.accepted.isEmpty else {
             // Nothing to publish (or --kafka none): the batch is as durable as it will get.
-            recordDiagnostics(normalized.accepted.map(\.event), client: batch.client)
+            let events = normalized.accepted.map(\.event)
+            recordDiagnostics(events, client: batch.client)
+            rollup?.record(events, client: batch.client)
             succeed(pending)
             return
         }
 
-        let installHash = batch.client.installID.map { hasher.pseudonym(for: $0) }
         let batchID = batch.id ?? UUID().uuidString
         let collector = settings.collectorID
         let topic = settings.topics.events
@@ -183,7 +196,10 @@ final class IngestHandler: Sendable {
                 capacity: expected,
                 completion: { [self] outcome in
                     let isDurable = outcome.enqueued == expected && outcome.isFullyPersisted
-                    if isDurable { recordDiagnostics(events, client: client) }
+                    if isDurable {
+                        recordDiagnostics(events, client: client)
+                        rollup?.record(events, client: client)
+                    }
                     if isEnqueueAck {
                         if !isDurable {
                             logger.warning(
@@ -268,6 +284,28 @@ final class IngestHandler: Sendable {
         for (labels, count) in series {
             metrics.diagnosticEvents.labels(labels).increment(by: count)
         }
+    }
+
+    /// What a durable batch adds to the rollups besides its events, captured before the publish.
+    private struct RollupInput: Sendable {
+        let aggregator: RollupAggregator
+        let decodes: Int?
+        let installHash: String?
+        let receivedAt: Timestamp
+        let clockSkew: Duration
+        let droppedEvents: Int
+
+        func record(_ events: [DiagnosticEvent], client: ClientInfo) {
+            aggregator.record(
+                events, client: client, decodes: decodes, installHash: installHash, receivedAt: receivedAt,
+                clockSkew: clockSkew, droppedEvents: droppedEvents)
+        }
+    }
+
+    /// `end - start` as a duration (the device clock's skew when `start` is the batch's `sentAt`).
+    private static func duration(from start: Timestamp, to end: Timestamp) -> Duration {
+        .seconds(end.secondsSinceEpoch &- start.secondsSinceEpoch)
+            + .nanoseconds(Int64(end.nanoseconds) - Int64(start.nanoseconds))
     }
 
     private func inflate(_ body: [UInt8], encoding: String?) throws(IngestRejection) -> [UInt8] {

@@ -2,6 +2,7 @@ import FlowmeterModels
 import HTTPServer
 import Kafka
 public import Metrics
+import Rollups
 import Synchronization
 
 /// The collector's Prometheus metrics, registered once; docs/metrics.md lists every family exactly.
@@ -25,7 +26,39 @@ public final class CollectorMetrics: Sendable {
     let delivered: Counter
     let deliveryErrors: CounterFamily
     let rebuilds: Counter
+    let rollupFlushes: Counter
+    let rollupMessages: CounterFamily
+    let rollupDeliveryErrors: Counter
+    let rollupOverflow: Counter
+    let deployMarkers: CounterFamily
+    let sinkApplied: Counter
+    let sinkDuplicates: Counter
+    let sinkBadMessages: Counter
+    let sinkDeploys: Counter
     private let rebuildsSeen = Atomic<UInt64>(0)
+    private let overflowSeen = Atomic<UInt64>(0)
+    private let sinkSeen = Mutex<SinkCounters>(SinkCounters())
+    private let sinkSource = Mutex<(@Sendable () -> SinkCounters)?>(nil)
+
+    /// Running totals of an in-process rollup sink (`flowmeter serve --store`), exported as `flowmeter_sink_*`.
+    public struct SinkCounters: Sendable, Hashable {
+        /// Partial rollups merged into the store.
+        public var applied: UInt64 = 0
+        /// Partial rollups skipped because their id was applied before.
+        public var duplicates: UInt64 = 0
+        /// Messages that were not valid partial rollups or deploy markers, skipped.
+        public var badMessages: UInt64 = 0
+        /// Deploy markers stored from `flowmeter.deploys.v1`.
+        public var deploys: UInt64 = 0
+
+        /// Totals of zero, or the given ones.
+        public init(applied: UInt64 = 0, duplicates: UInt64 = 0, badMessages: UInt64 = 0, deploys: UInt64 = 0) {
+            self.applied = applied
+            self.duplicates = duplicates
+            self.badMessages = badMessages
+            self.deploys = deploys
+        }
+    }
 
     /// App IDs in labels: the first 200 seen.
     let appLimiter = LabelLimiter(maxValuesPerKind: 200, maxKinds: 1)
@@ -80,6 +113,42 @@ public final class CollectorMetrics: Sendable {
             "flowmeter_kafka_producer_rebuilds_total",
             help: "Times a fatal librdkafka error made the producer replace its handle."
         ).labels()
+        rollupFlushes = registry.counter(
+            "flowmeter_rollup_flushes_total", help: "Rollup flushes that had partial rollups to send."
+        ).labels()
+        rollupMessages = registry.counter(
+            "flowmeter_rollup_messages_total",
+            help: "Partial rollups by outcome: delivered to Kafka, stored directly, or dropped after the retry bound.",
+            labelNames: ["outcome"])
+        rollupDeliveryErrors = registry.counter(
+            "flowmeter_rollup_delivery_errors_total",
+            help: "Partial-rollup sends that failed (each is retried with the same id, within the bound)."
+        ).labels()
+        rollupOverflow = registry.counter(
+            "flowmeter_rollup_aggregator_overflow_events_total",
+            help: "Events the rollup aggregator could not hold between flushes (every shard full), counted nowhere else."
+        ).labels()
+        deployMarkers = registry.counter(
+            "flowmeter_deploy_markers_total", help: "POST /v1/deploys requests by outcome.", labelNames: ["outcome"])
+        sinkApplied = registry.counter(
+            "flowmeter_sink_applied_total", help: "Partial rollups the in-process sink merged into the store."
+        ).labels()
+        sinkDuplicates = registry.counter(
+            "flowmeter_sink_duplicates_total",
+            help: "Partial rollups the in-process sink skipped because their id was applied before."
+        ).labels()
+        sinkBadMessages = registry.counter(
+            "flowmeter_sink_bad_messages_total",
+            help: "Messages the in-process sink could not decode, counted and skipped."
+        ).labels()
+        sinkDeploys = registry.counter(
+            "flowmeter_sink_deploys_total", help: "Deploy markers the in-process sink stored from the deploys topic."
+        ).labels()
+    }
+
+    /// Exports the totals `read` returns (an in-process sink's) as the `flowmeter_sink_*` counters at each scrape.
+    public func attachSink(_ read: @escaping @Sendable () -> SinkCounters) {
+        sinkSource.withLock { $0 = read }
     }
 
     /// Registers the gauges read at scrape time from the server, the producer and readiness.
@@ -109,7 +178,25 @@ public final class CollectorMetrics: Sendable {
     }
 
     /// Brings counters that the producer keeps itself up to date; call before rendering.
-    func refresh(producer: KafkaProducer?) {
+    func refresh(producer: KafkaProducer?, aggregator: RollupAggregator?) {
+        if let aggregator {
+            let total = UInt64(max(0, aggregator.droppedEvents))
+            let seen = overflowSeen.exchange(total, ordering: .relaxed)
+            if total > seen { rollupOverflow.increment(by: total - seen) }
+        }
+        if let read = sinkSource.withLock({ $0 }) {
+            let now = read()
+            let before = sinkSeen.withLock { seen in
+                defer { seen = now }
+                return seen
+            }
+            if now.applied > before.applied { sinkApplied.increment(by: now.applied - before.applied) }
+            if now.duplicates > before.duplicates { sinkDuplicates.increment(by: now.duplicates - before.duplicates) }
+            if now.badMessages > before.badMessages {
+                sinkBadMessages.increment(by: now.badMessages - before.badMessages)
+            }
+            if now.deploys > before.deploys { sinkDeploys.increment(by: now.deploys - before.deploys) }
+        }
         guard let producer else { return }
         let total = producer.counters.rebuilds
         let seen = rebuildsSeen.exchange(total, ordering: .relaxed)

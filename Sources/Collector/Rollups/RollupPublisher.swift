@@ -1,0 +1,173 @@
+import FlowmeterModels
+import Foundation
+import Kafka
+import Rollups
+import Synchronization
+
+/// Drains the rollup aggregator every interval and sends the deltas to `flowmeter.rollups.v1` (or, in `--kafka none`
+/// mode with a store, straight into the store), retrying failures with the same message ids.
+///
+/// Ingest threads only call `aggregator.record`; everything here runs on the `rollup-flush` thread (or the caller of
+/// `flush()`), so a slow or failing Kafka never blocks ingest. A failed message is kept and sent again at the next
+/// flush, at most `maxAttempts` times and at most `maxPending` messages at once; beyond either bound it is dropped and
+/// counted. Same ids on every attempt make a retry that duplicates a message harmless (the sink applies an id once).
+final class RollupPublisher: Sendable {
+    /// The aggregator ingest records into.
+    let aggregator: RollupAggregator
+    private let producer: KafkaProducer?
+    private let store: (any CollectorStore)?
+    private let topic: String
+    private let headers: [KafkaHeader]
+    private let interval: Duration
+    private let maxAttempts: Int
+    private let maxPending: Int
+    private let metrics: CollectorMetrics
+    private let logger: CollectorLogger
+    private let retries = Mutex<[Attempt]>([])
+    // One flush at a time: the timer, a test's explicit flush and the final drain never interleave.
+    private let flushing = Mutex<Void>(())
+    private let wake = DispatchSemaphore(value: 0)
+    private let isStopped = Atomic<Bool>(false)
+    private let isStarted = Atomic<Bool>(false)
+    private let threadDone = DispatchSemaphore(value: 0)
+
+    /// A partial rollup with the number of times it was sent without success.
+    struct Attempt: Sendable {
+        var partial: PartialRollup
+        var failures: Int
+    }
+
+    init(
+        aggregator: RollupAggregator, producer: KafkaProducer?, store: (any CollectorStore)?, topic: String,
+        interval: Duration, maxAttempts: Int, maxPending: Int, metrics: CollectorMetrics, logger: CollectorLogger
+    ) {
+        self.aggregator = aggregator
+        self.producer = producer
+        self.store = store
+        self.topic = topic
+        self.headers = [
+            KafkaHeader(name: "content-type", value: "application/json"), KafkaHeader(name: "schema", value: topic),
+        ]
+        self.interval = interval
+        self.maxAttempts = max(1, maxAttempts)
+        self.maxPending = max(1, maxPending)
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    /// Messages waiting for another attempt.
+    var pendingCount: Int { retries.withLock { $0.count } }
+
+    /// Starts the flush thread.
+    func start() {
+        let started = Thread { [self] in
+            while !isStopped.load(ordering: .acquiring) {
+                let milliseconds = max(1, Int((interval / .milliseconds(1)).rounded()))
+                _ = wake.wait(timeout: .now() + .milliseconds(milliseconds))
+                if isStopped.load(ordering: .acquiring) { break }
+                flush()
+            }
+            threadDone.signal()
+        }
+        started.name = "rollup-flush"
+        isStarted.store(true, ordering: .releasing)
+        started.start()
+    }
+
+    /// Stops the flush thread (without a final flush; call `flush()` after intake stopped).
+    func stop() {
+        guard !isStopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        guard isStarted.load(ordering: .acquiring) else { return }
+        wake.signal()
+        _ = threadDone.wait(timeout: .now() + .seconds(30))
+    }
+
+    /// Drains the aggregator and sends the delta plus every message waiting for a retry; returns how many messages
+    /// were sent (to Kafka: enqueued; to a store: applied or skipped as duplicates).
+    ///
+    /// Blocks on the store in store mode; never blocks on Kafka (deliveries are reported later).
+    @discardableResult
+    func flush() -> Int {
+        flushing.withLock { _ in
+            let fresh = aggregator.drain()
+            let retried = retries.withLock { taken -> [Attempt] in
+                defer { taken.removeAll() }
+                return taken
+            }
+            let attempts = retried + fresh.map { Attempt(partial: $0, failures: 0) }
+            guard !attempts.isEmpty else { return 0 }
+            metrics.rollupFlushes.increment()
+            if let producer {
+                return send(attempts, producer: producer)
+            } else if let store {
+                return apply(attempts, store: store)
+            }
+            return 0
+        }
+    }
+
+    private func send(_ attempts: [Attempt], producer: KafkaProducer) -> Int {
+        var enqueued = 0
+        do {
+            try producer.enqueueBatch(
+                capacity: attempts.count,
+                completion: { [self] outcome in
+                    let delivered = outcome.persisted
+                    if delivered > 0 { metrics.rollupMessages.labels("delivered").increment(by: UInt64(delivered)) }
+                    guard !outcome.failures.isEmpty else { return }
+                    metrics.rollupDeliveryErrors.increment(by: UInt64(outcome.failures.count))
+                    retry(outcome.failures.map { attempts[$0.index] }, error: outcome.failures.first?.error)
+                }
+            ) { writer in
+                for attempt in attempts {
+                    try writer.append(
+                        topic: topic, key: attempt.partial.kafkaKey, value: attempt.partial.jsonBytes(),
+                        headers: headers)
+                    enqueued += 1
+                }
+            }
+        } catch {
+            // The messages before the failed append are enqueued and reported to the completion; keep the rest.
+            metrics.rollupDeliveryErrors.increment(by: UInt64(attempts.count - enqueued))
+            retry(Array(attempts[enqueued...]), error: error)
+        }
+        return enqueued
+    }
+
+    private func apply(_ attempts: [Attempt], store: any CollectorStore) -> Int {
+        do {
+            let result = try store.apply(attempts.map(\.partial))
+            metrics.rollupMessages.labels("stored").increment(by: UInt64(result.applied + result.duplicates))
+            return attempts.count
+        } catch {
+            metrics.rollupDeliveryErrors.increment(by: UInt64(attempts.count))
+            retry(attempts, error: error)
+            return 0
+        }
+    }
+
+    /// Keeps failed messages for the next flush, within the bounds; drops and counts the rest.
+    private func retry(_ failed: [Attempt], error: (any Error)?) {
+        var dropped = 0
+        retries.withLock { waiting in
+            for var attempt in failed {
+                attempt.failures += 1
+                if attempt.failures >= maxAttempts || waiting.count >= maxPending {
+                    dropped += 1
+                } else {
+                    waiting.append(attempt)
+                }
+            }
+        }
+        if dropped > 0 {
+            metrics.rollupMessages.labels("dropped").increment(by: UInt64(dropped))
+            logger.error(
+                "rollup messages dropped after failed deliveries",
+                ["count": String(dropped), "error": error.map { String(describing: $0) } ?? "unknown"])
+        } else {
+            logger.warning(
+                "rollup delivery failed; retrying at the next flush",
+                ["count": String(failed.count), "error": error.map { String(describing: $0) } ?? "unknown"])
+        }
+    }
+}

@@ -1,0 +1,204 @@
+import Foundation
+import Kafka
+public import RollupStore
+import Rollups
+import Synchronization
+
+/// Consumes `flowmeter.rollups.v1` (and `flowmeter.deploys.v1`) as a consumer group and merges it into a store.
+///
+/// Each poll batch is decoded (a message that is not a valid partial rollup or deploy marker is counted and skipped,
+/// never retried), applied in ONE `RollupStore.apply` call, and only then are its offsets committed. The store
+/// skips ids it applied before, so a sink killed between the store transaction and the commit replays the batch
+/// harmlessly when it (or another member of the group) starts again.
+///
+/// Blocking throughout: `run()` loops on the calling thread until `stop()`; `start()` runs that loop on a thread of
+/// its own (`rollup-sink`). A store error retries the same batch with backoff, without polling further.
+public final class RollupSink: Sendable {
+    /// How serious a log line is.
+    public enum LogLevel: String, Sendable {
+        /// Something worth knowing, such as a store that came back.
+        case info
+        /// Skipped data or a retry.
+        case warning
+        /// A failure that needs attention.
+        case error
+    }
+
+    /// Receives the sink's log lines: level, message and fields. Called from the sink's thread.
+    public typealias Log = @Sendable (LogLevel, String, [String: String]) -> Void
+
+    /// The configuration it was made with.
+    public let configuration: RollupSinkConfiguration
+    private let store: any RollupStore
+    private let consumer: KafkaConsumer
+    private let log: Log
+    private let state = Mutex<RollupSinkCounters>(RollupSinkCounters())
+    private let isStopping = Atomic<Bool>(false)
+    private let isRunning = Atomic<Bool>(false)
+    private let stopped = DispatchSemaphore(value: 0)
+
+    /// Makes the consumer and subscribes to the topics; reads nothing until `run()` or `pollOnce()`.
+    public init(
+        configuration: RollupSinkConfiguration, store: any RollupStore, log: @escaping Log = { _, _, _ in }
+    ) throws(SinkError) {
+        self.configuration = configuration
+        self.store = store
+        self.log = log
+        var consumerConfiguration = KafkaConsumerConfiguration(
+            bootstrapServers: configuration.bootstrapServers, groupID: configuration.groupID)
+        consumerConfiguration.clientID = "flowmeter-sink"
+        consumerConfiguration.offsetReset = .earliest
+        consumerConfiguration.isAutoCommitEnabled = false
+        consumerConfiguration.sessionTimeout = configuration.sessionTimeout
+        consumerConfiguration.additionalProperties = configuration.consumerProperties
+        do {
+            consumer = try KafkaConsumer(configuration: consumerConfiguration)
+            try consumer.subscribe(topics: [configuration.rollupsTopic] + [configuration.deploysTopic].compactMap { $0 })
+        } catch {
+            throw SinkError(.consumerFailed, "could not make the rollups consumer: \(error)")
+        }
+    }
+
+    deinit {
+        consumer.close()
+    }
+
+    /// The totals so far.
+    public var counters: RollupSinkCounters {
+        state.withLock { $0 }
+    }
+
+    /// Polls, applies and commits until `stop()`; then leaves the group. Throws only for permanent Kafka errors.
+    public func run() throws(SinkError) {
+        defer {
+            consumer.close()
+            isRunning.store(false, ordering: .releasing)
+            stopped.signal()
+        }
+        isRunning.store(true, ordering: .releasing)
+        while !isStopping.load(ordering: .acquiring) {
+            _ = try pollOnce()
+        }
+    }
+
+    /// Runs `run()` on a thread of its own; errors are logged.
+    public func start() {
+        let thread = Thread { [self] in
+            do {
+                try run()
+            } catch {
+                log(.error, "rollup sink stopped", ["error": String(describing: error)])
+            }
+        }
+        thread.name = "rollup-sink"
+        isRunning.store(true, ordering: .releasing)
+        thread.start()
+    }
+
+    /// Asks the loop to stop after the current poll (at most `pollTimeout`, or a store retry's pause) and, when it
+    /// runs, waits up to `timeout` for it to leave the group. Idempotent.
+    public func stop(timeout: Duration = .seconds(30)) {
+        guard !isStopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        if isRunning.load(ordering: .acquiring) {
+            _ = stopped.wait(timeout: .now() + .milliseconds(Int((timeout / .milliseconds(1)).rounded())))
+        } else {
+            consumer.close()
+        }
+    }
+
+    /// One step of the loop: polls up to `maxBatch` messages, applies them in one store call, then commits the
+    /// offsets when `commit` is true. Returns the messages polled.
+    ///
+    /// `commit: false` leaves the offsets where they were, as a sink killed right after the store transaction would;
+    /// tests use it to show that the replay does not count twice.
+    @discardableResult
+    public func pollOnce(commit: Bool = true) throws(SinkError) -> Int {
+        let messages: [KafkaConsumerMessage]
+        do {
+            messages = try consumer.poll(maxMessages: configuration.maxBatch, timeout: configuration.pollTimeout)
+        } catch {
+            if isStopping.load(ordering: .acquiring) { return 0 }
+            throw SinkError(.kafkaFailed, "polling failed: \(error)")
+        }
+        guard !messages.isEmpty else { return 0 }
+        let batch = decode(messages)
+        guard applyWithRetry(batch) else { return messages.count }
+        if commit {
+            do {
+                try consumer.commit()
+                state.withLock { $0.commits += 1 }
+            } catch {
+                // The next commit covers these offsets too; a crash before it replays them harmlessly.
+                state.withLock { $0.errors += 1 }
+                log(.warning, "offset commit failed", ["error": String(describing: error)])
+            }
+        }
+        return messages.count
+    }
+
+    /// What one poll batch carries once decoded.
+    private struct Batch {
+        var partials: [PartialRollup] = []
+        var deploys: [DeployMarker] = []
+        var newest: Date?
+    }
+
+    private func decode(_ messages: [KafkaConsumerMessage]) -> Batch {
+        var batch = Batch()
+        var bad = 0
+        for message in messages {
+            if let timestamp = message.timestamp, batch.newest.map({ timestamp > $0 }) ?? true {
+                batch.newest = timestamp
+            }
+            do {
+                if message.topic == configuration.rollupsTopic {
+                    batch.partials.append(try PartialRollup(jsonBytes: message.value))
+                } else {
+                    batch.deploys.append(try DeployMarker(jsonBytes: message.value))
+                }
+            } catch {
+                bad += 1
+                log(
+                    .warning, "skipped a bad message",
+                    ["topic": message.topic, "partition": String(message.partition), "offset": String(message.offset),
+                     "error": error.message])
+            }
+        }
+        if bad > 0 { state.withLock { $0.badMessages += bad } }
+        return batch
+    }
+
+    /// Applies a batch, retrying store errors with backoff until it succeeds or the sink stops; false when stopped
+    /// before the batch was applied (its offsets must not be committed).
+    private func applyWithRetry(_ batch: Batch) -> Bool {
+        var delay = configuration.retryDelay
+        while true {
+            do {
+                try apply(batch)
+                return true
+            } catch {
+                state.withLock { $0.errors += 1 }
+                log(.error, "store apply failed; retrying the batch", ["error": String(describing: error)])
+            }
+            if isStopping.load(ordering: .acquiring) { return false }
+            Thread.sleep(forTimeInterval: delay / .seconds(1))
+            delay = min(delay * 2, .seconds(30))
+            if isStopping.load(ordering: .acquiring) { return false }
+        }
+    }
+
+    private func apply(_ batch: Batch) throws {
+        let result = batch.partials.isEmpty ? RollupApplyResult(applied: 0, duplicates: 0) : try store.apply(batch.partials)
+        for deploy in batch.deploys {
+            try store.recordDeploy(deploy)
+        }
+        let lag = batch.newest.map { max(0, Date().timeIntervalSince($0)) }
+        state.withLock { counters in
+            counters.applied += result.applied
+            counters.duplicates += result.duplicates
+            counters.deploys += batch.deploys.count
+            counters.batches += 1
+            if let lag { counters.lagSeconds = lag }
+        }
+    }
+}

@@ -1,0 +1,22 @@
+/// Running totals of a ``RollupSink`` since it was made.
+public struct RollupSinkCounters: Sendable, Hashable {
+    /// Partial rollups merged into the store.
+    public var applied: Int = 0
+    /// Partial rollups skipped because their id was applied before (replays, duplicated deliveries).
+    public var duplicates: Int = 0
+    /// Messages that were not a valid partial rollup or deploy marker; counted and skipped.
+    public var badMessages: Int = 0
+    /// Deploy markers stored from the deploys topic.
+    public var deploys: Int = 0
+    /// Poll batches applied to the store.
+    public var batches: Int = 0
+    /// Offset commits that succeeded.
+    public var commits: Int = 0
+    /// Store or commit attempts that failed (each failed batch is applied again before its offsets are committed).
+    public var errors: Int = 0
+    /// Seconds between the newest applied message's Kafka timestamp and when it was applied: a cheap lag figure.
+    public var lagSeconds: Double = 0
+
+    /// Zero totals.
+    public init() {}
+}

@@ -1,1 +1,0 @@
-// Sink: placeholder until its first real file lands.
