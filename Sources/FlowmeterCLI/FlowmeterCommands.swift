@@ -8,7 +8,7 @@ public enum FlowmeterCommands {
         Command(
             name: "flowmeter",
             abstract: "Collects Flow-UI decode diagnostics, publishes them to Kafka, and finds what backends forgot to gate.",
-            subcommands: [DemoCommand.command, ServeCommand.command]
+            subcommands: [DemoCommand.command, ServeCommand.command, SinkCommand.command, DeploysCommand.command, WatchCommand.command]
         )
     }
 

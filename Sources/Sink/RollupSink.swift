@@ -35,6 +35,7 @@ public final class RollupSink: Sendable {
     private let state = Mutex<RollupSinkCounters>(RollupSinkCounters())
     private let isStopping = Atomic<Bool>(false)
     private let isRunning = Atomic<Bool>(false)
+    private let drainDeadline = Mutex<ContinuousClock.Instant?>(nil)
     private let stopped = DispatchSemaphore(value: 0)
 
     /// Makes the consumer and subscribes to the topics; reads nothing until `run()` or `pollOnce()`.
@@ -79,6 +80,10 @@ public final class RollupSink: Sendable {
         while !isStopping.load(ordering: .acquiring) {
             _ = try pollOnce()
         }
+        // Asked to drain: keep applying until a poll comes back empty (caught up) or the deadline passes.
+        while let deadline = drainDeadline.withLock({ $0 }), ContinuousClock.now < deadline {
+            if try pollOnce(draining: true) == 0 { break }
+        }
     }
 
     /// Runs `run()` on a thread of its own; errors are logged.
@@ -97,10 +102,15 @@ public final class RollupSink: Sendable {
 
     /// Asks the loop to stop after the current poll (at most `pollTimeout`, or a store retry's pause) and, when it
     /// runs, waits up to `timeout` for it to leave the group. Idempotent.
-    public func stop(timeout: Duration = .seconds(30)) {
+    ///
+    /// - Parameter draining: keep consuming for up to this long until a poll finds nothing new, so that what a
+    ///   collector in the same process flushed at its shutdown reaches the store.
+    public func stop(draining: Duration = .zero, timeout: Duration = .seconds(30)) {
+        if draining > .zero { drainDeadline.withLock { $0 = .now + draining } }
         guard !isStopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
         if isRunning.load(ordering: .acquiring) {
-            _ = stopped.wait(timeout: .now() + .milliseconds(Int((timeout / .milliseconds(1)).rounded())))
+            let bound = max(timeout, draining + .seconds(5))
+            _ = stopped.wait(timeout: .now() + .milliseconds(Int((bound / .milliseconds(1)).rounded())))
         } else {
             consumer.close()
         }
@@ -113,16 +123,20 @@ public final class RollupSink: Sendable {
     /// tests use it to show that the replay does not count twice.
     @discardableResult
     public func pollOnce(commit: Bool = true) throws(SinkError) -> Int {
+        try pollOnce(commit: commit, draining: false)
+    }
+
+    private func pollOnce(commit: Bool = true, draining: Bool) throws(SinkError) -> Int {
         let messages: [KafkaConsumerMessage]
         do {
             messages = try consumer.poll(maxMessages: configuration.maxBatch, timeout: configuration.pollTimeout)
         } catch {
-            if isStopping.load(ordering: .acquiring) { return 0 }
+            if isStopping.load(ordering: .acquiring) && !draining { return 0 }
             throw SinkError(.kafkaFailed, "polling failed: \(error)")
         }
         guard !messages.isEmpty else { return 0 }
         let batch = decode(messages)
-        guard applyWithRetry(batch) else { return messages.count }
+        guard applyWithRetry(batch, draining: draining) else { return messages.count }
         if commit {
             do {
                 try consumer.commit()
@@ -170,7 +184,7 @@ public final class RollupSink: Sendable {
 
     /// Applies a batch, retrying store errors with backoff until it succeeds or the sink stops; false when stopped
     /// before the batch was applied (its offsets must not be committed).
-    private func applyWithRetry(_ batch: Batch) -> Bool {
+    private func applyWithRetry(_ batch: Batch, draining: Bool) -> Bool {
         var delay = configuration.retryDelay
         while true {
             do {
@@ -180,10 +194,11 @@ public final class RollupSink: Sendable {
                 state.withLock { $0.errors += 1 }
                 log(.error, "store apply failed; retrying the batch", ["error": String(describing: error)])
             }
-            if isStopping.load(ordering: .acquiring) { return false }
+            if isStopping.load(ordering: .acquiring) && !draining { return false }
+            if draining, let deadline = drainDeadline.withLock({ $0 }), ContinuousClock.now >= deadline { return false }
             Thread.sleep(forTimeInterval: delay / .seconds(1))
             delay = min(delay * 2, .seconds(30))
-            if isStopping.load(ordering: .acquiring) { return false }
+            if isStopping.load(ordering: .acquiring) && !draining { return false }
         }
     }
 

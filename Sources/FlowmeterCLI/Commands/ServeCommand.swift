@@ -1,5 +1,8 @@
 import Collector
 import Foundation
+import RollupStore
+import Rollups
+import Sink
 
 /// `flowmeter serve`: the collector of CONTRACT §1, §3–§5; this file only maps options onto
 /// `CollectorConfiguration` and hands over to `makeCollector(configuration:)`.
@@ -14,7 +17,10 @@ enum ServeCommand {
                 the producer (bounded by --shutdown-timeout) and exits 0. Logs go to standard error, one line each.
                 Every option also reads FLOWMETER_<OPTION> (e.g. FLOWMETER_LISTEN) and the JSON file of --config.
                 The install-ID salt is read from --salt-file, or as hex from FLOWMETER_SALT.
-                See docs/collector.md and docs/metrics.md.
+                With --store, deploy markers are recorded there, and the rollup sink runs in this process (with
+                --kafka none, rollups go straight into the store). The query commands read ./flowmeter.sqlite
+                unless --store or FLOWMETER_STORE names another store.
+                See docs/collector.md, docs/sink.md and docs/metrics.md.
                 """,
             options: [
                 .value("config", "FILE", help: "JSON object of option names to values, read before the defaults."),
@@ -42,6 +48,9 @@ enum ServeCommand {
                 .value("alerts-topic", "NAME", help: "Topic of alerts.", default: "flowmeter.alerts.v1"),
                 .value("deploys-topic", "NAME", help: "Topic of deploy markers.", default: "flowmeter.deploys.v1"),
                 .value("kafka-linger", "DURATION", help: "Producer linger.ms.", default: "5ms"),
+                .value("store", "PATH|URL", help: "Rollup store (SQLite path or postgres://…); runs the sink here."),
+                .value("sink-group", "NAME", help: "Consumer group of the in-process sink.", default: "flowmeter-sink"),
+                .value("rollup-interval", "DURATION", help: "How often rollups are flushed.", default: "5s"),
                 .value("shutdown-timeout", "DURATION", help: "Bound on flushing Kafka at exit.", default: "30s"),
                 .value("metrics-type-cap", "N", help: "Widget types per app and kind in metrics.", default: "50"),
                 .value("log-level", "LEVEL", help: "debug | info | warning | error.", default: "info"),
@@ -53,14 +62,58 @@ enum ServeCommand {
 
     private static func run(_ arguments: ParsedArguments) async throws -> Int32 {
         let configuration = try configuration(from: arguments)
+        let logger = CollectorLogger(threshold: configuration.logLevel, format: configuration.logFormat)
+        var store: (any RollupStore)?
+        if let url = arguments.value("store"), !url.isEmpty {
+            do {
+                store = try openRollupStore(url: url)
+            } catch {
+                logger.error("serve failed: cannot open the store", ["store": url, "error": String(describing: error)])
+                return 1
+            }
+        }
         do {
-            let collector = try makeCollector(configuration: configuration)
+            let collector = try makeCollector(
+                configuration: configuration, logger: logger, store: store.map { StoreWriter(store: $0) })
+            var sink: RollupSink?
+            if let store, !collector.bootstrapServers.isEmpty {
+                var sinkConfiguration = RollupSinkConfiguration(bootstrapServers: collector.bootstrapServers)
+                sinkConfiguration.groupID = try arguments.required("sink-group")
+                sinkConfiguration.rollupsTopic = configuration.topics.rollups
+                sinkConfiguration.deploysTopic = configuration.topics.deploys
+                let started = try RollupSink(
+                    configuration: sinkConfiguration, store: store, log: SinkCommand.log(to: logger))
+                collector.metrics.attachSink {
+                    let counters = started.counters
+                    return CollectorMetrics.SinkCounters(
+                        applied: UInt64(counters.applied), duplicates: UInt64(counters.duplicates),
+                        badMessages: UInt64(counters.badMessages), deploys: UInt64(counters.deploys))
+                }
+                started.start()
+                sink = started
+            }
             try await collector.run()
+            if let sink {
+                // The collector's final drain is in Kafka now; let the sink take it into the store before leaving.
+                await SinkCommand.onThread { sink.stop(draining: .seconds(10)) }
+                logger.info(
+                    "sink stopped",
+                    ["applied": String(sink.counters.applied), "duplicates": String(sink.counters.duplicates),
+                     "bad_messages": String(sink.counters.badMessages)])
+            }
             return 0
-        } catch {
-            CollectorLogger(threshold: .error, format: configuration.logFormat).error("serve failed", ["error": error.description])
+        } catch let error as CollectorError {
+            logger.error("serve failed", ["error": error.description])
             return 1
         }
+    }
+
+    /// Lets the collector write rollups and deploy markers into a `RollupStore`.
+    struct StoreWriter: CollectorStore {
+        let store: any RollupStore
+
+        func apply(_ partials: [PartialRollup]) throws -> RollupApplyResult { try store.apply(partials) }
+        func recordDeploy(_ deploy: DeployMarker) throws { try store.recordDeploy(deploy) }
     }
 
     /// Maps the parsed options onto a collector configuration; usage errors name the option.
@@ -101,6 +154,9 @@ enum ServeCommand {
         configuration.requestDeadline = try arguments.parsed("request-deadline", as: duration, parseDuration) ?? .seconds(10)
         configuration.kafkaLinger = try arguments.parsed("kafka-linger", as: duration, parseDuration) ?? .milliseconds(5)
         configuration.shutdownFlushTimeout = try arguments.parsed("shutdown-timeout", as: duration, parseDuration) ?? .seconds(30)
+        configuration.rollupInterval = try arguments.parsed("rollup-interval", as: "a positive duration") {
+            parseDuration($0).flatMap { $0 > .zero ? $0 : nil }
+        } ?? .seconds(5)
         configuration.connectionLimit = try positive(arguments, "connection-limit") ?? 1024
         configuration.perIPConnectionLimit = try positive(arguments, "per-ip-connection-limit") ?? 256
         if arguments.isSet("threads") { configuration.threads = try positive(arguments, "threads") ?? 1 }
