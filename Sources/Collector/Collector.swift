@@ -256,6 +256,9 @@ public final class Collector: Sendable {
         }
     }
 
+    /// Partial rollups sent since the start (enqueued to Kafka or applied to the store), retries included.
+    public var sentRollups: Int { rollups?.sentCount ?? 0 }
+
     /// Partial rollups waiting to be sent again after a failed delivery.
     public var pendingRollups: Int { rollups?.pendingCount ?? 0 }
 

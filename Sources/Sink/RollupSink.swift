@@ -36,6 +36,7 @@ public final class RollupSink: Sendable {
     private let isStopping = Atomic<Bool>(false)
     private let isRunning = Atomic<Bool>(false)
     private let drainDeadline = Mutex<ContinuousClock.Instant?>(nil)
+    private let hasConsumed = Atomic<Bool>(false)
     private let stopped = DispatchSemaphore(value: 0)
 
     /// Makes the consumer and subscribes to the topics; reads nothing until `run()` or `pollOnce()`.
@@ -80,9 +81,11 @@ public final class RollupSink: Sendable {
         while !isStopping.load(ordering: .acquiring) {
             _ = try pollOnce()
         }
-        // Asked to drain: keep applying until a poll comes back empty (caught up) or the deadline passes.
+        // Asked to drain: keep applying until a poll comes back empty (caught up) or the deadline passes. An empty
+        // poll before the first message may only mean the group has not assigned partitions yet, so it does not end
+        // the drain.
         while let deadline = drainDeadline.withLock({ $0 }), ContinuousClock.now < deadline {
-            if try pollOnce(draining: true) == 0 { break }
+            if try pollOnce(draining: true) == 0 && hasConsumed.load(ordering: .relaxed) { break }
         }
     }
 
@@ -103,8 +106,9 @@ public final class RollupSink: Sendable {
     /// Asks the loop to stop after the current poll (at most `pollTimeout`, or a store retry's pause) and, when it
     /// runs, waits up to `timeout` for it to leave the group. Idempotent.
     ///
-    /// - Parameter draining: keep consuming for up to this long until a poll finds nothing new, so that what a
-    ///   collector in the same process flushed at its shutdown reaches the store.
+    /// - Parameter draining: keep consuming for up to this long until a poll finds nothing new (once the sink has
+    ///   received anything at all), so that what a collector in the same process flushed at its shutdown reaches
+    ///   the store.
     public func stop(draining: Duration = .zero, timeout: Duration = .seconds(30)) {
         if draining > .zero { drainDeadline.withLock { $0 = .now + draining } }
         guard !isStopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
@@ -135,6 +139,7 @@ public final class RollupSink: Sendable {
             throw SinkError(.kafkaFailed, "polling failed: \(error)")
         }
         guard !messages.isEmpty else { return 0 }
+        hasConsumed.store(true, ordering: .relaxed)
         let batch = decode(messages)
         guard applyWithRetry(batch, draining: draining) else { return messages.count }
         if commit {

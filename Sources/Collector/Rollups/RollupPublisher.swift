@@ -29,6 +29,7 @@ final class RollupPublisher: Sendable {
     private let wake = DispatchSemaphore(value: 0)
     private let isStopped = Atomic<Bool>(false)
     private let isStarted = Atomic<Bool>(false)
+    private let sentTotal = Atomic<Int>(0)
     private let threadDone = DispatchSemaphore(value: 0)
 
     /// A partial rollup with the number of times it was sent without success.
@@ -54,6 +55,9 @@ final class RollupPublisher: Sendable {
         self.metrics = metrics
         self.logger = logger
     }
+
+    /// Partial rollups sent since the start (enqueued to Kafka or handed to the store), retries included.
+    var sentCount: Int { sentTotal.load(ordering: .relaxed) }
 
     /// Messages waiting for another attempt.
     var pendingCount: Int { retries.withLock { $0.count } }
@@ -97,12 +101,14 @@ final class RollupPublisher: Sendable {
             let attempts = retried + fresh.map { Attempt(partial: $0, failures: 0) }
             guard !attempts.isEmpty else { return 0 }
             metrics.rollupFlushes.increment()
+            var sent = 0
             if let producer {
-                return send(attempts, producer: producer)
+                sent = send(attempts, producer: producer)
             } else if let store {
-                return apply(attempts, store: store)
+                sent = apply(attempts, store: store)
             }
-            return 0
+            sentTotal.add(sent, ordering: .relaxed)
+            return sent
         }
     }
 

@@ -95,7 +95,8 @@ enum ServeCommand {
             try await collector.run()
             if let sink {
                 // The collector's final drain is in Kafka now; let the sink take it into the store before leaving.
-                await SinkCommand.onThread { sink.stop(draining: .seconds(10)) }
+                let drain: Duration = collector.sentRollups > 0 ? .seconds(15) : .zero
+                await SinkCommand.onThread { sink.stop(draining: drain) }
                 logger.info(
                     "sink stopped",
                     ["applied": String(sink.counters.applied), "duplicates": String(sink.counters.duplicates),
