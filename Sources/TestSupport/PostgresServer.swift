@@ -86,7 +86,7 @@ public final class PostgresServer: Sendable {
 
     /// Creates an empty database with a unique name and returns its URL; starts the server first if needed.
     public func makeDatabase(prefix: String = "test") throws -> String {
-        let base = try start()
+        try start()
         let name = "\(prefix)_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased())"
         let port = state.withLock { $0.port }
         try run(
@@ -94,7 +94,7 @@ public final class PostgresServer: Sendable {
             ["-h", "127.0.0.1", "-p", "\(port)", "-U", "postgres", "-d", "postgres", "-v", "ON_ERROR_STOP=1", "-q",
              "-c", "CREATE DATABASE \(name)"],
             timeout: 60)
-        return base.replacingOccurrences(of: "/postgres", with: "/\(name)", options: .backwards)
+        return url(port: port, database: name)
     }
 
     /// Stops the server (`pg_ctl stop -m fast`) and deletes its directory; safe to call more than once.
@@ -131,41 +131,51 @@ public final class PostgresServer: Sendable {
         server?.stop()
     }
 
-    private func url(port: Int) -> String { "postgresql://postgres@127.0.0.1:\(port)/postgres" }
+    private func url(port: Int, database: String = "postgres") -> String {
+        "postgresql://postgres@127.0.0.1:\(port)/\(database)"
+    }
 
     private func run(_ tool: String, _ arguments: [String], timeout: Double) throws {
-        let process = Process()
         let executable = binDirectory + "/" + tool
-        if getuid() == 0 {
-            process.executableURL = URL(fileURLWithPath: "/usr/sbin/runuser")
-            process.arguments = ["-u", "postgres", "--", executable] + arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = arguments
-        }
-        process.currentDirectoryURL = directory.url
+        // Both initdb and pg_ctl refuse to run as root.
+        // `env -C`: the postgres user may not be allowed into the test's working directory.
+        let command = ["/usr/bin/env", "-C", directory.path, executable] + arguments
+        let argv = getuid() == 0 ? ["/usr/sbin/runuser", "-u", "postgres", "--"] + command : command
         let output = directory.file("\(tool)-\(UUID().uuidString).out")
-        _ = FileManager.default.createFile(atPath: output, contents: nil)
-        if getuid() == 0, let user = getpwnam("postgres") {
-            _ = chown(output, user.pointee.pw_uid, user.pointee.pw_gid)
-        }
-        let handle = try FileHandle(forWritingTo: URL(fileURLWithPath: output))
-        defer { try? handle.close() }
-        process.standardOutput = handle
-        process.standardError = handle
-        process.standardInput = FileHandle.nullDevice
-        let finished = DispatchSemaphore(value: 0)
-        process.terminationHandler = { _ in finished.signal() }
-        try process.run()
-        if finished.wait(timeout: .now() + timeout) == .timedOut {
-            process.terminate()
-            _ = finished.wait(timeout: .now() + 5)
-            throw Failure(description: "\(tool) did not finish within \(Int(timeout)) s")
-        }
+        // posix_spawn and waitpid rather than Foundation's Process, whose exit notification was seen never to arrive
+        // for runuser under the test runner (the child stayed a zombie).
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        var cArguments = argv.map { strdup($0) } + [nil]
+        defer { for argument in cArguments { free(argument) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, argv[0], &actions, nil, &cArguments, environ)
+        guard spawned == 0 else { throw Failure(description: "Cannot run \(argv[0]): errno \(spawned)") }
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        var status: Int32 = 0
+        var waited: pid_t = 0
+        repeat {
+            waited = waitpid(pid, &status, WNOHANG)
+            if Date() > deadline {
+                kill(pid, SIGKILL)
+                _ = waitpid(pid, &status, 0)
+                throw Failure(description: "\(tool) did not finish within \(Int(timeout)) s")
+            }
+            if waited == 0 { usleep(20_000) }
+        } while waited == 0
+        // ECHILD: something else in the process reaped the child; its status is lost, and what follows checks.
+        if waited < 0 && errno == ECHILD { status = 0 }
         let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
         try? FileManager.default.removeItem(atPath: output)
-        guard process.terminationStatus == 0 else {
-            throw Failure(description: "\(tool) \(arguments.joined(separator: " ")) exited \(process.terminationStatus): \(text)")
+        // WIFEXITED and WEXITSTATUS are macros Swift cannot import.
+        let exited = status & 0x7f == 0
+        let code = (status >> 8) & 0xff
+        guard exited && code == 0 else {
+            throw Failure(description: "\(tool) \(arguments.joined(separator: " ")) failed (status \(status)): \(text)")
         }
     }
 
