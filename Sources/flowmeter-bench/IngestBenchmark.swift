@@ -92,7 +92,13 @@ enum IngestBenchmark {
 
         let bodies = SyntheticBatches.batches(count: options.batchCount, seed: 7)
         let averageBytes = bodies.reduce(0) { $0 + $1.count } / bodies.count
-        let gzipped = bodies.map { Gzip.compress($0) }
+        // Gzip bodies cannot be patched per request, so they carry no batch id (it is optional); plain ones get a
+        // unique id on every send. Either way no request looks like a retry of another.
+        let gzipped = try bodies.map { body in
+            var batch = try FastBatchDecoder.decode(body).batch
+            batch.id = nil
+            return Gzip.compress(Array(try JSONEncoder().encode(batch)))
+        }
         let averageGzipBytes = gzipped.reduce(0) { $0 + $1.count } / gzipped.count
         print("batches: \(bodies.count) distinct, 50 events, \(averageBytes) bytes (\(averageGzipBytes) gzip)")
         print("load: \(options.seconds) s per run, at most \(options.maxRequests) requests, ack=\(options.ack)")
@@ -106,10 +112,11 @@ enum IngestBenchmark {
                     name: "flowmeter", executable: flowmeter,
                     arguments: [
                         "serve", "--listen", "127.0.0.1:\(port)", "--keys", keysFile.path, "--kafka", bootstrap,
-                        "--ack", options.ack, "--log-level", "warn", "--threads", "1",
-                        "--per-ip-connection-limit", "0", "--connection-limit", "4096",
+                        "--ack", options.ack == "delivered" ? "delivery" : options.ack, "--log-level", "warning",
+                        "--threads", "1",
+                        "--per-ip-connection-limit", "4096", "--connection-limit", "4096",
                     ],
-                    environment: ["FLOWMETER_SALT": "bench-salt"], cpu: options.cpu, logDirectory: workDirectory)
+                    environment: ["FLOWMETER_SALT": "62656e63682d73616c74"], cpu: options.cpu, logDirectory: workDirectory)
                 try process.waitUntilServing(port: port, path: "/healthz", timeout: 20)
                 return process
             }
@@ -138,11 +145,10 @@ enum IngestBenchmark {
             defer { process.stop() }
             for encoding in options.encodings {
                 let requests = zip(bodies, gzipped).map { plain, compressed in
-                    LoadGenerator.Request(
-                        bytes: httpRequest(
-                            port: port, key: key, body: encoding == "gzip" ? compressed : plain,
-                            gzip: encoding == "gzip"),
-                        events: 50)
+                    encoding == "gzip"
+                        ? LoadGenerator.Request(
+                            bytes: httpRequest(port: port, key: key, body: compressed, gzip: true), events: 50)
+                        : plainRequest(port: port, key: key, body: plain)
                 }
                 let generator = LoadGenerator(host: "127.0.0.1", port: port, requests: requests)
                 // Warm up: connections, the producer's metadata, the allocator.
@@ -158,14 +164,21 @@ enum IngestBenchmark {
                     print(describe(row))
                 }
             }
+            if target.name == "flowmeter", let metrics = HTTPConnection(host: "127.0.0.1", port: port)?.get("/metrics") {
+                let interesting = metrics.split(separator: "\n").filter {
+                    $0.hasPrefix("flowmeter_rejections_total") || $0.hasPrefix("flowmeter_kafka_delivery_errors_total")
+                }
+                if !interesting.isEmpty {
+                    print("flowmeter rejections and delivery errors so far:")
+                    interesting.forEach { print("    \($0)") }
+                }
+            }
             // Latency at half of this target's peak request rate, plain bodies, the most connections.
             if let peak = rows.filter({ $0.target == target.name && $0.encoding == "plain" }).max(by: {
                 $0.eventsPerSecond < $1.eventsPerSecond
             }) {
                 let rate = Double(peak.result.requests) / peak.result.elapsed / 2
-                let requests = bodies.map {
-                    LoadGenerator.Request(bytes: httpRequest(port: port, key: key, body: $0, gzip: false), events: 50)
-                }
+                let requests = bodies.map { plainRequest(port: port, key: key, body: $0) }
                 let generator = LoadGenerator(host: "127.0.0.1", port: port, requests: requests)
                 let result = generator.run(
                     connections: peak.connections, seconds: options.seconds, maxRequests: options.maxRequests,
@@ -214,6 +227,27 @@ enum IngestBenchmark {
                 row.encoding.padding(toLength: 8, withPad: " ", startingAt: 0)
                     + String(format: " %5d %11.0f ", row.connections, row.eventsPerCPUSecond) + peerValue + " " + ratio)
         }
+    }
+
+    /// A plain request whose batch id the load generator rewrites on every send.
+    static func plainRequest(port: UInt16, key: String, body: [UInt8]) -> LoadGenerator.Request {
+        let bytes = httpRequest(port: port, key: key, body: body, gzip: false)
+        var range: Range<Int>?
+        if let id = try? FastBatchDecoder.decode(body).batch.id, id.utf8.count == 36 {
+            let needle = Array("\"id\":\"\(id)\"".utf8)
+            if let start = firstIndex(of: needle, in: bytes) {
+                range = (start + 6)..<(start + 6 + 36)
+            }
+        }
+        return LoadGenerator.Request(bytes: bytes, events: 50, batchIDRange: range)
+    }
+
+    static func firstIndex(of needle: [UInt8], in haystack: [UInt8]) -> Int? {
+        guard haystack.count >= needle.count else { return nil }
+        for start in 0...(haystack.count - needle.count) where haystack[start] == needle[0] {
+            if haystack[start..<(start + needle.count)].elementsEqual(needle) { return start }
+        }
+        return nil
     }
 
     static func httpRequest(port: UInt16, key: String, body: [UInt8], gzip: Bool) -> [UInt8] {

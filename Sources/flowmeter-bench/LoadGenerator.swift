@@ -12,6 +12,9 @@ final class LoadGenerator: Sendable {
     struct Request: Sendable {
         var bytes: [UInt8]
         var events: Int
+        /// Where the batch id's 36 characters sit in `bytes`; each send writes a unique id there, so the collector's
+        /// retry dedupe never mistakes a benchmark request for a retry.
+        var batchIDRange: Range<Int>?
     }
 
     /// What one run measured.
@@ -80,6 +83,8 @@ final class LoadGenerator: Sendable {
         var result = Result()
         var connection: HTTPConnection?
         var next = index % requests.count
+        var sent: UInt32 = 0
+        var scratch: [UInt8] = []
         var dueAt = Date().timeIntervalSinceReferenceDate + (interval ?? 0) * Double(index) / 8
         let end = deadline.timeIntervalSinceReferenceDate
         while true {
@@ -103,8 +108,15 @@ final class LoadGenerator: Sendable {
             }
             let request = requests[next]
             next = (next + 1) % requests.count
+            var bytes = request.bytes
+            if let range = request.batchIDRange {
+                scratch = request.bytes
+                Self.writeUniqueID(worker: UInt16(truncatingIfNeeded: index), sequence: sent, into: &scratch, at: range)
+                sent &+= 1
+                bytes = scratch
+            }
             let began = DispatchTime.now().uptimeNanoseconds
-            guard let (status, keepAlive) = connection!.exchange(request.bytes) else {
+            guard let (status, keepAlive) = connection!.exchange(bytes) else {
                 result.failures += 1
                 connection = nil
                 continue
@@ -117,6 +129,17 @@ final class LoadGenerator: Sendable {
             if !keepAlive { connection = nil }
         }
         return result
+    }
+}
+
+extension LoadGenerator {
+    /// Overwrites the last 12 hex digits of the UUID at `range` with the worker and its sequence number.
+    static func writeUniqueID(worker: UInt16, sequence: UInt32, into bytes: inout [UInt8], at range: Range<Int>) {
+        let digits = Array("0123456789ABCDEF".utf8)
+        let value = UInt64(worker) << 32 | UInt64(sequence)
+        for position in 0..<12 {
+            bytes[range.upperBound - 1 - position] = digits[Int((value >> (4 * UInt64(position))) & 0xF)]
+        }
     }
 }
 
@@ -154,6 +177,19 @@ final class HTTPConnection {
     /// Writes `request` and reads one response; returns its status and whether the connection stays open, or nil when
     /// the connection failed.
     func exchange(_ request: [UInt8]) -> (status: Int, keepAlive: Bool)? {
+        exchangeReturningBody(request).map { ($0.status, $0.keepAlive) }
+    }
+
+    /// `GET path` on this connection; the body as text, or nil when the exchange failed.
+    func get(_ path: String) -> String? {
+        let request = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8)
+        guard let answer = exchangeReturningBody(request, keepsBody: true) else { return nil }
+        return String(decoding: answer.body, as: UTF8.self)
+    }
+
+    private func exchangeReturningBody(
+        _ request: [UInt8], keepsBody: Bool = false
+    ) -> (status: Int, keepAlive: Bool, body: [UInt8])? {
         var written = 0
         while written < request.count {
             let n = request.withUnsafeBytes { send(descriptor, $0.baseAddress! + written, request.count - written, 0) }
@@ -185,8 +221,9 @@ final class HTTPConnection {
         while pending.count < total {
             guard fill() else { return nil }
         }
+        let body = keepsBody ? Array(pending[(headerEnd! + 4)..<total]) : []
         pending.removeFirst(total)
-        return (status, keepAlive)
+        return (status, keepAlive, body)
     }
 
     private func fill() -> Bool {
