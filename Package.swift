@@ -101,6 +101,12 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(name: "SinkTests", dependencies: ["Sink", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(
+            name: "FlowmeterCLITests",
+            dependencies: ["FlowmeterCLI", "TestSupport", "RollupStore", "Rollups", "Detector"],
+            resources: [.copy("Fixtures")],
+            swiftSettings: strictSettings
+        ),
+        .testTarget(
             name: "CollectorTests",
             dependencies: ["Collector", "TestSupport"],
             swiftSettings: strictSettings
