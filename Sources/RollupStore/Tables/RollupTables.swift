@@ -58,6 +58,59 @@ struct RollupTables {
         return result
     }
 
+    /// Writes rollups for windows that hold no rows yet, in bulk (prepared statement or COPY), with their hour
+    /// rows and first-seen times; for filling a benchmark database fast. No applied ids are recorded.
+    func bulkLoad(series rollups: [SeriesRollup], versions: [VersionRollup], cache: inout IDCache) throws {
+        var pending = IDCache()
+        try database.writeTransaction {
+            var minutes: [[SQLValue]] = []
+            minutes.reserveCapacity(rollups.count)
+            var hours: [BucketKey: SeriesRollup] = [:]
+            var earliest: [RollupSeries: SeriesRollup] = [:]
+            for rollup in rollups {
+                let id = try seriesID(rollup.series, cache: cache, pending: &pending)
+                minutes.append(Self.seriesValues(rollup, id: id))
+                let hour = Self.hourStart(rollup.window.start)
+                var hourly = rollup
+                hourly.window = MinuteWindow(start: hour)
+                let key = BucketKey(id: id, bucketStart: hour)
+                if hours[key] == nil { hours[key] = hourly } else { hours[key]!.merge(hourly) }
+                if earliest[rollup.series].map({ rollup.firstSeen < $0.firstSeen }) ?? true { earliest[rollup.series] = rollup }
+            }
+            let seriesColumns = [
+                "series_id", "window_start", "events", "installs", "first_seen_s", "first_seen_ns", "last_seen_s",
+                "last_seen_ns", "releases", "samples",
+            ]
+            try database.bulkInsert(table: "series_minutes", columns: seriesColumns, rows: minutes)
+            try database.bulkInsert(
+                table: "series_hours", columns: seriesColumns,
+                rows: hours.map { Self.seriesValues($0.value, id: $0.key.id) })
+            for rollup in earliest.values { try recordFirstSeen(rollup) }
+
+            var versionMinutes: [[SQLValue]] = []
+            var versionHours: [BucketKey: VersionRollup] = [:]
+            for rollup in versions {
+                let id = try versionID(rollup.key, cache: cache, pending: &pending)
+                versionMinutes.append(Self.versionValues(rollup, id: id))
+                let hour = Self.hourStart(rollup.window.start)
+                var hourly = rollup
+                hourly.window = MinuteWindow(start: hour)
+                let key = BucketKey(id: id, bucketStart: hour)
+                if versionHours[key] == nil { versionHours[key] = hourly } else { versionHours[key]!.merge(hourly) }
+            }
+            let versionColumns = [
+                "version_id", "window_start", "batches", "clean_batches", "decodes", "installs", "registered_types",
+                "max_schema_version",
+            ]
+            try database.bulkInsert(table: "version_minutes", columns: versionColumns, rows: versionMinutes)
+            try database.bulkInsert(
+                table: "version_hours", columns: versionColumns,
+                rows: versionHours.map { Self.versionValues($0.value, id: $0.key.id) })
+        }
+        cache.series.merge(pending.series) { old, _ in old }
+        cache.versions.merge(pending.versions) { old, _ in old }
+    }
+
     private func seriesID(_ series: RollupSeries, cache: IDCache, pending: inout IDCache) throws -> Int64 {
         if let id = cache.series[series] ?? pending.series[series] { return id }
         let values: [SQLValue] = [

@@ -37,6 +37,17 @@ final class SQLRollupStoreCore: Sendable {
         }
     }
 
+    func bulkLoad(series: [SeriesRollup], versions: [VersionRollup]) throws {
+        try writer.withLock { writer in
+            try RollupTables(database: writer.database).bulkLoad(series: series, versions: versions, cache: &writer.cache)
+        }
+    }
+
+    /// Refreshes the planner's statistics (after a bulk load).
+    func analyze() throws {
+        try writer.withLock { writer in try writer.database.executeScript("ANALYZE") }
+    }
+
     func write<T: Sendable>(_ body: (RollupTables) throws -> T) throws -> T {
         try writer.withLock { writer in try body(RollupTables(database: writer.database)) }
     }
