@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Flowmeter needs, but only those that are missing.
 # usage: scripts/install-deps.sh build|test|demo
-#   build  the C libraries the package links (librdkafka, libmicrohttpd, SQLite, zlib, libpq, OpenSSL) and pkg-config
+#   build  the C libraries the package links (librdkafka, libmicrohttpd, SQLite, zlib, libpq, OpenSSL), pkg-config,
+#          and libcurl, which FoundationNetworking loads
 #   test   build, plus what the tests start: PostgreSQL (initdb, pg_ctl), Prometheus and promtool, Alertmanager,
 #          headless Chromium (renders the HTML report)
 #   demo   build
 set -euo pipefail
 
-build_packages=(pkg-config librdkafka-dev libmicrohttpd-dev libsqlite3-dev zlib1g-dev libpq-dev libssl-dev)
+build_packages=(pkg-config librdkafka-dev libmicrohttpd-dev libsqlite3-dev zlib1g-dev libpq-dev libssl-dev libcurl4)
 test_packages=(postgresql prometheus prometheus-alertmanager chromium)
 
 case "${1:-build}" in
