@@ -3,13 +3,14 @@ SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?=
 RELEASE_BIN = .build/release
 
-.PHONY: all deps deps-test build release test demo bench bench-decode lint clean help
+.PHONY: all deps deps-test build release test demo bench bench-decode bench-store lint clean help
 
 help:
 	@echo "make demo          run the pipeline end to end on the embedded default (installs what is missing)"
 	@echo "make test          build and run every test (installs what is missing)"
 	@echo "make bench-decode  fast decode path vs Foundation Codable, events/s per core, same batches, same run"
 	@echo "make bench         collector under HTTP load vs the Python peer, side by side (bounded, loopback only)"
+	@echo "make bench-store   the detector's queries over 30 days of minute rollups, SQLite and PostgreSQL"
 	@echo "make lint          swift format lint --strict"
 
 all: build
@@ -37,6 +38,10 @@ bench-decode: release
 	$(RELEASE_BIN)/flowmeter-bench decode
 
 # Flowmeter's collector and ../shared/bench/peer_python under the same load; BENCH_ARGS adds options.
+# 30 days of minute rollups in SQLite and PostgreSQL, the detector's queries timed.
+bench-store: release
+	$(RELEASE_BIN)/flowmeter-bench store --postgres $(BENCH_ARGS)
+
 bench: release
 	$(RELEASE_BIN)/flowmeter-bench ingest $(BENCH_ARGS)
 

@@ -68,7 +68,7 @@ let package = Package(
         .executableTarget(name: "flowmeter", dependencies: ["FlowmeterCLI"], swiftSettings: strictSettings),
         .executableTarget(
             name: "flowmeter-bench",
-            dependencies: ["FlowmeterModels", "Kafka", "Gzip"],
+            dependencies: ["FlowmeterModels", "Kafka", "Gzip", "RollupStore", "TestSupport"],
             swiftSettings: strictSettings
         ),
 

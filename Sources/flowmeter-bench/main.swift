@@ -5,6 +5,7 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 let subcommands: [String: ([String]) -> Int32] = [
     "decode": DecodeBenchmark.run,
     "ingest": IngestBenchmark.run,
+    "store": StoreBenchmark.run,
 ]
 guard let name = arguments.first, let command = subcommands[name] else {
     print("usage: flowmeter-bench <\(subcommands.keys.sorted().joined(separator: "|"))> [options]")
