@@ -1,0 +1,446 @@
+import Detector
+import FlowmeterModels
+
+extension WeeklyReport {
+    /// The report as one self-contained HTML page: inline CSS and inline SVG charts, no scripts and no external
+    /// resources, dark text on a light background, laid out for the screen and for print (A4, page breaks between
+    /// sections that would split).
+    ///
+    /// Every string from the data is escaped; a widget type such as `<script>` shows as text.
+    public var html: String {
+        HTMLWriter(report: self).render()
+    }
+}
+
+/// Writes ``WeeklyReport/html``.
+private struct HTMLWriter {
+    let report: WeeklyReport
+    let showsApp: Bool
+    let maxRows = 40
+
+    init(report: WeeklyReport) {
+        self.report = report
+        var apps = Set(report.versions.map(\.appID))
+        apps.formUnion(report.ungated.map(\.finding.appID))
+        apps.formUnion(report.malformed.map(\.appID))
+        self.showsApp = report.appID == nil && apps.count > 1
+    }
+
+    private func e(_ text: String) -> String { HTMLEscaping.escape(text) }
+    private func code(_ text: String) -> String { "<code>" + e(text) + "</code>" }
+
+    func render() -> String {
+        let week = report.week.description
+        let lastDay = Timestamp(secondsSinceEpoch: report.current.to.secondsSinceEpoch - 86_400)
+        var page = """
+            <!DOCTYPE html>
+            <html lang="en">
+            <head>
+            <meta charset="utf-8">
+            <meta name="viewport" content="width=device-width, initial-scale=1">
+            <meta name="color-scheme" content="light">
+            <title>Schema health \(e(week))</title>
+            <style>\(Self.css)</style>
+            </head>
+            <body>
+            <main>
+            <header>
+            <p class="eyebrow">Flowmeter · weekly schema-health report</p>
+            <h1>Schema health <span class="week">\(e(week))</span></h1>
+            <p class="scope">\(report.appID.map { "App " + code($0) } ?? "All apps") ·
+            \(ReportFormatting.day(report.current.from)) to \(ReportFormatting.day(lastDay)) (UTC) · release builds ·
+            compared with \(e(report.week.previous.description))</p>
+            </header>
+
+            """
+        page += cards()
+        page += actions()
+        page += ungated()
+        page += unknownChart()
+        page += malformed()
+        page += duplicates()
+        page += versions()
+        page += deploys()
+        page += spikes()
+        page += newTypes()
+        page += """
+            <footer>Generated \(e(report.generatedAt.rfc3339String)) by <code>flowmeter report</code>.
+            Counts of installs are HyperLogLog estimates (about 1.6% error). Debug builds never count.</footer>
+            </main>
+            </body>
+            </html>
+
+            """
+        return page
+    }
+
+    private func section(_ id: String, _ title: String, note: String? = nil, _ body: String) -> String {
+        var html = "<section id=\"\(id)\">\n<h2>\(title)</h2>\n"
+        if let note { html += "<p class=\"note\">\(note)</p>\n" }
+        return html + body + "\n</section>\n"
+    }
+
+    // MARK: summary
+
+    private func cards() -> String {
+        let (now, then) = (report.current, report.previous)
+        let unknown = (now.events(.unknownType), then.events(.unknownType))
+        var html = "<section id=\"summary\" class=\"cards\">\n"
+        html += card("Diagnostic events", ReportFormatting.count(now.totalEvents),
+            ReportFormatting.change(now.totalEvents, from: then.totalEvents), tone: tone(now.totalEvents, then.totalEvents))
+        html += card("Unknown-type events", ReportFormatting.count(unknown.0),
+            ReportFormatting.change(unknown.0, from: unknown.1), tone: tone(unknown.0, unknown.1))
+        html += card("Installs affected", ReportFormatting.count(now.installsAffected),
+            ReportFormatting.change(now.installsAffected, from: then.installsAffected),
+            tone: tone(now.installsAffected, then.installsAffected))
+        let cleanTone: String
+        switch (now.decodeCleanRate, then.decodeCleanRate) {
+        case (let a?, let b?) where a > b + 0.0005: cleanTone = "good"
+        case (let a?, let b?) where a < b - 0.0005: cleanTone = "bad"
+        default: cleanTone = "flat"
+        }
+        html += card("Decode-clean rate", ReportFormatting.percent(now.decodeCleanRate, places: 2),
+            ReportFormatting.pointChange(now.decodeCleanRate, from: then.decodeCleanRate), tone: cleanTone)
+        html += card("Ungated types", String(now.ungatedTypes),
+            ReportFormatting.change(Int64(now.ungatedTypes), from: Int64(then.ungatedTypes)),
+            tone: tone(Int64(now.ungatedTypes), Int64(then.ungatedTypes)))
+        html += "</section>\n"
+
+        var rows = ""
+        for kind in now.kinds(alongside: then) {
+            let (a, b) = (now.eventsByKind[kind] ?? 0, then.eventsByKind[kind] ?? 0)
+            rows += "<tr><td>\(code(kind))</td><td class=\"num\">\(ReportFormatting.count(a))</td>"
+            rows += "<td class=\"num\">\(ReportFormatting.count(b))</td>"
+            rows += "<td class=\"num \(tone(a, b))\">\(e(ReportFormatting.change(a, from: b)))</td></tr>\n"
+        }
+        rows += "<tr><td>installs</td><td class=\"num\">\(ReportFormatting.count(now.installs))</td>"
+        rows += "<td class=\"num\">\(ReportFormatting.count(then.installs))</td>"
+        rows += "<td class=\"num\">\(e(ReportFormatting.change(now.installs, from: then.installs)))</td></tr>\n"
+        rows += "<tr><td>batches (clean)</td><td class=\"num\">\(ReportFormatting.count(now.batches)) "
+        rows += "(\(ReportFormatting.count(now.cleanBatches)))</td><td class=\"num\">"
+        rows += "\(ReportFormatting.count(then.batches)) (\(ReportFormatting.count(then.cleanBatches)))</td>"
+        rows += "<td class=\"num\">\(e(ReportFormatting.change(now.batches, from: then.batches)))</td></tr>\n"
+        return html + section(
+            "kinds", "Events by kind",
+            table(header: ["Kind", "This week", "Last week", "Change"], numeric: [1, 2, 3], rows: rows))
+    }
+
+    private func tone(_ current: Int64, _ previous: Int64) -> String {
+        current > previous ? "bad" : current < previous ? "good" : "flat"
+    }
+
+    private func card(_ label: String, _ value: String, _ change: String, tone: String) -> String {
+        """
+        <div class="card"><div class="label">\(label)</div><div class="value">\(e(value))</div>\
+        <div class="delta \(tone)">\(e(change)) <span>vs last week</span></div></div>
+
+        """
+    }
+
+    // MARK: findings
+
+    private func actions() -> String {
+        guard !report.actions.isEmpty else {
+            return section("actions", "Actions", "<p class=\"empty\">Nothing to do this week.</p>")
+        }
+        var html = "<ol class=\"actions\">\n"
+        for action in report.actions.prefix(maxRows) {
+            html += "<li class=\"\(action.kind.rawValue)\"><span class=\"sentence\">"
+            for segment in action.segments {
+                switch segment {
+                case .text(let text): html += e(text)
+                case .code(let text): html += code(text)
+                case .value(let text): html += "<strong>" + e(text) + "</strong>"
+                }
+            }
+            html += "</span> <span class=\"meta\">"
+            if showsApp { html += e(action.appID) + " · " }
+            html += "\(ReportFormatting.count(action.events)) events this week</span></li>\n"
+        }
+        html += "</ol>\n" + more(report.actions.count)
+        return section("actions", "Actions", html)
+    }
+
+    private func ungated() -> String {
+        guard !report.ungated.isEmpty else {
+            return section("ungated", "Ungated types", "<p class=\"empty\">No ungated types this week or last.</p>")
+        }
+        var rows = ""
+        for change in report.ungated.prefix(maxRows) {
+            let type = change.finding
+            rows += "<tr><td><span class=\"badge \(change.status.rawValue)\">\(change.status.rawValue)</span></td>"
+            if showsApp { rows += "<td>\(code(type.appID))</td>" }
+            rows += "<td>\(code(type.widgetType))</td>"
+            rows += "<td class=\"num\">\(ReportFormatting.count(change.events))</td>"
+            rows += "<td class=\"num\">\(ReportFormatting.count(change.previousEvents))</td>"
+            let affected = type.affectedVersions.map {
+                e($0.appVersion) + " <span class=\"dim\">" + ReportFormatting.percent($0.installShare) + "</span>"
+            }
+            rows += "<td>\(affected.isEmpty ? "–" : affected.joined(separator: ", "))</td>"
+            if let typo = type.likelyTypoOf {
+                rows += "<td>typo of \(code(typo))</td>"
+            } else {
+                rows += "<td>\(type.suggestedMinAppVersion.map { "≥ " + e($0) } ?? "–")</td>"
+            }
+            rows += "<td>\(type.suspectDeploy.map { code("\($0.service)@\($0.version)") } ?? "–")</td></tr>\n"
+        }
+        var header = ["Status", "Type", "Events", "Last week", "Affected versions (install share)", "Gate", "Suspect deploy"]
+        if showsApp { header.insert("App", at: 1) }
+        return section(
+            "ungated", "Ungated types",
+            note: "New: ungated this week only. Ongoing: both weeks. Resolved: last week only.",
+            table(header: header, numeric: showsApp ? [3, 4] : [2, 3], rows: rows) + more(report.ungated.count))
+    }
+
+    private func unknownChart() -> String {
+        let days = report.unknownByDay.days.map(ReportFormatting.shortDay)
+        let series = report.unknownByDay.types.map { type in
+            (
+                label: type.widgetType.map { showsApp ? "\(type.appID ?? "") \($0)" : $0 } ?? "other types",
+                events: type.events, isOther: type.widgetType == nil
+            )
+        }
+        guard !series.isEmpty else {
+            return section("daily", "Unknown types per day", "<p class=\"empty\">No unknownType events.</p>")
+        }
+        return section(
+            "daily", "Unknown types per day",
+            "<figure class=\"chart\">" + ReportCharts.stackedDays(days: days, series: series) + "</figure>")
+    }
+
+    private func malformed() -> String {
+        guard !report.malformed.isEmpty else {
+            return section("malformed", "Malformed payloads", "<p class=\"empty\">No malformed payloads.</p>")
+        }
+        var rows = ""
+        var count = 0
+        for group in report.malformed {
+            for path in group.paths where count < maxRows {
+                count += 1
+                rows += "<tr>"
+                if showsApp { rows += "<td>\(code(group.appID))</td>" }
+                rows += "<td>\(code(group.widgetType))</td>"
+                rows += "<td>\(path.codingPath.isEmpty ? "–" : code(path.codingPath))</td>"
+                rows += "<td class=\"num\">\(ReportFormatting.count(path.events))</td>"
+                rows += "<td>\(path.missingKeys.isEmpty ? "–" : path.missingKeys.map(code).joined(separator: ", "))</td>"
+                rows += "<td>\(path.messages.map(e).joined(separator: "<br>"))</td></tr>\n"
+            }
+        }
+        var header = ["Type", "Path", "Events", "Missing keys", "Messages"]
+        if showsApp { header.insert("App", at: 0) }
+        return section(
+            "malformed", "Malformed payloads",
+            note: "Grouped by type and normalized coding path; a minute's events are split over the paths it sampled.",
+            table(header: header, numeric: showsApp ? [3] : [2], rows: rows)
+                + more(report.malformed.map(\.paths.count).reduce(0, +)))
+    }
+
+    private func duplicates() -> String {
+        guard !report.duplicates.isEmpty else {
+            return section("duplicates", "Duplicate ids", "<p class=\"empty\">No duplicate ids.</p>")
+        }
+        var rows = ""
+        for page in report.duplicates.prefix(maxRows) {
+            rows += "<tr>"
+            if showsApp { rows += "<td>\(code(page.appID))</td>" }
+            rows += "<td>\(page.pageID.map(code) ?? "<span class=\"dim\">(unnamed)</span>")</td>"
+            rows += "<td class=\"num\">\(ReportFormatting.count(page.events))</td>"
+            rows += "<td>\(page.widgetTypes.map(code).joined(separator: ", "))</td>"
+            rows += "<td>\(page.messages.map(e).joined(separator: "<br>"))</td></tr>\n"
+        }
+        var header = ["Page", "Events", "Types", "Examples"]
+        if showsApp { header.insert("App", at: 0) }
+        return section(
+            "duplicates", "Duplicate ids",
+            table(header: header, numeric: showsApp ? [2] : [1], rows: rows) + more(report.duplicates.count))
+    }
+
+    private func versions() -> String {
+        guard !report.versions.isEmpty else {
+            return section("versions", "Versions", "<p class=\"empty\">No release traffic this week.</p>")
+        }
+        let shown = Array(report.versions.prefix(12))
+        let label = { (version: WeeklyReport.VersionHealth) in
+            showsApp ? "\(version.appID) \(version.appVersion)" : version.appVersion
+        }
+        let adoption = ReportCharts.bars(
+            title: "Adoption per version",
+            rows: shown.map {
+                (label: label($0), share: $0.adoption, caption: ReportFormatting.percent($0.adoption), color: "#4269d0")
+            })
+        let clean = ReportCharts.bars(
+            title: "Decode-clean rate per version",
+            rows: shown.map { version in
+                let rate = version.decodeCleanRate
+                let color = (rate ?? 0) >= 0.99 ? "#3ca951" : (rate ?? 0) >= 0.95 ? "#efb118" : "#d03b2f"
+                return (label: label(version), share: rate, caption: ReportFormatting.percent(rate, places: 2), color: color)
+            })
+        var html = "<div class=\"pair\"><figure class=\"chart\"><figcaption>Adoption (share of installs)</figcaption>"
+        html += adoption + "</figure><figure class=\"chart\"><figcaption>Decode-clean rate (batches without diagnostics)"
+        html += "</figcaption>" + clean + "</figure></div>\n"
+        var rows = ""
+        for version in report.versions.prefix(maxRows) {
+            rows += "<tr>"
+            if showsApp { rows += "<td>\(code(version.appID))</td>" }
+            rows += "<td>\(e(version.appVersion))</td>"
+            rows += "<td class=\"num\">\(ReportFormatting.count(version.installs))</td>"
+            rows += "<td class=\"num\">\(ReportFormatting.percent(version.adoption))</td>"
+            rows += "<td class=\"num\">\(e(ReportFormatting.change(version.installs, from: version.previousInstalls)))</td>"
+            rows += "<td class=\"num\">\(ReportFormatting.percent(version.decodeCleanRate, places: 2))</td>"
+            rows += "<td class=\"num\">\(ReportFormatting.count(version.batches))</td>"
+            rows += "<td class=\"num\">\(ReportFormatting.count(version.events))</td></tr>\n"
+        }
+        var header = ["Version", "Installs", "Adoption", "Installs vs last week", "Decode-clean", "Batches", "Diagnostics"]
+        if showsApp { header.insert("App", at: 0) }
+        html += table(header: header, numeric: Set((showsApp ? 2 : 1)...(showsApp ? 7 : 6)), rows: rows)
+        return section("versions", "Versions", html + more(report.versions.count))
+    }
+
+    private func deploys() -> String {
+        let attributed = Set(report.deploys.flatMap(\.spikes))
+        let chart = ReportCharts.timeline(
+            from: report.current.from, to: report.current.to,
+            deploys: report.deploys.map { (label: "\($0.deploy.service)@\($0.deploy.version)", at: $0.deploy.finishedAt) },
+            spikes: report.spikes.map { spike in
+                (
+                    label: "\(spike.widgetType) \(spike.kind.rawValue) ×\(ReportFormatting.fixed(spike.ratio, places: 1))",
+                    at: spike.onset, attributed: attributed.contains(spike)
+                )
+            })
+        var html = "<figure class=\"chart\">" + chart
+        html += "<figcaption>Deploys (blue) finish above the line; spikes start below it, red when attributed to a "
+        html += "deploy.</figcaption></figure>\n"
+        guard !report.deploys.isEmpty else {
+            return section("deploys", "Deploys", html + "<p class=\"empty\">No deploys recorded this week.</p>")
+        }
+        var rows = ""
+        for impact in report.deploys.prefix(maxRows) {
+            rows += "<tr><td>\(ReportFormatting.minute(impact.deploy.finishedAt))</td>"
+            rows += "<td>\(code("\(impact.deploy.service)@\(impact.deploy.version)"))</td><td>"
+            rows += impact.spikes.isEmpty ? "–" : impact.spikes.map { spike in
+                code(spike.widgetType) + " " + e(spike.kind.rawValue) + " ×" + ReportFormatting.fixed(spike.ratio, places: 1)
+            }.joined(separator: "<br>")
+            rows += "</td><td>"
+            rows += impact.ungatedTypes.isEmpty ? "–" : impact.ungatedTypes.map { code($0.widgetType) }.joined(separator: ", ")
+            rows += "</td></tr>\n"
+        }
+        html += table(header: ["Finished", "Deploy", "Spikes attributed", "Ungated types attributed"], numeric: [], rows: rows)
+        return section("deploys", "Deploys", html + more(report.deploys.count))
+    }
+
+    private func spikes() -> String {
+        guard !report.spikes.isEmpty else {
+            return section("spikes", "Spikes", "<p class=\"empty\">No spikes.</p>")
+        }
+        var rows = ""
+        for spike in report.spikes.prefix(maxRows) {
+            rows += "<tr><td>\(ReportFormatting.minute(spike.onset))</td>"
+            if showsApp { rows += "<td>\(code(spike.appID))</td>" }
+            rows += "<td>\(e(spike.kind.rawValue))</td><td>\(code(spike.widgetType))</td>"
+            rows += "<td>\(spike.appVersion.map(e) ?? "all")</td>"
+            rows += "<td class=\"num\">\(ReportFormatting.count(spike.count))</td>"
+            rows += "<td class=\"num\">\(ReportFormatting.fixed(spike.baseline, places: 1))</td>"
+            rows += "<td>\(spike.suspectDeploy.map { code("\($0.service)@\($0.version)") } ?? "–")</td></tr>\n"
+        }
+        var header = ["Onset", "Kind", "Type", "Version", "Peak (5 min)", "Baseline", "Suspect deploy"]
+        if showsApp { header.insert("App", at: 1) }
+        return section(
+            "spikes", "Spikes", table(header: header, numeric: showsApp ? [5, 6] : [4, 5], rows: rows)
+                + more(report.spikes.count))
+    }
+
+    private func newTypes() -> String {
+        guard !report.newTypes.isEmpty else {
+            return section("new-types", "New types", "<p class=\"empty\">No type was seen for the first time.</p>")
+        }
+        var rows = ""
+        for type in report.newTypes.prefix(maxRows) {
+            rows += "<tr>"
+            if showsApp { rows += "<td>\(code(type.appID))</td>" }
+            rows += "<td>\(code(type.widgetType))</td><td>\(e(type.kind.rawValue))</td>"
+            rows += "<td>\(ReportFormatting.minute(type.firstSeen))</td></tr>\n"
+        }
+        var header = ["Type", "First seen as", "First seen"]
+        if showsApp { header.insert("App", at: 0) }
+        return section(
+            "new-types", "New types", note: "Types whose first release occurrence ever lies in this week.",
+            table(header: header, numeric: [], rows: rows) + more(report.newTypes.count))
+    }
+
+    private func table(header: [String], numeric: Set<Int>, rows: String) -> String {
+        var html = "<table>\n<thead><tr>"
+        for (index, title) in header.enumerated() {
+            html += numeric.contains(index) ? "<th class=\"num\">\(title)</th>" : "<th>\(title)</th>"
+        }
+        return html + "</tr></thead>\n<tbody>\n" + rows + "</tbody>\n</table>"
+    }
+
+    private func more(_ total: Int) -> String {
+        total > maxRows ? "<p class=\"note\">… and \(total - maxRows) more (see <code>--format json</code>).</p>\n" : ""
+    }
+
+    static let css = """
+
+        :root { color-scheme: light; }
+        * { box-sizing: border-box; }
+        body { margin: 0; background: #f6f8fa; color: #1f2328;
+          font: 14px/1.5 -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif; }
+        main { max-width: 1100px; margin: 24px auto; padding: 32px 40px; background: #fff;
+          border: 1px solid #d0d7de; border-radius: 10px; }
+        header { border-bottom: 3px solid #4269d0; padding-bottom: 12px; margin-bottom: 20px; }
+        .eyebrow { margin: 0; color: #57606a; text-transform: uppercase; letter-spacing: .06em; font-size: 12px; }
+        h1 { margin: 4px 0; font-size: 30px; }
+        h1 .week { color: #4269d0; }
+        .scope { margin: 0; color: #57606a; }
+        h2 { font-size: 19px; margin: 28px 0 10px; padding-bottom: 4px; border-bottom: 1px solid #d8dee4; }
+        .cards { display: grid; grid-template-columns: repeat(5, 1fr); gap: 12px; }
+        .card { border: 1px solid #d0d7de; border-radius: 8px; padding: 12px 14px; background: #fbfcfd; }
+        .card .label { color: #57606a; font-size: 12px; text-transform: uppercase; letter-spacing: .04em; }
+        .card .value { font-size: 26px; font-weight: 650; margin: 2px 0; font-variant-numeric: tabular-nums; }
+        .delta { font-size: 13px; font-weight: 600; }
+        .delta span { color: #57606a; font-weight: 400; }
+        .bad { color: #b42318; } .good { color: #1a7f37; } .flat { color: #57606a; }
+        table { width: 100%; border-collapse: collapse; margin: 8px 0; font-size: 13px; }
+        th { text-align: left; font-weight: 600; color: #57606a; border-bottom: 2px solid #d0d7de; padding: 6px 8px; }
+        td { border-bottom: 1px solid #eaeef2; padding: 6px 8px; vertical-align: top; overflow-wrap: anywhere; }
+        .num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+        tbody tr:nth-child(even) td { background: #fafbfc; }
+        code { font: 12.5px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; background: #eff2f5;
+          padding: 1px 5px; border-radius: 4px; overflow-wrap: anywhere; }
+        .badge { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 12px; font-weight: 600; }
+        .badge.new { background: #ffebe9; color: #a40e26; }
+        .badge.ongoing { background: #fff8c5; color: #7d4e00; }
+        .badge.resolved { background: #dafbe1; color: #116329; }
+        ol.actions { margin: 0; padding-left: 26px; }
+        ol.actions li { margin: 6px 0; padding: 6px 10px; border-left: 4px solid #4269d0; background: #f6f8fa;
+          border-radius: 0 6px 6px 0; }
+        ol.actions li.gate, ol.actions li.fixTypo, ol.actions li.stopSending, ol.actions li.gateByCapability {
+          border-left-color: #d03b2f; }
+        ol.actions li.addMissingKey, ol.actions li.fixPayload { border-left-color: #efb118; }
+        .actions .meta { color: #57606a; font-size: 12px; margin-left: 6px; }
+        .note, figcaption { color: #57606a; font-size: 12.5px; margin: 4px 0 8px; }
+        .empty { color: #57606a; font-style: italic; }
+        .dim { color: #57606a; }
+        figure.chart { margin: 8px 0 12px; }
+        .pair { display: grid; grid-template-columns: 1fr 1fr; gap: 20px; }
+        footer { margin-top: 32px; padding-top: 10px; border-top: 1px solid #d8dee4; color: #57606a; font-size: 12px; }
+        @page { size: A4; margin: 14mm; }
+        @media print {
+          body { background: #fff; font-size: 11px; }
+          main { margin: 0; padding: 0; border: 0; max-width: none; }
+          .cards { grid-template-columns: repeat(5, 1fr); }
+          section { break-inside: avoid-page; }
+          h2 { break-after: avoid-page; }
+          #versions, #deploys { break-before: page; }
+          tr, figure { break-inside: avoid; }
+          tbody tr:nth-child(even) td { background: none; }
+          * { -webkit-print-color-adjust: exact; print-color-adjust: exact; }
+        }
+        @media (max-width: 800px) {
+          main { padding: 16px; margin: 0; border-radius: 0; }
+          .cards { grid-template-columns: repeat(2, 1fr); }
+          .pair { grid-template-columns: 1fr; }
+        }
+
+        """
+}

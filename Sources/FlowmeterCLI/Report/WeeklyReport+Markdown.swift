@@ -1,0 +1,279 @@
+import Detector
+import FlowmeterModels
+
+extension WeeklyReport {
+    /// The report as GitHub-flavoured Markdown: headings, lists and pipe tables, no HTML, so it pastes cleanly into
+    /// an issue, a pull request or a chat that renders Markdown.
+    ///
+    /// Data is quoted so it cannot change the layout: names and messages go in code spans (backticks and pipes
+    /// escaped, newlines folded), other values have Markdown punctuation backslash-escaped.
+    public var markdown: String {
+        MarkdownWriter(report: self).render()
+    }
+}
+
+/// Writes ``WeeklyReport/markdown``.
+private struct MarkdownWriter {
+    let report: WeeklyReport
+    let showsApp: Bool
+    let maxRows = 25
+
+    init(report: WeeklyReport) {
+        self.report = report
+        var apps = Set(report.versions.map(\.appID))
+        apps.formUnion(report.ungated.map(\.finding.appID))
+        apps.formUnion(report.malformed.map(\.appID))
+        self.showsApp = report.appID == nil && apps.count > 1
+    }
+
+    func render() -> String {
+        var lines: [String] = []
+        let from = report.current.from
+        let lastDay = Timestamp(secondsSinceEpoch: report.current.to.secondsSinceEpoch - 86_400)
+        lines.append("# Schema health \(report.week.description)")
+        lines.append("")
+        var scope = report.appID.map { "App " + Self.code($0) } ?? "All apps"
+        scope += " · \(ReportFormatting.day(from)) to \(ReportFormatting.day(lastDay)) (UTC)"
+        scope += " · release builds · compared with \(report.week.previous.description)"
+        lines.append(scope)
+        lines += section("Actions", actions())
+        lines += section("Summary", summary())
+        lines += section("Ungated types", ungated())
+        lines += section("New types", newTypes())
+        lines += section("Malformed payloads", malformed())
+        lines += section("Duplicate ids", duplicates())
+        lines += section("Versions", versions())
+        lines += section("Deploys", deploys())
+        lines += section("Spikes", spikes())
+        lines.append("")
+        lines.append("_Generated \(report.generatedAt.rfc3339String) by `flowmeter report`._")
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    private func section(_ title: String, _ body: [String]) -> [String] {
+        ["", "## \(title)", ""] + body
+    }
+
+    private func actions() -> [String] {
+        guard !report.actions.isEmpty else { return ["Nothing to do this week."] }
+        var lines = report.actions.prefix(maxRows).enumerated().map { index, action in
+            var line = "\(index + 1). " + Self.sentence(action.segments)
+            if showsApp { line += " in " + Self.code(action.appID) }
+            return line + " (\(ReportFormatting.count(action.events)) events)"
+        }
+        if report.actions.count > maxRows { lines += ["", "… and \(report.actions.count - maxRows) more."] }
+        return lines
+    }
+
+    private func summary() -> [String] {
+        let (now, then) = (report.current, report.previous)
+        var rows: [[String]] = [["Metric", "This week", "Last week", "Change"]]
+        rows.append([
+            "Diagnostic events", ReportFormatting.count(now.totalEvents), ReportFormatting.count(then.totalEvents),
+            ReportFormatting.change(now.totalEvents, from: then.totalEvents),
+        ])
+        for kind in now.kinds(alongside: then) {
+            let (a, b) = (now.eventsByKind[kind] ?? 0, then.eventsByKind[kind] ?? 0)
+            rows.append([
+                "· " + Self.code(kind), ReportFormatting.count(a), ReportFormatting.count(b),
+                ReportFormatting.change(a, from: b),
+            ])
+        }
+        rows.append([
+            "Installs affected", ReportFormatting.count(now.installsAffected),
+            ReportFormatting.count(then.installsAffected),
+            ReportFormatting.change(now.installsAffected, from: then.installsAffected),
+        ])
+        rows.append([
+            "Installs", ReportFormatting.count(now.installs), ReportFormatting.count(then.installs),
+            ReportFormatting.change(now.installs, from: then.installs),
+        ])
+        rows.append([
+            "Decode-clean rate", ReportFormatting.percent(now.decodeCleanRate, places: 2),
+            ReportFormatting.percent(then.decodeCleanRate, places: 2),
+            ReportFormatting.pointChange(now.decodeCleanRate, from: then.decodeCleanRate),
+        ])
+        rows.append([
+            "Ungated types", String(now.ungatedTypes), String(then.ungatedTypes),
+            ReportFormatting.change(Int64(now.ungatedTypes), from: Int64(then.ungatedTypes)),
+        ])
+        return table(rows, numeric: [1, 2, 3])
+    }
+
+    private func ungated() -> [String] {
+        guard !report.ungated.isEmpty else { return ["No ungated types this week or last."] }
+        var header = ["Status", "Type", "Events", "Last week", "Affected versions", "Suggested gate", "Suspect deploy"]
+        if showsApp { header.insert("App", at: 1) }
+        var rows = [header]
+        for change in report.ungated.prefix(maxRows) {
+            let type = change.finding
+            let affected = type.affectedVersions.map {
+                Self.escape($0.appVersion) + " (" + ReportFormatting.percent($0.installShare) + ")"
+            }.joined(separator: ", ")
+            var gate = type.suggestedMinAppVersion.map { "≥ " + Self.escape($0) } ?? "–"
+            if let typo = type.likelyTypoOf { gate = "typo of " + Self.code(typo) }
+            var row = [
+                change.status.rawValue, Self.code(type.widgetType), ReportFormatting.count(change.events),
+                ReportFormatting.count(change.previousEvents), affected.isEmpty ? "–" : affected, gate,
+                type.suspectDeploy.map { Self.escape("\($0.service)@\($0.version)") } ?? "–",
+            ]
+            if showsApp { row.insert(Self.code(type.appID), at: 1) }
+            rows.append(row)
+        }
+        return table(rows, numeric: showsApp ? [3, 4] : [2, 3]) + more(report.ungated.count)
+    }
+
+    private func newTypes() -> [String] {
+        guard !report.newTypes.isEmpty else { return ["No type was seen for the first time."] }
+        var rows = [["Type", "First seen as", "First seen"]]
+        if showsApp { rows[0].insert("App", at: 0) }
+        for type in report.newTypes.prefix(maxRows) {
+            var row = [Self.code(type.widgetType), Self.code(type.kind.rawValue), ReportFormatting.minute(type.firstSeen)]
+            if showsApp { row.insert(Self.code(type.appID), at: 0) }
+            rows.append(row)
+        }
+        return table(rows, numeric: []) + more(report.newTypes.count)
+    }
+
+    private func malformed() -> [String] {
+        guard !report.malformed.isEmpty else { return ["No malformed payloads."] }
+        var rows = [["Type", "Path", "Events", "Missing keys", "Message"]]
+        if showsApp { rows[0].insert("App", at: 0) }
+        var count = 0
+        for group in report.malformed {
+            for path in group.paths where count < maxRows {
+                count += 1
+                var row = [
+                    Self.code(group.widgetType), path.codingPath.isEmpty ? "–" : Self.code(path.codingPath),
+                    ReportFormatting.count(path.events),
+                    path.missingKeys.isEmpty ? "–" : path.missingKeys.map(Self.code).joined(separator: ", "),
+                    path.messages.first.map(Self.code) ?? "–",
+                ]
+                if showsApp { row.insert(Self.code(group.appID), at: 0) }
+                rows.append(row)
+            }
+        }
+        return table(rows, numeric: showsApp ? [3] : [2]) + more(report.malformed.map(\.paths.count).reduce(0, +))
+    }
+
+    private func duplicates() -> [String] {
+        guard !report.duplicates.isEmpty else { return ["No duplicate ids."] }
+        var rows = [["Page", "Events", "Types", "Example"]]
+        if showsApp { rows[0].insert("App", at: 0) }
+        for page in report.duplicates.prefix(maxRows) {
+            var row = [
+                page.pageID.map(Self.code) ?? "(unnamed)", ReportFormatting.count(page.events),
+                page.widgetTypes.map(Self.code).joined(separator: ", "), page.messages.first.map(Self.code) ?? "–",
+            ]
+            if showsApp { row.insert(Self.code(page.appID), at: 0) }
+            rows.append(row)
+        }
+        return table(rows, numeric: showsApp ? [2] : [1]) + more(report.duplicates.count)
+    }
+
+    private func versions() -> [String] {
+        guard !report.versions.isEmpty else { return ["No release traffic this week."] }
+        var rows = [["Version", "Installs", "Adoption", "vs last week", "Decode-clean", "Batches"]]
+        if showsApp { rows[0].insert("App", at: 0) }
+        for version in report.versions.prefix(maxRows) {
+            var row = [
+                Self.escape(version.appVersion), ReportFormatting.count(version.installs),
+                ReportFormatting.percent(version.adoption),
+                ReportFormatting.change(version.installs, from: version.previousInstalls),
+                ReportFormatting.percent(version.decodeCleanRate, places: 2), ReportFormatting.count(version.batches),
+            ]
+            if showsApp { row.insert(Self.code(version.appID), at: 0) }
+            rows.append(row)
+        }
+        return table(rows, numeric: showsApp ? [2, 3, 4, 5, 6] : [1, 2, 3, 4, 5]) + more(report.versions.count)
+    }
+
+    private func deploys() -> [String] {
+        guard !report.deploys.isEmpty else { return ["No deploys recorded this week."] }
+        var rows = [["Finished", "Deploy", "Spikes attributed", "Ungated types attributed"]]
+        for impact in report.deploys.prefix(maxRows) {
+            let spikes = impact.spikes.map { spike in
+                Self.code(spike.widgetType) + " " + Self.escape(spike.kind.rawValue) + " ×"
+                    + ReportFormatting.fixed(spike.ratio, places: 1)
+            }
+            rows.append([
+                ReportFormatting.minute(impact.deploy.finishedAt),
+                Self.code("\(impact.deploy.service)@\(impact.deploy.version)"),
+                spikes.isEmpty ? "–" : spikes.joined(separator: ", "),
+                impact.ungatedTypes.isEmpty ? "–" : impact.ungatedTypes.map { Self.code($0.widgetType) }.joined(separator: ", "),
+            ])
+        }
+        return table(rows, numeric: []) + more(report.deploys.count)
+    }
+
+    private func spikes() -> [String] {
+        guard !report.spikes.isEmpty else { return ["No spikes."] }
+        var rows = [["Onset", "Kind", "Type", "Version", "Count", "Baseline", "Suspect deploy"]]
+        if showsApp { rows[0].insert("App", at: 1) }
+        for spike in report.spikes.prefix(maxRows) {
+            var row = [
+                ReportFormatting.minute(spike.onset), Self.escape(spike.kind.rawValue), Self.code(spike.widgetType),
+                spike.appVersion.map(Self.escape) ?? "all", ReportFormatting.count(spike.count),
+                ReportFormatting.fixed(spike.baseline, places: 1),
+                spike.suspectDeploy.map { Self.code("\($0.service)@\($0.version)") } ?? "–",
+            ]
+            if showsApp { row.insert(Self.code(spike.appID), at: 1) }
+            rows.append(row)
+        }
+        return table(rows, numeric: showsApp ? [5, 6] : [4, 5]) + more(report.spikes.count)
+    }
+
+    private func more(_ total: Int) -> [String] {
+        total > maxRows ? ["", "… and \(total - maxRows) more (see `--format json`)."] : []
+    }
+
+    /// A pipe table; cells are already quoted, and a `|` left in a cell is escaped as GFM requires.
+    private func table(_ rows: [[String]], numeric: Set<Int>) -> [String] {
+        guard let header = rows.first else { return [] }
+        let cells = rows.map { $0.map { $0.replacingOccurrences(of: "|", with: "\\|") } }
+        var lines = ["| " + cells[0].joined(separator: " | ") + " |"]
+        lines.append("|" + header.indices.map { numeric.contains($0) ? " ---: " : " --- " }.joined(separator: "|") + "|")
+        for row in cells.dropFirst() { lines.append("| " + row.joined(separator: " | ") + " |") }
+        return lines
+    }
+
+    /// An action's sentence: fixed text as is, data quoted.
+    static func sentence(_ segments: [WeeklyReport.Action.Segment]) -> String {
+        segments.map { segment in
+            switch segment {
+            case .text(let text): return text
+            case .code(let code): return Self.code(code)
+            case .value(let value): return Self.escape(value)
+            }
+        }.joined()
+    }
+
+    /// `text` as a code span: on one line, fenced by more backticks than it holds in a row.
+    static func code(_ text: String) -> String {
+        let flat = folded(text)
+        var longest = 0
+        var run = 0
+        for character in flat {
+            run = character == "`" ? run + 1 : 0
+            longest = max(longest, run)
+        }
+        let fence = String(repeating: "`", count: longest + 1)
+        let padding = flat.hasPrefix("`") || flat.hasSuffix("`") || flat.isEmpty ? " " : ""
+        return fence + padding + flat + padding + fence
+    }
+
+    /// `text` on one line with Markdown punctuation backslash-escaped, so it reads literally.
+    static func escape(_ text: String) -> String {
+        var output = ""
+        for character in folded(text) {
+            if "\\`*_{}[]()<>#+-.!|~&".contains(character) { output.append("\\") }
+            output.append(character)
+        }
+        return output
+    }
+
+    /// Line breaks and other control characters as spaces: one value is one line of a list or table.
+    private static func folded(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : $0 }))
+    }
+}
