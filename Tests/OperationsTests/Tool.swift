@@ -28,6 +28,20 @@ struct Tool: Sendable {
 
     var isInstalled: Bool { FileManager.default.isExecutableFile(atPath: path) }
 
+    /// True when `systemd-analyze verify` accepts a trivial unit here (some containers cannot run it at all).
+    static let canVerifyUnits: Bool = {
+        guard systemdAnalyze.isInstalled else { return false }
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("flowmeter-probe-\(UUID())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let unit = "[Unit]\nDescription=probe\n\n[Service]\nType=oneshot\nExecStart=/bin/true\n"
+        guard (try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)) != nil,
+            (try? unit.write(to: directory.appendingPathComponent("probe.service"), atomically: true, encoding: .utf8))
+                != nil,
+            let run = try? systemdAnalyze.run(["verify", "./probe.service"], in: directory.path, timeout: .seconds(60))
+        else { return false }
+        return run.succeeded
+    }()
+
     /// True when the Debian `python3-yaml` module imports, which ``yamlToJSON(_:)`` needs.
     static let hasYAML: Bool = {
         guard python.isInstalled, let run = try? python.run(["-c", "import yaml"], timeout: .seconds(20)) else {
