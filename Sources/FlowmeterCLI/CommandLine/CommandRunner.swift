@@ -16,8 +16,12 @@ public struct CommandRunner: Sendable {
     }
 
     /// Runs the command line `arguments` (without the executable name) and returns the exit status.
+    ///
+    /// Help, usage errors and errors go to `output`, as does everything a command writes through its
+    /// `ParsedArguments.output`; commands that print directly still reach the process's standard output.
     public func run(
-        _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment
+        _ arguments: [String], environment: [String: String] = ProcessInfo.processInfo.environment,
+        output: CommandOutput = .standard
     ) async -> Int32 {
         var path = [root]
         var rest = arguments[...]
@@ -31,47 +35,51 @@ public struct CommandRunner: Sendable {
                 guard let next = target.last!.subcommand(named: word) else { break }
                 target.append(next)
             }
-            print(HelpRenderer.help(for: target))
+            output.print(HelpRenderer.help(for: target))
             return 0
         }
         let command = path.last!
         let commandPath = path.map(\.name).joined(separator: " ")
         if rest.contains("--help") || rest.contains("-h") {
-            print(HelpRenderer.help(for: path))
+            output.print(HelpRenderer.help(for: path))
             return 0
         }
         if path.count == 1 && rest.first == "--version" {
-            print("flowmeter \(version)")
+            output.print("flowmeter \(version)")
             return 0
         }
         guard let work = command.run else {
             if let word = rest.first {
+                let hint = ArgumentParser.suggestion(for: word, among: command.subcommands.map(\.name))
+                    .map { " (did you mean '\($0)'?)" } ?? ""
                 return usageFailure(
-                    CommandUsageError("unknown command '\(word)'", commandPath: commandPath), path: path)
+                    CommandUsageError("unknown command '\(word)'\(hint)", commandPath: commandPath), path: path,
+                    output: output)
             }
-            print(HelpRenderer.help(for: path))
+            output.print(HelpRenderer.help(for: path))
             return 0
         }
         do {
-            let parsed = try ArgumentParser.parse(
+            var parsed = try ArgumentParser.parse(
                 Array(rest), for: command, commandPath: commandPath, environment: environment)
+            parsed.output = output
             return try await work(parsed)
         } catch let error as CommandUsageError {
-            return usageFailure(error, path: path)
+            return usageFailure(error, path: path, output: output)
         } catch {
-            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            output.printError("error: \(error)")
             return 1
         }
     }
 
-    private func usageFailure(_ error: CommandUsageError, path: [Command]) -> Int32 {
+    private func usageFailure(_ error: CommandUsageError, path: [Command], output: CommandOutput) -> Int32 {
         let text = """
             error: \(error.message)
             \(HelpRenderer.usageLine(for: path))
             See '\(path.map(\.name).joined(separator: " ")) --help'.
 
             """
-        FileHandle.standardError.write(Data(text.utf8))
+        output.printError(text)
         return 2
     }
 }

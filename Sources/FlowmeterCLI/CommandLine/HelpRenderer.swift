@@ -34,16 +34,18 @@ enum HelpRenderer {
                 var head = "  --\(option.name)"
                 if let valueName = option.valueName { head += " \(valueName)" }
                 lines.append(head)
-                var text = option.help
-                if let defaultValue = option.defaultValue { text += " (default: \(defaultValue))" }
-                text += " [env: \(option.environmentName)]"
-                lines += wrap(text, indent: 8, first: String(repeating: " ", count: 8))
+                var words = option.help.split(separator: " ").map(String.init)
+                // The default and the variable each stay on one line, so they read (and grep) whole.
+                if let defaultValue = option.defaultValue { words.append("(default: \(defaultValue))") }
+                words.append("[env: \(option.environmentName)]")
+                lines += wrap(words: words, indent: 8, first: String(repeating: " ", count: 8))
             }
         }
         lines += ["  -h, --help", "        Show this help."]
         if path.count == 1 { lines += ["  --version", "        Print the version."] }
         if let discussion = command.discussion {
-            lines += ["", discussion]
+            lines.append("")
+            lines += reflow(discussion)
         }
         if !command.subcommands.isEmpty {
             lines += ["", "See '\(path.map(\.name).joined(separator: " ")) <command> --help' for a command's options."]
@@ -51,11 +53,39 @@ enum HelpRenderer {
         return lines.joined(separator: "\n")
     }
 
+    /// Re-wraps a discussion to the help width: lines of a paragraph join and wrap; blank lines separate
+    /// paragraphs; a line that starts with a space (an example command) stays exactly as written.
+    private static func reflow(_ text: String) -> [String] {
+        var lines: [String] = []
+        var paragraph: [String] = []
+        func flush() {
+            if !paragraph.isEmpty { lines += wrap(paragraph.joined(separator: " "), indent: 0, first: "") }
+            paragraph = []
+        }
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.trimmingCharacters(in: .whitespaces).isEmpty {
+                flush()
+                lines.append("")
+            } else if line.hasPrefix(" ") {
+                flush()
+                lines.append(String(line))
+            } else {
+                paragraph.append(String(line))
+            }
+        }
+        flush()
+        return lines
+    }
+
     private static func wrap(_ text: String, indent: Int, first: String) -> [String] {
+        wrap(words: text.split(separator: " ").map(String.init), indent: indent, first: first)
+    }
+
+    private static func wrap(words: [String], indent: Int, first: String) -> [String] {
         var lines: [String] = []
         var current = first
         var currentHasWord = false
-        for word in text.split(separator: " ") {
+        for word in words {
             if currentHasWord && current.count + 1 + word.count > width {
                 lines.append(current)
                 current = String(repeating: " ", count: indent)

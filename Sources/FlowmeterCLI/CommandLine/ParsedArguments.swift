@@ -6,6 +6,8 @@ public struct ParsedArguments: Sendable {
     public let positionals: [String]
     let options: [String: CommandOption]
     let values: [String: [String]]
+    /// Where the command writes: standard output and error, or a test's buffer.
+    public internal(set) var output: CommandOutput = .standard
 
     /// The option's value from the command line, the environment, the configuration file, or its default.
     public func value(_ name: String) -> String? {

@@ -1,0 +1,39 @@
+/// A command that understood its arguments but could not do the work: the store is missing, a file is unreadable.
+///
+/// The runner prints `error: <message>` and the process exits 1 (a usage error is ``CommandUsageError`` and exits
+/// 2).
+public struct CommandError: Error, CustomStringConvertible, Sendable {
+    /// What went wrong, extensible without breaking callers that switch on known codes.
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        /// The code's stable name.
+        public let rawValue: String
+
+        /// The rollup store named by `--store` does not exist.
+        public static let storeMissing = Code(rawValue: "storeMissing")
+        /// An input file could not be read or parsed.
+        public static let unreadableInput = Code(rawValue: "unreadableInput")
+
+        /// The code's name.
+        public var description: String { rawValue }
+    }
+
+    /// What went wrong.
+    public let code: Code
+    /// One or two sentences for the user: what failed and what to do about it.
+    public let message: String
+    /// The source file where the error was made.
+    public let file: String
+    /// The source line where the error was made.
+    public let line: UInt
+
+    /// Makes an error; `file` and `line` default to the caller's position.
+    public init(_ code: Code, _ message: String, file: String = #fileID, line: UInt = #line) {
+        self.code = code
+        self.message = message
+        self.file = file
+        self.line = line
+    }
+
+    /// The message, as the runner prints it.
+    public var description: String { message }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import Synchronization
+
+/// Where a command writes its results and messages: the process's standard output and error, or a buffer.
+///
+/// Query commands write through the `output` of their `ParsedArguments`, so a test can run the command tree
+/// in-process and read what a user would see. Colour is on only for the real standard output on a terminal.
+public struct CommandOutput: Sendable {
+    private let standardOutput: @Sendable (String) -> Void
+    private let standardError: @Sendable (String) -> Void
+    /// Whether text may carry ANSI colour: only on a terminal, and never when `NO_COLOR` is set.
+    public let usesColor: Bool
+
+    /// The process's standard output and error.
+    public static var standard: CommandOutput {
+        CommandOutput(
+            standardOutput: { FileHandle.standardOutput.write(Data($0.utf8)) },
+            standardError: { FileHandle.standardError.write(Data($0.utf8)) },
+            usesColor: Terminal.usesColor)
+    }
+
+    /// Output collected in `buffer`, without colour.
+    public init(buffer: CommandOutputBuffer) {
+        self.init(
+            standardOutput: { buffer.append($0, toError: false) }, standardError: { buffer.append($0, toError: true) },
+            usesColor: false)
+    }
+
+    private init(
+        standardOutput: @escaping @Sendable (String) -> Void, standardError: @escaping @Sendable (String) -> Void,
+        usesColor: Bool
+    ) {
+        self.standardOutput = standardOutput
+        self.standardError = standardError
+        self.usesColor = usesColor
+    }
+
+    /// Writes `text` and a newline to standard output.
+    public func print(_ text: String) {
+        standardOutput(text.hasSuffix("\n") ? text : text + "\n")
+    }
+
+    /// Writes `text` and a newline to standard error.
+    public func printError(_ text: String) {
+        standardError(text.hasSuffix("\n") ? text : text + "\n")
+    }
+
+    /// `text` in `style` when colour is on, else unchanged.
+    func styled(_ text: String, _ style: Terminal.Style) -> String {
+        usesColor ? "\u{1B}[\(style.rawValue)m\(text)\u{1B}[0m" : text
+    }
+}
+
+/// What a command wrote to a ``CommandOutput`` made with ``CommandOutput/init(buffer:)``; safe from any thread.
+public final class CommandOutputBuffer: Sendable {
+    private let texts = Mutex<(output: String, error: String)>(("", ""))
+
+    /// Creates an empty buffer.
+    public init() {}
+
+    /// Everything written to standard output so far.
+    public var standardOutput: String { texts.withLock { $0.output } }
+
+    /// Everything written to standard error so far.
+    public var standardError: String { texts.withLock { $0.error } }
+
+    fileprivate func append(_ text: String, toError: Bool) {
+        texts.withLock { texts in
+            if toError { texts.error += text } else { texts.output += text }
+        }
+    }
+}

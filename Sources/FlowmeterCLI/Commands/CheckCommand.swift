@@ -1,0 +1,169 @@
+import FlowmeterModels
+import Foundation
+
+/// `flowmeter check PAYLOAD.json`: before a deploy, the share of each app's recent installs that would see each
+/// widget type of a page payload as unknown.
+enum CheckCommand {
+    static var command: Command {
+        Command(
+            name: "check",
+            abstract: "Before a deploy: which share of installs would not render each widget type of a page.",
+            discussion: """
+                Walks the Flow-UI page envelope (page, header, sections and their widgets, footer, and every object
+                with a "type" nested inside them: accordion children, sheets, tabs, carousels; see docs/cli.md),
+                then judges each widget type against every app version with release traffic in the window. A version
+                renders a type when its capabilities register it, or, without capabilities, when it had traffic and
+                reported no unknownType for it; a type no app knows is unknown to every version, and is checked for
+                a likely typo of a known type. Shares weigh versions by installs. PAYLOAD may be - for standard
+                input.
+
+                Exit status: 0 every type under --max-unknown-share, 3 some type over it, 1 error, 2 usage error.
+                """,
+            positionalUsage: "PAYLOAD.json",
+            options: QueryOptions.common() + [
+                .value(
+                    "max-unknown-share", "SHARE",
+                    help: "The largest share of an app's installs that may see a type as unknown (0.5% or 0.005).",
+                    default: "0.5%"),
+            ],
+            run: { arguments in try await run(arguments) }
+        )
+    }
+
+    private static func run(_ arguments: ParsedArguments) async throws -> Int32 {
+        let path = arguments.commandPath
+        guard let payload = arguments.positionals.first else {
+            throw CommandUsageError("missing PAYLOAD.json (a page payload file, or - for standard input)", commandPath: path)
+        }
+        guard arguments.positionals.count == 1 else {
+            throw CommandUsageError("expected one payload, got \(arguments.positionals.count)", commandPath: path)
+        }
+        let format = try OutputFormat.parse(arguments)
+        let window = try QueryOptions.window(arguments)
+        let appID = QueryOptions.appID(arguments)
+        let threshold = try arguments.parsed("max-unknown-share", as: "a share such as 0.5% or 0.005", parseShare)
+            ?? 0.005
+        let widgets = try readWidgets(payload)
+        let store = try QueryOptions.openStore(arguments)
+        let apps = try await QueryOptions.read { try AppTraffic.load(reader: store, window: window, appID: appID) }
+        let report = CheckReport.make(
+            widgets: widgets, apps: apps, window: window, payload: payload, maxUnknownShare: threshold)
+        let output = arguments.output
+        if !report.hasLiveVersions {
+            output.printError(
+                "warning: no app version had release traffic in the window; nothing to check the payload against")
+        }
+        switch format {
+        case .json:
+            output.print(report.jsonString(prettyPrinted: true))
+        case .csv:
+            output.print(csv(report).rendered())
+        case .table:
+            output.print(table(report, style: { output.styled($0, .bold) }))
+            output.print(verdict(report, styled: output.styled))
+        }
+        return report.exitStatus
+    }
+
+    /// `0.5%` or `0.005`: a share in 0…1.
+    static func parseShare(_ text: String) -> Double? {
+        let value = text.hasSuffix("%") ? Double(text.dropLast()).map { $0 / 100 } : Double(text)
+        return value.flatMap { $0 >= 0 && $0 <= 1 ? $0 : nil }
+    }
+
+    private static func readWidgets(_ payload: String) throws -> [PageWalker.Widget] {
+        let data: Data
+        if payload == "-" {
+            data = FileHandle.standardInput.readDataToEndOfFile()
+        } else {
+            guard let contents = FileManager.default.contents(atPath: payload) else {
+                throw CommandError(.unreadableInput, "cannot read payload '\(payload)'")
+            }
+            data = contents
+        }
+        do {
+            return try PageWalker.widgets(in: data)
+        } catch .notJSON(let reason) {
+            throw CommandError(.unreadableInput, "payload '\(payload)' is not JSON: \(reason)")
+        } catch .notAnObject {
+            throw CommandError(.unreadableInput, "payload '\(payload)' is not a JSON object (a page envelope)")
+        } catch .tooDeep {
+            throw CommandError(
+                .unreadableInput, "payload '\(payload)' nests deeper than \(PageWalker.maxDepth) levels")
+        }
+    }
+
+    static func table(_ report: CheckReport, style: @escaping (String) -> String) -> String {
+        let window = "\(CellFormat.time(report.window.from)) – \(CellFormat.time(report.window.to)) UTC"
+        var lines = [
+            "\(report.widgetCount) widgets of \(report.types.count) types in \(report.payload), against release "
+                + "versions live \(window).", "",
+        ]
+        var table = TextTable(columns: [
+            .text("TYPE", flexible: true), .text("APP", flexible: true), .number("UNKNOWN"),
+            .text("NOT RENDERED BY", flexible: true), .text("NOTE", flexible: true),
+        ])
+        for type in report.types {
+            let note: (Double) -> String = { share in
+                if let typo = type.likelyTypoOf { return "typo of \(typo)?" }
+                if !type.isKnown { return "no app knows it" }
+                return share > report.maxUnknownShare ? "over \(CellFormat.percent(report.maxUnknownShare))" : "ok"
+            }
+            if type.apps.isEmpty {
+                table.append([type.widgetType, "-", "-", "-", note(0)])
+            }
+            for app in type.apps {
+                let missing = app.unknownVersions
+                let versions: String
+                if missing.isEmpty {
+                    versions = "-"
+                } else if missing.count == app.versions.count {
+                    versions = "all \(missing.count) versions"
+                } else {
+                    versions = missing.map { "\($0.appVersion) (\(CellFormat.percent($0.installShare)))" }
+                        .joined(separator: ", ")
+                }
+                table.append([type.widgetType, app.appID, CellFormat.percent(app.unknownShare), versions, note(app.unknownShare)])
+            }
+        }
+        lines.append(table.rendered(style: style))
+        return lines.joined(separator: "\n")
+    }
+
+    /// The last line: which types fail, or that the payload passes.
+    static func verdict(_ report: CheckReport, styled: (String, Terminal.Style) -> String) -> String {
+        let limit = CellFormat.percent(report.maxUnknownShare)
+        let failing = report.failing
+        guard !failing.isEmpty else {
+            return "\n" + styled("OK", .green) + ": no type is unknown to more than \(limit) of any app's installs."
+        }
+        let names = failing.map(\.widgetType).joined(separator: ", ")
+        let noun = failing.count == 1 ? "type is" : "types are"
+        return "\n" + styled("FAIL", .red) + ": \(failing.count) \(noun) unknown to more than \(limit) of an app's "
+            + "installs: \(names)."
+    }
+
+    static func csv(_ report: CheckReport) -> CSVTable {
+        var csv = CSVTable(header: [
+            "widgetType", "occurrences", "known", "likelyTypoOf", "appID", "appVersion", "versionInstalls",
+            "installShare", "renders", "appUnknownShare", "overThreshold",
+        ])
+        for type in report.types {
+            let common = [type.widgetType, String(type.occurrences), String(type.isKnown), type.likelyTypoOf ?? ""]
+            if type.apps.isEmpty {
+                csv.rows.append(common + ["", "", "", "", "", "", "false"])
+            }
+            for app in type.apps {
+                for version in app.versions {
+                    csv.rows.append(
+                        common + [
+                            app.appID, version.appVersion, String(version.installs), String(version.installShare),
+                            String(version.renders), String(app.unknownShare),
+                            String(app.unknownShare > report.maxUnknownShare),
+                        ])
+                }
+            }
+        }
+        return csv
+    }
+}

@@ -1,0 +1,91 @@
+import Detector
+import FlowmeterModels
+
+/// `flowmeter spikes`: diagnostics series whose count jumped well above both their recent and their usual level
+/// (CONTRACT §5, docs/detector.md).
+enum SpikesCommand {
+    static var command: Command {
+        Command(
+            name: "spikes",
+            abstract: "Diagnostic counts that jumped above their recent and seasonal baseline.",
+            discussion: """
+                Five-minute buckets per (app, kind, type) and per app version, against the larger of the trailing
+                median and the same hour in earlier weeks or days (docs/detector.md). JSON is CONTRACT §5's.
+                Exit status: 0 no spike, 3 some spike, 1 error, 2 usage error.
+                """,
+            options: QueryOptions.common() + [
+                .value("min-events", "N", help: "Fewest events in a bucket that can be a spike.", default: "20"),
+                .value("min-ratio", "X", help: "Fewest times the baseline a bucket must reach.", default: "3"),
+                .value(
+                    "deploy-window", "DURATION", help: "How long before the onset a deploy is suspected.",
+                    default: "60m"),
+            ],
+            run: { arguments in try await run(arguments) }
+        )
+    }
+
+    private static func run(_ arguments: ParsedArguments) async throws -> Int32 {
+        let format = try OutputFormat.parse(arguments)
+        let window = try QueryOptions.window(arguments)
+        let appID = QueryOptions.appID(arguments)
+        var configuration = SpikeDetector.Configuration()
+        configuration.minEvents = try UngatedCommand.count(arguments, "min-events") ?? 20
+        configuration.minRatio = try arguments.parsed("min-ratio", as: "a number ≥ 1") {
+            Double($0).flatMap { $0 >= 1 && $0.isFinite ? $0 : nil }
+        } ?? 3
+        let deployWindow = try arguments.parsed("deploy-window", as: "a duration such as 30m or 2h") {
+            QueryOptions.parseDuration($0)
+        } ?? 3600
+        configuration.deployWindow = .seconds(deployWindow)
+        let store = try QueryOptions.openStore(arguments)
+        let detector = SpikeDetector(configuration: configuration)
+        let report = try await QueryOptions.read {
+            try detector.report(reader: store, from: window.from, to: window.to, appID: appID)
+        }
+        let output = arguments.output
+        switch format {
+        case .json:
+            output.print(report.jsonString(prettyPrinted: true))
+        case .csv:
+            output.print(csv(report).rendered())
+        case .table:
+            output.print(table(report, style: { output.styled($0, .bold) }))
+        }
+        return report.exitStatus
+    }
+
+    static func table(_ report: SpikesReport, style: @escaping (String) -> String) -> String {
+        let window = "\(CellFormat.time(report.from)) – \(CellFormat.time(report.to)) UTC"
+        guard !report.spikes.isEmpty else { return "No spikes (\(window))." }
+        var table = TextTable(columns: [
+            .text("KIND"), .text("TYPE", flexible: true), .text("VERSION", flexible: true), .text("ONSET"),
+            .number("COUNT"), .number("BASE"), .number("RATIO"), .text("DEPLOY", flexible: true),
+        ])
+        for spike in report.spikes {
+            table.append([
+                spike.kind.rawValue, spike.widgetType.isEmpty ? "-" : spike.widgetType, spike.appVersion ?? "all",
+                CellFormat.time(spike.onset), String(spike.count), CellFormat.decimal(spike.baseline),
+                CellFormat.decimal(spike.ratio) + "×",
+                spike.suspectDeploy.map { "\($0.service)@\($0.version)" } ?? "-",
+            ])
+        }
+        let noun = report.spikes.count == 1 ? "spike" : "spikes"
+        return table.rendered(style: style) + "\n\n\(report.spikes.count) \(noun) (\(window))."
+    }
+
+    static func csv(_ report: SpikesReport) -> CSVTable {
+        var csv = CSVTable(header: [
+            "appID", "kind", "widgetType", "appVersion", "onset", "peakWindowStart", "count", "baseline", "ratio",
+            "suspectDeploy", "backendReleases",
+        ])
+        for spike in report.spikes {
+            csv.rows.append([
+                spike.appID, spike.kind.rawValue, spike.widgetType, spike.appVersion ?? "", spike.onset.rfc3339String,
+                spike.peakWindowStart.rfc3339String, String(spike.count), String(spike.baseline), String(spike.ratio),
+                spike.suspectDeploy.map { "\($0.service)@\($0.version)" } ?? "",
+                spike.backendReleases.joined(separator: " "),
+            ])
+        }
+        return csv
+    }
+}

@@ -1,0 +1,84 @@
+import FlowmeterModels
+
+/// `flowmeter top`: the most frequent diagnostics by kind, widget type and app version, with the trend against the
+/// previous window of the same length.
+enum TopCommand {
+    static var command: Command {
+        Command(
+            name: "top",
+            abstract: "The most frequent diagnostics by kind, type and version, with their trend.",
+            discussion: """
+                TREND compares each row with the window of the same length just before (new: none before).
+                Release builds only unless --include-debug. Exit status: 0, 1 error, 2 usage error.
+                """,
+            options: QueryOptions.common() + [
+                .value("kind", "KIND", help: "Only this kind (unknownType, malformedPayload, …); repeatable.",
+                    repeatable: true),
+                .value("limit", "N", help: "Most rows to print (0: all).", default: "20"),
+                .flag("include-debug", help: "Count debug builds too."),
+            ],
+            run: { arguments in try await run(arguments) }
+        )
+    }
+
+    private static func run(_ arguments: ParsedArguments) async throws -> Int32 {
+        let format = try OutputFormat.parse(arguments)
+        let window = try QueryOptions.window(arguments)
+        let appID = QueryOptions.appID(arguments)
+        let kindNames = arguments.values("kind").filter { !$0.isEmpty }
+        let kinds = kindNames.isEmpty ? nil : Set(kindNames.compactMap { DiagnosticKind(rawValue: $0) })
+        let limit = try arguments.parsed("limit", as: "a whole number ≥ 0") { Int($0).flatMap { $0 >= 0 ? $0 : nil } }
+            ?? 20
+        let includeDebug = arguments.flag("include-debug")
+        let store = try QueryOptions.openStore(arguments)
+        let report = try await QueryOptions.read {
+            try TopReport.load(
+                reader: store, window: window, appID: appID, kinds: kinds, includeDebug: includeDebug, limit: limit)
+        }
+        let output = arguments.output
+        switch format {
+        case .json:
+            output.print(report.jsonString(prettyPrinted: true))
+        case .csv:
+            var csv = CSVTable(header: [
+                "appID", "kind", "widgetType", "appVersion", "events", "installs", "previousEvents", "change",
+            ])
+            for row in report.rows {
+                csv.rows.append([
+                    row.appID, row.kind.rawValue, row.widgetType, row.appVersion, String(row.events),
+                    String(row.installs), String(row.previousEvents), row.change.map { String($0) } ?? "",
+                ])
+            }
+            output.print(csv.rendered())
+        case .table:
+            output.print(table(report, style: { output.styled($0, .bold) }))
+        }
+        return 0
+    }
+
+    static func table(_ report: TopReport, style: @escaping (String) -> String) -> String {
+        let window = "\(CellFormat.time(report.window.from)) – \(CellFormat.time(report.window.to)) UTC"
+        guard !report.rows.isEmpty else { return "No diagnostics (\(window))." }
+        var table = TextTable(columns: [
+            .text("KIND"), .text("TYPE", flexible: true), .text("APP", flexible: true),
+            .text("VERSION", flexible: true), .number("EVENTS"), .number("INSTALLS"), .number("TREND"),
+        ])
+        for row in report.rows {
+            table.append([
+                row.kind.rawValue, row.widgetType.isEmpty ? "-" : row.widgetType, row.appID, row.appVersion,
+                String(row.events), String(row.installs), CellFormat.trend(current: row.events, previous: row.previousEvents),
+            ])
+        }
+        var footer = "\(report.rows.count) of \(report.totalGroups) groups (\(window)); trend against the "
+        footer += "previous \(Self.length(report.window.seconds))."
+        return table.rendered(style: style) + "\n\n" + footer
+    }
+
+    /// `24h`, `90m`, `7d`: the window's length as the user would write it.
+    static func length(_ seconds: Int64) -> String {
+        if seconds % 86_400 == 0 { return "\(seconds / 86_400)d" }
+        if seconds % 3600 == 0 { return "\(seconds / 3600)h" }
+        if seconds % 60 == 0 { return "\(seconds / 60)m" }
+        return "\(seconds)s"
+    }
+}

@@ -1,0 +1,70 @@
+/// `flowmeter types`: each widget type the store knows, per app, with the versions that register or render it.
+enum TypesCommand {
+    static var command: Command {
+        Command(
+            name: "types",
+            abstract: "Each known widget type and the app versions that register, render or lack it.",
+            discussion: """
+                A version renders a type when its capabilities register it, or, when it sends no capabilities, when
+                it had traffic and reported no unknownType for it (CONTRACT §5). Types only ever reported as unknown
+                are listed with KNOWN = no. Exit status: 0, 1 error, 2 usage error.
+                """,
+            options: QueryOptions.common(since: "7d"),
+            run: { arguments in try await run(arguments) }
+        )
+    }
+
+    private static func run(_ arguments: ParsedArguments) async throws -> Int32 {
+        let format = try OutputFormat.parse(arguments)
+        let window = try QueryOptions.window(arguments)
+        let appID = QueryOptions.appID(arguments)
+        let store = try QueryOptions.openStore(arguments)
+        let apps = try await QueryOptions.read { try AppTraffic.load(reader: store, window: window, appID: appID) }
+        let report = TypesReport.make(window: window, apps: apps)
+        let output = arguments.output
+        switch format {
+        case .json:
+            output.print(report.jsonString(prettyPrinted: true))
+        case .csv:
+            var csv = CSVTable(header: [
+                "appID", "widgetType", "known", "registeringVersions", "renderingVersions", "unknownIn", "events",
+            ])
+            for row in report.rows {
+                csv.rows.append([
+                    row.appID, row.widgetType, String(row.isKnown), row.registeringVersions.joined(separator: " "),
+                    row.renderingVersions.joined(separator: " "), row.unknownIn.joined(separator: " "),
+                    row.events.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "),
+                ])
+            }
+            output.print(csv.rendered())
+        case .table:
+            output.print(table(report, style: { output.styled($0, .bold) }))
+        }
+        return 0
+    }
+
+    static func table(_ report: TypesReport, style: @escaping (String) -> String) -> String {
+        let window = "\(CellFormat.time(report.window.from)) – \(CellFormat.time(report.window.to)) UTC"
+        guard !report.rows.isEmpty else { return "No widget types (\(window))." }
+        var table = TextTable(columns: [
+            .text("TYPE", flexible: true), .text("APP", flexible: true), .text("KNOWN"),
+            .text("RENDERED BY", flexible: true), .text("UNKNOWN IN", flexible: true),
+        ])
+        for row in report.rows {
+            table.append([
+                row.widgetType, row.appID, row.isKnown ? "yes" : "no", range(row.renderingVersions),
+                range(row.unknownIn),
+            ])
+        }
+        return table.rendered(style: style) + "\n\n\(report.rows.count) types (\(window))."
+    }
+
+    /// A version list shortened for a cell: `5.3.0` … `5.4.1` (4) when long.
+    private static func range(_ versions: [String]) -> String {
+        switch versions.count {
+        case 0: return "-"
+        case 1...3: return versions.joined(separator: ", ")
+        default: return "\(versions.first!) … \(versions.last!) (\(versions.count))"
+        }
+    }
+}

@@ -1,0 +1,98 @@
+import Detector
+import FlowmeterModels
+
+/// `flowmeter ungated`: widget types that release builds report as `unknownType` often enough to matter, with the
+/// gate that would stop them (CONTRACT §5).
+enum UngatedCommand {
+    static var command: Command {
+        Command(
+            name: "ungated",
+            abstract: "Types the backend sends to app versions that cannot render them, with the gate to add.",
+            discussion: """
+                A type is ungated when release builds of some app version report it as unknownType from at least
+                --min-installs installs and --min-events events in the window. JSON is CONTRACT §5's.
+                Exit status: 0 nothing flagged, 3 something flagged, 1 error, 2 usage error.
+                """,
+            options: QueryOptions.common() + [
+                .value("min-installs", "N", help: "Distinct installs some version must report it from.", default: "5"),
+                .value("min-events", "N", help: "Events some version must report.", default: "20"),
+                .value(
+                    "deploy-window", "DURATION", help: "How long before first sight a deploy is suspected.",
+                    default: "60m"),
+            ],
+            run: { arguments in try await run(arguments) }
+        )
+    }
+
+    private static func run(_ arguments: ParsedArguments) async throws -> Int32 {
+        let format = try OutputFormat.parse(arguments)
+        let window = try QueryOptions.window(arguments)
+        let appID = QueryOptions.appID(arguments)
+        var configuration = UngatedTypeFinder.Configuration()
+        configuration.minInstalls = try count(arguments, "min-installs") ?? 5
+        configuration.minEvents = try count(arguments, "min-events") ?? 20
+        let deployWindow = try arguments.parsed("deploy-window", as: "a duration such as 30m or 2h") {
+            QueryOptions.parseDuration($0)
+        } ?? 3600
+        configuration.deployWindow = .seconds(deployWindow)
+        let store = try QueryOptions.openStore(arguments)
+        let finder = UngatedTypeFinder(configuration: configuration)
+        let report = try await QueryOptions.read {
+            try finder.report(reader: store, from: window.from, to: window.to, appID: appID)
+        }
+        let output = arguments.output
+        switch format {
+        case .json:
+            output.print(report.jsonString(prettyPrinted: true))
+        case .csv:
+            output.print(csv(report).rendered())
+        case .table:
+            output.print(table(report, style: { output.styled($0, .bold) }))
+        }
+        return report.exitStatus
+    }
+
+    /// A non-negative count option, or a usage error.
+    static func count(_ arguments: ParsedArguments, _ name: String) throws(CommandUsageError) -> Int64? {
+        try arguments.parsed(name, as: "a whole number ≥ 0") { Int64($0).flatMap { $0 >= 0 ? $0 : nil } }
+    }
+
+    static func table(_ report: UngatedReport, style: @escaping (String) -> String) -> String {
+        let window = "\(CellFormat.time(report.from)) – \(CellFormat.time(report.to)) UTC"
+        guard !report.ungated.isEmpty else { return "No ungated types (\(window))." }
+        var table = TextTable(columns: [
+            .text("TYPE", flexible: true), .text("APP", flexible: true), .number("EVENTS"), .number("INSTALLS"),
+            .text("AFFECTED", flexible: true), .text("GATE / TYPO", flexible: true), .text("DEPLOY", flexible: true),
+        ])
+        for type in report.ungated {
+            let affected = type.affectedVersions.map { "\($0.appVersion) \(CellFormat.percent($0.installShare))" }
+            let gate =
+                type.suggestedMinAppVersion.map { "≥ \($0)" } ?? type.likelyTypoOf.map { "typo of \($0)?" } ?? "-"
+            let deploy = type.suspectDeploy.map { "\($0.service)@\($0.version)" } ?? "-"
+            table.append([
+                type.widgetType, type.appID, String(type.events), String(type.installs),
+                affected.joined(separator: ", "), gate, deploy,
+            ])
+        }
+        let noun = report.ungated.count == 1 ? "type" : "types"
+        return table.rendered(style: style) + "\n\n\(report.ungated.count) ungated \(noun) (\(window))."
+    }
+
+    static func csv(_ report: UngatedReport) -> CSVTable {
+        var csv = CSVTable(header: [
+            "appID", "widgetType", "appVersion", "events", "installs", "installShare", "renderingVersions",
+            "suggestedGate", "firstSeen", "suspectDeploy", "likelyTypoOf",
+        ])
+        for type in report.ungated {
+            for version in type.affectedVersions {
+                csv.rows.append([
+                    type.appID, type.widgetType, version.appVersion, String(version.events), String(version.installs),
+                    String(version.installShare), type.renderingVersions.joined(separator: " "),
+                    type.suggestedMinAppVersion ?? "", type.firstSeen.rfc3339String,
+                    type.suspectDeploy.map { "\($0.service)@\($0.version)" } ?? "", type.likelyTypoOf ?? "",
+                ])
+            }
+        }
+        return csv
+    }
+}

@@ -1,0 +1,17 @@
+/// How a query prints its result: an aligned table for people, JSON or CSV for programs.
+enum OutputFormat: String, CaseIterable, Sendable {
+    /// Columns that fit an 80-column terminal; colour only on a terminal.
+    case table
+    /// One JSON document; keys in a fixed, documented order.
+    case json
+    /// RFC 4180: a header row, fields quoted where needed, CRLF line ends.
+    case csv
+
+    /// The `--format` option every query declares.
+    static let option = CommandOption.value("format", "FORMAT", help: "table | json | csv.", default: "table")
+
+    /// The `--format` value, or a usage error naming the accepted values.
+    static func parse(_ arguments: ParsedArguments) throws(CommandUsageError) -> OutputFormat {
+        try arguments.parsed("format", as: "table, json or csv") { OutputFormat(rawValue: $0) } ?? .table
+    }
+}

@@ -1,0 +1,70 @@
+/// An aligned plain-text table that fits a terminal width by truncating its flexible columns with `…`.
+///
+/// Numbers align right, text left, two spaces between columns. The header is bold when colour is on; colour never
+/// changes the widths, since the styles wrap whole cells after padding.
+struct TextTable {
+    /// One column: its title, alignment, and whether it gives up width when the table is too wide.
+    struct Column {
+        var title: String
+        var alignsRight = false
+        /// Flexible columns (long type names, lists) shrink, widest first, until the table fits.
+        var isFlexible = false
+        /// A flexible column never shrinks below this.
+        var minimumWidth = 8
+
+        static func text(_ title: String, flexible: Bool = false) -> Column {
+            Column(title: title, alignsRight: false, isFlexible: flexible)
+        }
+
+        static func number(_ title: String) -> Column {
+            Column(title: title, alignsRight: true)
+        }
+    }
+
+    /// The columns.
+    var columns: [Column]
+    /// The rows, one cell per column.
+    var rows: [[String]] = []
+    /// The widest the table may be.
+    var width = 80
+
+    /// Appends a row; it must have one cell per column.
+    mutating func append(_ row: [String]) {
+        precondition(row.count == columns.count, "a row needs one cell per column")
+        rows.append(row)
+    }
+
+    /// The table's lines, header first, each at most `width` characters.
+    func rendered(style: (String) -> String = { $0 }) -> String {
+        var widths = columns.indices.map { column in
+            max(columns[column].title.count, rows.map { $0[column].count }.max() ?? 0)
+        }
+        let gaps = 2 * (columns.count - 1)
+        while widths.reduce(0, +) + gaps > width {
+            let candidates = columns.indices.filter { columns[$0].isFlexible && widths[$0] > columns[$0].minimumWidth }
+            guard let widest = candidates.max(by: { widths[$0] < widths[$1] }) else { break }
+            widths[widest] -= 1
+        }
+        var lines = [line(columns.map(\.title), widths: widths, style: style)]
+        lines += rows.map { line($0, widths: widths, style: { $0 }) }
+        return lines.joined(separator: "\n")
+    }
+
+    private func line(_ cells: [String], widths: [Int], style: (String) -> String) -> String {
+        var parts: [String] = []
+        for (index, cell) in cells.enumerated() {
+            let text = Self.truncated(cell, to: widths[index])
+            let padding = String(repeating: " ", count: widths[index] - text.count)
+            let isLast = index == cells.count - 1
+            parts.append(style(columns[index].alignsRight ? padding + text : text + (isLast ? "" : padding)))
+        }
+        return parts.joined(separator: "  ")
+    }
+
+    /// `text` cut to `width` characters, the last one an ellipsis when anything was cut.
+    static func truncated(_ text: String, to width: Int) -> String {
+        guard text.count > width else { return text }
+        guard width > 1 else { return String(text.prefix(width)) }
+        return String(text.prefix(width - 1)) + "…"
+    }
+}

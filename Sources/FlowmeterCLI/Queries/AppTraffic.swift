@@ -1,0 +1,167 @@
+import Detector
+import FlowmeterModels
+import Rollups
+
+/// One app's release traffic in a window, indexed for the questions `versions`, `types` and `check` ask: which
+/// versions are live, how many installs each has, and which widget types each registers or renders.
+///
+/// Platforms are merged per app version, as the detector does. Rendering follows CONTRACT §5: a version renders a
+/// type when its capabilities register it, or, when it sends no capabilities, when it had traffic and reported no
+/// `unknownType` for it.
+struct AppTraffic: Sendable {
+    /// One app version's traffic in the window, platforms merged.
+    struct VersionTraffic: Sendable {
+        var installs = HyperLogLog()
+        var batches: Int64 = 0
+        var cleanBatches: Int64 = 0
+        var decodes: Int64 = 0
+        var platforms: Set<String> = []
+        var registeredTypes: Set<String> = []
+        /// Whether any batch sent capabilities (registered types or a schema version).
+        var sendsCapabilities = false
+    }
+
+    /// The app.
+    let appID: String
+    /// Traffic per app version (release builds with at least one batch in the window).
+    private(set) var versions: [String: VersionTraffic] = [:]
+    /// Per widget type, the versions that reported it as `unknownType` in the window.
+    private(set) var unknownReporters: [String: Set<String>] = [:]
+    /// Per widget type, release events per kind in the window.
+    private(set) var eventsByKind: [String: [DiagnosticKind: Int64]] = [:]
+    /// Types reported as `malformedPayload` or `duplicateID` (window or earlier history): only a registered type can
+    /// produce those, so they are known types.
+    private(set) var provenTypes: Set<String> = []
+
+    init(appID: String) {
+        self.appID = appID
+    }
+
+    /// App versions, oldest first by CONTRACT §1's numeric order.
+    var orderedVersions: [String] { versions.keys.sorted(by: Self.versionLess) }
+
+    /// Installs of the whole app in the window (an install seen in two versions counts once).
+    var totalInstalls: HyperLogLog {
+        versions.values.reduce(into: HyperLogLog()) { $0.merge($1.installs) }
+    }
+
+    /// Whether `version` renders `widgetType`, by CONTRACT §5's rule.
+    func renders(_ version: String, _ widgetType: String) -> Bool {
+        guard let traffic = versions[version] else { return false }
+        if traffic.registeredTypes.contains(widgetType) { return true }
+        if traffic.sendsCapabilities { return false }
+        return traffic.batches > 0 && !(unknownReporters[widgetType]?.contains(version) ?? false)
+    }
+
+    /// Versions whose capabilities register `widgetType`, oldest first.
+    func registeringVersions(of widgetType: String) -> [String] {
+        orderedVersions.filter { versions[$0]!.registeredTypes.contains(widgetType) }
+    }
+
+    /// Versions that render `widgetType`, oldest first.
+    func renderingVersions(of widgetType: String) -> [String] {
+        orderedVersions.filter { renders($0, widgetType) }
+    }
+
+    /// Every widget type this window says anything about: registered, reported with some kind, or proven.
+    var mentionedTypes: Set<String> {
+        var types = provenTypes.union(eventsByKind.keys)
+        for traffic in versions.values { types.formUnion(traffic.registeredTypes) }
+        types.remove("")
+        return types
+    }
+
+    /// Whether the app is known to have `widgetType` (the contract's "known"): some version registers it, it was
+    /// reported as malformed or duplicate, or it appeared in the app's diagnostics and some version renders it.
+    ///
+    /// A type that appears nowhere is not known even though versions without capabilities would "render" it by the
+    /// traffic rule: nothing says any build has it.
+    func isKnown(_ widgetType: String) -> Bool {
+        if provenTypes.contains(widgetType) { return true }
+        if versions.values.contains(where: { $0.registeredTypes.contains(widgetType) }) { return true }
+        return eventsByKind[widgetType] != nil && !renderingVersions(of: widgetType).isEmpty
+    }
+
+    /// Every known type, with the number of versions that register it (for typo tie-breaks).
+    var knownTypes: [String: Int] {
+        var known: [String: Int] = [:]
+        for type in mentionedTypes where isKnown(type) {
+            known[type] = versions.values.filter { $0.registeredTypes.contains(type) }.count
+        }
+        return known
+    }
+
+    /// The known type nearest `widgetType`: Damerau–Levenshtein ≤ 2 and less than the shorter name's length; ties by
+    /// distance, then more registering versions, then name (the detector's `likelyTypoOf` rule).
+    static func likelyOriginal(of widgetType: String, among known: [String: Int]) -> String? {
+        var best: (type: String, distance: Int, registrations: Int)?
+        for (candidate, registrations) in known where candidate != widgetType {
+            guard abs(candidate.unicodeScalars.count - widgetType.unicodeScalars.count) <= 2 else { continue }
+            let distance = EditDistance.damerauLevenshtein(widgetType, candidate)
+            let shorter = min(candidate.unicodeScalars.count, widgetType.unicodeScalars.count)
+            guard distance <= 2, distance < shorter else { continue }
+            if let current = best {
+                let better =
+                    distance != current.distance
+                    ? distance < current.distance
+                    : registrations != current.registrations
+                        ? registrations > current.registrations : candidate < current.type
+                if !better { continue }
+            }
+            best = (candidate, distance, registrations)
+        }
+        return best?.type
+    }
+
+    /// Whether app version `a` orders before `b`: numeric components first, then the string.
+    static func versionLess(_ a: String, _ b: String) -> Bool {
+        let left = AppVersion(a)
+        let right = AppVersion(b)
+        if left != right { return left < right }
+        return a < b
+    }
+
+    /// Reads the window's release traffic from `reader`, per app (one app when `appID` is set).
+    static func load(reader: some RollupReader, window: QueryWindow, appID: String?) throws -> [String: AppTraffic] {
+        var apps: [String: AppTraffic] = [:]
+        for rollup in try reader.versionRollups(from: window.from, to: window.to, appID: appID)
+        where rollup.key.buildConfiguration == .release {
+            apps[rollup.key.appID, default: AppTraffic(appID: rollup.key.appID)].add(rollup)
+        }
+        let query = SeriesQuery(from: window.from, to: window.to, appID: appID, buildConfiguration: .release)
+        for rollup in try reader.seriesRollups(query) {
+            apps[rollup.series.appID, default: AppTraffic(appID: rollup.series.appID)].add(rollup)
+        }
+        for kind in [DiagnosticKind.malformedPayload, .duplicateID] {
+            for seen in try reader.firstSeen(appID: appID, kind: kind, buildConfiguration: .release)
+            where !seen.widgetType.isEmpty {
+                apps[seen.appID]?.provenTypes.insert(seen.widgetType)
+            }
+        }
+        return apps
+    }
+
+    private mutating func add(_ rollup: VersionRollup) {
+        var traffic = versions[rollup.key.appVersion] ?? VersionTraffic()
+        traffic.installs.merge(rollup.installs)
+        traffic.batches += rollup.batches
+        traffic.cleanBatches += rollup.cleanBatches
+        traffic.decodes += rollup.decodes
+        traffic.platforms.insert(rollup.key.platform)
+        traffic.registeredTypes.formUnion(rollup.registeredTypes)
+        traffic.sendsCapabilities =
+            traffic.sendsCapabilities || !rollup.registeredTypes.isEmpty || rollup.maxSchemaVersion != nil
+        versions[rollup.key.appVersion] = traffic
+    }
+
+    private mutating func add(_ rollup: SeriesRollup) {
+        let type = rollup.series.widgetType
+        guard !type.isEmpty else { return }
+        eventsByKind[type, default: [:]][rollup.series.kind, default: 0] += rollup.events
+        if rollup.series.kind == .unknownType {
+            unknownReporters[type, default: []].insert(rollup.series.appVersion)
+        } else if rollup.series.kind == .malformedPayload || rollup.series.kind == .duplicateID {
+            provenTypes.insert(type)
+        }
+    }
+}

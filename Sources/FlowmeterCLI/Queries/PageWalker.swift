@@ -1,0 +1,98 @@
+import Foundation
+
+/// Finds every widget a Flow-UI page envelope would send, for `flowmeter check`.
+///
+/// The walk (docs/cli.md, "check"):
+/// - The document is an object. When it has a `page` object, that is the page; otherwise the document itself is.
+/// - Every object reachable from the page through any key or array is visited: header, sections, widgets, footer,
+///   and whatever nests inside them (accordion `children`, `sheet`, `tabs`, `items`, carousels, …), at any depth.
+/// - A visited object whose `type` is a non-empty string is a widget, except the page itself and a section (an
+///   element of the page's `sections` array that holds a `widgets` array): their `type`, if any, names a layout.
+/// - Values under `action`, `actions`, `analytics`, `style` and `tracking` are not walked: their `type`s name actions
+///   and styles, which no app registers as widgets.
+/// Paths are spelled like Flow-UI's coding paths (`page.sections.Index 0.widgets.Index 1`), so they match the
+/// `codingPath` of diagnostics.
+enum PageWalker {
+    /// One widget occurrence.
+    struct Widget: Hashable, Sendable {
+        /// The widget's `type`.
+        var type: String
+        /// Where it sits, as a coding path.
+        var path: String
+    }
+
+    /// Keys whose values hold no widgets.
+    static let skippedKeys: Set<String> = ["action", "actions", "analytics", "style", "tracking"]
+
+    /// The deepest nesting walked; deeper input is refused rather than recursed into.
+    static let maxDepth = 256
+
+    /// Why a payload cannot be walked.
+    enum Failure: Error, Equatable {
+        case notJSON(String)
+        case notAnObject
+        case tooDeep
+    }
+
+    /// Every widget in `data`, in document order where JSON keeps one (arrays) and by key name within an object.
+    static func widgets(in data: Data) throws(Failure) -> [Widget] {
+        let document: Any
+        do {
+            document = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])
+        } catch {
+            throw .notJSON((error as NSError).localizedDescription)
+        }
+        guard let root = document as? [String: Any] else { throw .notAnObject }
+        let page = root["page"] as? [String: Any] ?? root
+        var found: [Widget] = []
+        try walkObject(page, path: "page", isPage: true, isSection: false, depth: 0, into: &found)
+        return found
+    }
+
+    private static func walk(_ value: Any, path: String, depth: Int, into found: inout [Widget]) throws(Failure) {
+        if let object = value as? [String: Any] {
+            try walkObject(object, path: path, isPage: false, isSection: false, depth: depth, into: &found)
+        } else if let array = value as? [Any] {
+            try walkArray(array, path: path, areSections: false, depth: depth, into: &found)
+        }
+    }
+
+    private static func walkArray(
+        _ array: [Any], path: String, areSections: Bool, depth: Int, into found: inout [Widget]
+    ) throws(Failure) {
+        guard depth < maxDepth else { throw .tooDeep }
+        for (index, element) in array.enumerated() {
+            let elementPath = "\(path).Index \(index)"
+            if areSections, let section = element as? [String: Any], section["widgets"] is [Any] {
+                try walkObject(section, path: elementPath, isPage: false, isSection: true, depth: depth + 1, into: &found)
+            } else {
+                try walk(element, path: elementPath, depth: depth + 1, into: &found)
+            }
+        }
+    }
+
+    private static func walkObject(
+        _ object: [String: Any], path: String, isPage: Bool, isSection: Bool, depth: Int, into found: inout [Widget]
+    ) throws(Failure) {
+        guard depth < maxDepth else { throw .tooDeep }
+        if !isPage && !isSection, let type = object["type"] as? String, !type.isEmpty {
+            found.append(Widget(type: type, path: path))
+        }
+        for key in object.keys.sorted(by: keyOrder) where key != "type" && !skippedKeys.contains(key) {
+            let childPath = "\(path).\(key)"
+            if isPage && key == "sections", let sections = object[key] as? [Any] {
+                try walkArray(sections, path: childPath, areSections: true, depth: depth + 1, into: &found)
+            } else {
+                try walk(object[key]!, path: childPath, depth: depth + 1, into: &found)
+            }
+        }
+    }
+
+    /// Page order for the usual keys (header before sections before footer), then by name.
+    private static func keyOrder(_ a: String, _ b: String) -> Bool {
+        let rank = ["header": 0, "sections": 1, "footer": 2]
+        let left = rank[a] ?? 1
+        let right = rank[b] ?? 1
+        return left != right ? left < right : a < b
+    }
+}
