@@ -2,32 +2,57 @@ import Collector
 import FlowmeterModels
 import Foundation
 import Gzip
-import Kafka
 import Reporter
+import RollupStore
+import Rollups
+import Sink
 
-/// `flowmeter demo`: the pipeline end to end on the embedded default, for `make demo`.
+/// `flowmeter demo`: the product's point in about a minute, for `make demo`.
 ///
-/// It starts the collector with Kafka in process, posts the Flow-UI resilience example and a few hundred realistic
-/// batches over HTTP (plain and gzip, one with broken events, one with a wrong key), reads `flowmeter.events.v1`
-/// back, and prints what arrived.
+/// It starts the collector with Kafka, the rollup sink and a temporary SQLite store in this process, shows that a
+/// broken batch still counts, simulates a few hours of three apps' traffic (with a backend deploy that ships an
+/// ungated type, one with a typo and one with a malformed payload), then prints what `ungated` and `spikes` find
+/// and writes the weekly report.
 enum DemoCommand {
     static var command: Command {
         Command(
             name: "demo",
-            abstract: "Run the pipeline end to end on the embedded default and print what it found.",
+            abstract: "Run the pipeline end to end on a simulated fleet and show what it finds.",
             discussion: """
-                Starts `flowmeter serve --kafka embedded` in this process (librdkafka's mock cluster), posts traffic
-                over HTTP on 127.0.0.1 like apps do, then reads the events topic back. Nothing to start by hand.
+                Starts `flowmeter serve --kafka embedded --store <temporary SQLite>` in this process, posts traffic
+                over HTTP on 127.0.0.1 like apps do (see `flowmeter simulate --help`), then runs `flowmeter ungated`
+                and `flowmeter spikes` over the store and writes the weekly report. Nothing to start by hand; the
+                store and the report stay in --output for the query commands to read afterwards.
                 """,
             options: [
-                .value("batches", "N", help: "Realistic 50-event batches to post.", default: "300"),
+                .value("duration", "DURATION", help: "Wall time of the simulation.", default: "50s"),
+                .value("simulated-hours", "HOURS", help: "Hours of traffic simulated.", default: "4"),
+                .value("requests", "N", help: "Batches the simulation sends.", default: "10000"),
+                .value("seed", "N", help: "Seed of the simulated traffic.", default: "2026"),
+                .value("output", "DIR", help: "Where the store, the log and the report go.", default: "a new temp dir"),
                 .value(
                     "fixtures", "DIR", help: "Where the resilience example fixture lives.",
                     default: "Tests/FlowmeterModelsTests/Fixtures"),
             ],
             run: { arguments in
-                let batches = try arguments.parsed("batches", as: "a positive number") { Int($0).flatMap { $0 > 0 ? $0 : nil } } ?? 300
-                return try await DemoRun(batchCount: batches, fixtures: arguments.value("fixtures") ?? "").run()
+                let duration = try arguments.parsed("duration", as: "a positive duration such as 50s") {
+                    ServeCommand.parseDuration($0).flatMap { $0 > .zero ? $0 : nil }
+                } ?? .seconds(50)
+                let hours = try arguments.parsed("simulated-hours", as: "a number of hours in (0, 48]") {
+                    Double($0).flatMap { $0 > 0 && $0 <= 48 ? $0 : nil }
+                } ?? 4
+                let requests = try arguments.parsed("requests", as: "a positive number") {
+                    Int($0).flatMap { $0 > 0 ? $0 : nil }
+                } ?? 10_000
+                let seed = try arguments.parsed("seed", as: "a non-negative integer") { UInt64($0) } ?? 2026
+                var directory = arguments.isSet("output") ? arguments.value("output") ?? "" : ""
+                if directory.isEmpty {
+                    directory = NSTemporaryDirectory() + "flowmeter-demo-\(getpid())"
+                }
+                return try await DemoRun(
+                    duration: duration, simulatedHours: hours, requests: requests, seed: seed,
+                    directory: directory, fixtures: arguments.value("fixtures") ?? ""
+                ).run()
             }
         )
     }
@@ -35,159 +60,172 @@ enum DemoCommand {
 
 /// One run of the demo.
 struct DemoRun {
-    let batchCount: Int
+    let duration: Duration
+    let simulatedHours: Double
+    let requests: Int
+    let seed: UInt64
+    let directory: String
     let fixtures: String
     let ingestKey = "demo-ingest-key"
+    let adminKey = "demo-admin-key"
 
     func run() async throws -> Int32 {
-        print(Terminal.styled("Flowmeter demo", .bold) + ": Flow-UI decode diagnostics, from apps to Kafka\n")
+        print(Terminal.styled("Flowmeter demo", .bold) + ": what did the backend send that the apps cannot render?\n")
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let storePath = directory + "/flowmeter.sqlite"
+        try? FileManager.default.removeItem(atPath: storePath)
 
-        Terminal.heading("starting the collector (Kafka in process)")
-        let logURL = FileManager.default.temporaryDirectory.appendingPathComponent("flowmeter-demo-\(getpid()).log")
-        _ = FileManager.default.createFile(atPath: logURL.path, contents: nil)
-        let logHandle = try FileHandle(forWritingTo: logURL)
+        Terminal.heading("starting the collector, Kafka (in process) and the rollup sink")
+        let logPath = directory + "/collector.log"
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        let logHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
+        let logger = CollectorLogger(threshold: .info, format: .json) { line in
+            logHandle.write(Data((line + "\n").utf8))
+        }
+        let store = try openRollupStore(url: storePath)
+        let collector = try makeCollector(
+            configuration: try configuration(), logger: logger, store: ServeCommand.StoreWriter(store: store))
+        var sinkConfiguration = RollupSinkConfiguration(bootstrapServers: collector.bootstrapServers)
+        sinkConfiguration.groupID = "flowmeter-demo-sink"
+        let sink = try RollupSink(configuration: sinkConfiguration, store: store, log: SinkCommand.log(to: logger))
+        sink.start()
+        try collector.start()
+        let baseURL = URL(string: "http://127.0.0.1:\(collector.port)")!
+        print("    collector  \(baseURL.absoluteString)   kafka  \(collector.bootstrapServers.joined(separator: ","))")
+        print("    store      \(storePath)")
+        print("    log        \(logPath)\n")
+
+        let extraBatches = try await showResilience(baseURL: baseURL)
+
+        Terminal.heading(
+            "simulating \(hoursText) of 3 apps' traffic in ~\(duration.components.seconds) s, with backend deploys")
+        print("    6,800 installs, shop 5.3.0 ramping up, 3% debug builds; page-api deploys 4 times")
+        let outcome = await SimulationRun(
+            target: baseURL, ingestKey: ingestKey, adminKey: adminKey, seed: seed, duration: duration,
+            simulatedHours: simulatedHours, maxRequests: requests, concurrency: 8, showsProgress: true
+        ).run()
+        outcome.printSummary()
+        print("")
+
+        let waited = await waitForRollups(store: store, batches: Int64(outcome.counters.accepted + extraBatches))
+        await collector.shutdown()
+        await SinkCommand.onThread { sink.stop(draining: .seconds(10)) }
+        if !waited {
+            print("    " + Terminal.styled("not every batch reached the store in time; results may be short", .yellow))
+        }
+
+        let since = "\(Int(simulatedHours.rounded(.up)) + 1)h"
+        Terminal.heading("flowmeter ungated --since \(since)   (types sent to app versions that cannot render them)")
+        _ = await query(["ungated", "--store", storePath, "--since", since])
+        print("")
+        Terminal.heading("flowmeter spikes --since \(since)   (diagnostics rising sharply, and the deploy behind them)")
+        _ = await query(["spikes", "--store", storePath, "--since", since])
+        print("")
+
+        let reportPath = directory + "/schema-health"
+        Terminal.heading("the weekly schema-health report")
+        await writeReport(storePath: storePath, to: reportPath)
+
+        print("")
+        let truth = outcome.truth
+        print(Terminal.styled("What happened", .bold))
+        print("    page-api \(truth.ungated[0].introducedBy.version) sent `hologram_projector` to every shop version;")
+        print("    only 5.3.0 renders it. The fix: gate it at 5.3.0 (suggestedGate above).")
+        print("    page-api \(truth.typos[0].introducedBy.version) misspelled `image_text_card` as `imgae_text_card`;")
+        print("    page-api \(truth.malformed[0].introducedBy.version) dropped `imageURL` from it (the spike).")
+        print("    Debug builds' `dev_playground_widget` and the gated `story_ring` are rightly not flagged.")
+        print("Explore: export FLOWMETER_STORE=\(storePath)")
+        print("         flowmeter top; flowmeter versions; flowmeter types; flowmeter deploys list")
+        return 0
+    }
+
+    private var hoursText: String {
+        simulatedHours == simulatedHours.rounded() ? "\(Int(simulatedHours)) hours" : "\(simulatedHours) hours"
+    }
+
+    private func configuration() throws -> CollectorConfiguration {
         var configuration = CollectorConfiguration(
             keys: try IngestKeys(
                 json: Data(
                     """
-                    {"ingestKeys": [{"key": "\(ingestKey)", "apps": ["com.example.shop", "com.example.reader"],
+                    {"ingestKeys": [{"key": "\(ingestKey)", "apps": ["*"],
                       "rateLimit": {"eventsPerSecond": 1000000, "burst": 1000000}}],
-                     "adminKeys": ["demo-admin-key"]}
+                     "adminKeys": ["\(adminKey)"]}
                     """.utf8)))
         configuration.port = 0
         configuration.kafka = .embedded
         configuration.salt = Array("demo-salt-not-for-production".utf8)
         configuration.collectorID = "demo"
-        let collector = try makeCollector(
-            configuration: configuration,
-            logger: CollectorLogger(threshold: .info, format: .json) { line in
-                logHandle.write(Data((line + "\n").utf8))
-            })
-        try collector.start()
-        let baseURL = URL(string: "http://127.0.0.1:\(collector.port)")!
-        print("    collector  \(baseURL.absoluteString)  (POST /v1/diagnostics, GET /metrics)")
-        print("    kafka      librdkafka mock cluster at \(collector.bootstrapServers.joined(separator: ","))")
-        print("    log        \(logURL.path)\n")
+        configuration.rollupInterval = .seconds(1)
+        return configuration
+    }
 
+    /// The old demo's best bits, short: the resilience example and a batch with broken events still count.
+    private func showResilience(baseURL: URL) async throws -> Int {
+        var taken = 0
         let reporter = DiagnosticsReporter(baseURL: baseURL, ingestKey: ingestKey)
-        let gzipReporter = DiagnosticsReporter(baseURL: baseURL, ingestKey: ingestKey, gzip: { Gzip.compress($0) })
-
-        Terminal.heading("an app reports the Flow-UI resilience example")
-        let resiliencePath = fixtures + "/resilience-example.json"
-        if let body = FileManager.default.contents(atPath: resiliencePath) {
+        Terminal.heading("lossy decoding: one bad event never fails the batch")
+        if let body = FileManager.default.contents(atPath: fixtures + "/resilience-example.json") {
             let answer = try await reporter.send(body: Array(body))
-            print("    a page of five widgets: two healthy, one unknown type, one malformed payload, one without a type")
-            print("    202 accepted \(answer.accepted), dropped \(answer.dropped)\n")
-        } else {
-            print("    (skipped: \(resiliencePath) not found; run from the repository root)\n")
+            taken += 1
+            print("    the Flow-UI resilience example (a page with an unknown type, a malformed payload and a widget")
+            print("    without a type): 202, accepted \(answer.accepted), dropped \(answer.dropped)")
         }
-
-        Terminal.heading("one batch with three broken events: the rest still count")
+        let now = Timestamp(Date()).rfc3339String
         let broken = Array(
             """
-            {"client": {"appID": "com.example.shop", "appVersion": "5.3.0", "platform": "ios"},
+            {"client": {"appID": "com.example.shop", "appVersion": "5.3.0", "platform": "ios", "buildConfiguration": "debug"},
              "events": [
-               {"kind": "unknownType", "widgetType": "hologram_projector", "occurredAt": "\(Timestamp(Date()).rfc3339String)"},
-               {"widgetType": "promo_banner", "occurredAt": "\(Timestamp(Date()).rfc3339String)"},
-               {"kind": 7, "occurredAt": "\(Timestamp(Date()).rfc3339String)"},
-               {"kind": "malformedPayload", "widgetType": "video_tile", "occurredAt": "yesterday"},
-               {"kind": "duplicateID", "widgetType": "carousel_v2", "occurredAt": "\(Timestamp(Date()).rfc3339String)"}
+               {"kind": "unknownType", "widgetType": "dev_playground_widget", "occurredAt": "\(now)"},
+               {"widgetType": "promo_banner", "occurredAt": "\(now)"},
+               {"kind": "malformedPayload", "widgetType": "video_tile", "occurredAt": "yesterday"}
              ]}
             """.utf8)
         let partial = try await reporter.send(body: broken)
-        print("    202 accepted \(partial.accepted), dropped \(partial.dropped)")
+        print("    a batch with two broken events: 202, accepted \(partial.accepted), dropped \(partial.dropped)")
         for diagnostic in partial.diagnostics {
             print("      " + Terminal.styled(diagnostic.description, .yellow))
         }
         print("")
-
-        Terminal.heading("a key the collector does not know")
-        do {
-            _ = try await DiagnosticsReporter(baseURL: baseURL, ingestKey: "not-a-key").send(body: broken)
-        } catch {
-            print("    \(error.status.map(String.init) ?? "-") \(error.code): \(error.message)\n")
-        }
-
-        Terminal.heading("\(batchCount) realistic batches of 50 events from two apps (half of them gzip)")
-        let bodies = SyntheticBatches.batches(count: batchCount, seed: 2026)
-        var accepted = 0
-        var dropped = 0
-        for (index, body) in bodies.enumerated() {
-            let answer = try await (index.isMultiple(of: 2) ? gzipReporter : reporter).send(body: body)
-            accepted += answer.accepted
-            dropped += answer.dropped
-            if index.isMultiple(of: 10) || index == bodies.count - 1 {
-                Terminal.progress("posting", done: index + 1, of: bodies.count)
-            }
-        }
-        print("    202 for every batch: \(accepted) events accepted, \(dropped) dropped\n")
-
-        Terminal.heading("reading flowmeter.events.v1 back")
-        let expected = accepted + partial.accepted + 3
-        let records = try await consumeEvents(bootstrap: collector.bootstrapServers, expecting: expected)
-        print("    \(records.count) of \(expected) acknowledged events are in the topic (202 was sent after delivery)")
-        if let sample = records.first(where: { $0.widgetType == "hologram_projector" }) ?? records.first {
-            print("    one record, as a consumer sees it (installHash, never the raw install id):")
-            let json = try JSONEncoder.pretty.encode(sample)
-            for line in String(decoding: json, as: UTF8.self).split(separator: "\n") {
-                print("      " + Terminal.styled(String(line), .dim))
-            }
-        }
-        print("")
-        printTopTypes(records)
-
-        await collector.shutdown()
-        print("\nThe collector stopped cleanly. Next: `flowmeter serve --help`, and the README.")
-        return 0
+        return taken + 1
     }
 
-    private func consumeEvents(bootstrap: [String], expecting count: Int) async throws -> [EventRecord] {
-        try await withCheckedThrowingContinuation { continuation in
-            let thread = Thread {
-                do {
-                    let consumer = try KafkaConsumer(
-                        configuration: KafkaConsumerConfiguration(
-                            bootstrapServers: bootstrap, groupID: "flowmeter-demo-\(getpid())"))
-                    try consumer.subscribe(topics: ["flowmeter.events.v1"])
-                    var records: [EventRecord] = []
-                    let decoder = JSONDecoder()
-                    let deadline = Date().addingTimeInterval(30)
-                    while records.count < count && Date() < deadline {
-                        for message in try consumer.poll(maxMessages: 5_000, timeout: .milliseconds(200)) {
-                            if let record = try? decoder.decode(EventRecord.self, from: Data(message.value)) {
-                                records.append(record)
-                            }
-                        }
-                    }
-                    consumer.close()
-                    continuation.resume(returning: records)
-                } catch {
-                    continuation.resume(throwing: error)
-                }
+    /// Waits (at most 30 s) until the store holds every accepted batch, so the queries see the whole run.
+    private func waitForRollups(store: any RollupStore, batches: Int64) async -> Bool {
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            let stored = await SinkCommand.onThread { () -> Int64 in
+                let now = Int64(Date().timeIntervalSince1970)
+                let rollups = try? store.versionRollups(
+                    from: Timestamp(secondsSinceEpoch: now - 86_400), to: Timestamp(secondsSinceEpoch: now + 3_600),
+                    appID: nil)
+                return rollups?.reduce(0) { $0 + $1.batches } ?? 0
             }
-            thread.name = "demo-consumer"
-            thread.start()
+            if stored >= batches { return true }
+            try? await Task.sleep(for: .milliseconds(500))
         }
+        return false
     }
 
-    private func printTopTypes(_ records: [EventRecord]) {
-        Terminal.heading("diagnostics by kind and widget type, from the topic (release builds)")
-        var counts: [String: [String: Int]] = [:]
-        for record in records where record.buildConfiguration == .release {
-            counts[record.kind.rawValue, default: [:]][record.widgetType ?? "(none)", default: 0] += record.count
-        }
-        for (kind, types) in counts.sorted(by: { $0.value.values.reduce(0, +) > $1.value.values.reduce(0, +) }) {
-            let top = types.sorted { $0.value > $1.value }.prefix(4)
-                .map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-            print("    " + kind.padding(toLength: 20, withPad: " ", startingAt: 0) + top)
-        }
+    /// Runs a query command in this process, exactly as `flowmeter ARGUMENTS` would.
+    private func query(_ arguments: [String]) async -> Int32 {
+        // The commands write to the file handle directly; what print() buffered must come out first.
+        fflush(nil)
+        defer { fflush(nil) }
+        return await CommandRunner(root: FlowmeterCommands.root, version: FlowmeterCommands.version).run(
+            arguments, environment: ["COLUMNS": "80"])
     }
-}
 
-extension JSONEncoder {
-    fileprivate static var pretty: JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        return encoder
+    private func writeReport(storePath: String, to base: String) async {
+        guard FlowmeterCommands.root.subcommand(named: "report") != nil else {
+            print("    (the report command is not built yet)")
+            return
+        }
+        for format in ["html", "md"] {
+            let status = await query(["report", "--store", storePath, "--format", format, "--output", "\(base).\(format)"])
+            if status == 0 || status == 3 {
+                print("    wrote \(base).\(format)")
+            }
+        }
     }
 }
