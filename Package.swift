@@ -106,6 +106,7 @@ let package = Package(
             resources: [.copy("Fixtures")],
             swiftSettings: strictSettings
         ),
+        .testTarget(name: "OperationsTests", dependencies: ["TestSupport"], swiftSettings: strictSettings),
         .testTarget(
             name: "CollectorTests",
             dependencies: ["Collector", "TestSupport"],

@@ -4,12 +4,13 @@
 #   build  the C libraries the package links (librdkafka, libmicrohttpd, SQLite, zlib, libpq, OpenSSL), pkg-config,
 #          and libcurl, which FoundationNetworking loads
 #   test   build, plus what the tests start: PostgreSQL (initdb, pg_ctl), Prometheus and promtool, Alertmanager,
-#          headless Chromium (renders the HTML report)
+#          headless Chromium (renders the HTML report), python3-yaml, binutils (readelf) and systemd (systemd-analyze)
+#          for the operations tests
 #   demo   build
 set -euo pipefail
 
 build_packages=(pkg-config librdkafka-dev libmicrohttpd-dev libsqlite3-dev zlib1g-dev libpq-dev libssl-dev libcurl4)
-test_packages=(postgresql prometheus prometheus-alertmanager chromium)
+test_packages=(postgresql prometheus prometheus-alertmanager chromium python3-yaml binutils systemd)
 
 case "${1:-build}" in
   build|demo) wanted=("${build_packages[@]}") ;;
