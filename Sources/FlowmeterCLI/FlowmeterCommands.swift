@@ -8,7 +8,17 @@ public enum FlowmeterCommands {
         Command(
             name: "flowmeter",
             abstract: "Collects Flow-UI decode diagnostics, publishes them to Kafka, and finds what backends forgot to gate.",
-            subcommands: [DemoCommand.command, ServeCommand.command, SinkCommand.command, DeploysCommand.command, WatchCommand.command]
+            subcommands: [
+                DemoCommand.command, ServeCommand.command, SinkCommand.command, DeploysCommand.command,
+                WatchCommand.command,
+                TopCommand.command,
+                SpikesCommand.command,
+                UngatedCommand.command,
+                VersionsCommand.command,
+                TypesCommand.command,
+                CheckCommand.command,
+                SimulateCommand.command,
+            ]
         )
     }
 

@@ -56,6 +56,10 @@ enum ArgumentParser {
             }
         }
 
+        if command.positionalUsage == nil, let stray = positionals.first {
+            throw CommandUsageError("unexpected argument '\(stray)'", commandPath: commandPath)
+        }
+
         var merged: [String: [String]] = [:]
         if options["config"] != nil, let path = given["config"]?.last ?? environment["FLOWMETER_CONFIG"] {
             merged = try configurationFile(at: path, options: options, commandPath: commandPath)
