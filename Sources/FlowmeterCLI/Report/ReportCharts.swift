@@ -146,12 +146,13 @@ enum ReportCharts {
         return svg + HTMLEscaping.escape(content) + "</text>"
     }
 
-    /// A round number at or above `value` for an axis maximum (1, 2, 2.5 or 5 times a power of ten).
+    /// A round number at or above `value` for an axis maximum (1, 1.2, 1.5, 2, 2.5, 3, 4, 5, 6 or 8 times a power of
+    /// ten), so the tallest bar fills most of the plot.
     static func niceCeiling(_ value: Double) -> Double {
         guard value > 0 else { return 1 }
         var magnitude = 1.0
         while magnitude * 10 <= value { magnitude *= 10 }
-        for step in [1.0, 2.0, 2.5, 5.0, 10.0] where step * magnitude >= value { return step * magnitude }
+        for step in [1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0] where step * magnitude >= value { return step * magnitude }
         return 10 * magnitude
     }
 

@@ -407,7 +407,7 @@ private struct HTMLWriter {
         tbody tr:nth-child(even) td { background: #fafbfc; }
         code { font: 12.5px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; background: #eff2f5;
           padding: 1px 5px; border-radius: 4px; overflow-wrap: anywhere; }
-        .badge { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 12px; font-weight: 600; }
+        .badge { display: inline-block; white-space: nowrap; padding: 1px 8px; border-radius: 10px; font-size: 12px; font-weight: 600; }
         .badge.new { background: #ffebe9; color: #a40e26; }
         .badge.ongoing { background: #fff8c5; color: #7d4e00; }
         .badge.resolved { background: #dafbe1; color: #116329; }

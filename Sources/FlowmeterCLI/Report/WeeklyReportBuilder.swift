@@ -155,8 +155,9 @@ public struct WeeklyReportBuilder: Sendable {
         }
     }
 
-    /// Names of keys a message says are missing: the contract's `Missing key 'x'` and Swift's `keyNotFound` text.
-    static func missingKeys(in message: String) -> [String] {
+    /// Names of keys a message says are missing, in order of appearance: the contract's `Missing key 'imageURL'` and
+    /// Swift's `keyNotFound` description (`No value associated with key CodingKeys(stringValue: "imageURL", …`).
+    public static func missingKeys(in message: String) -> [String] {
         var keys: [String] = []
         for (prefix, terminator) in [("Missing key '", "'"), ("No value associated with key CodingKeys(stringValue: \"", "\"")] {
             var rest = message[...]
