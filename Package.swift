@@ -99,7 +99,8 @@ let package = Package(
         .testTarget(
             name: "DetectorTests", dependencies: ["Detector", "Rollups", "FlowmeterModels", "TestSupport"],
             swiftSettings: strictSettings),
-        .testTarget(name: "SinkTests", dependencies: ["Sink", "TestSupport"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "SinkTests", dependencies: ["Sink", "Collector", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(
             name: "FlowmeterCLITests",
             dependencies: ["FlowmeterCLI", "TestSupport", "RollupStore", "Rollups", "Detector"],
