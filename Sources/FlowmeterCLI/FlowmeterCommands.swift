@@ -18,6 +18,7 @@ public enum FlowmeterCommands {
                 TypesCommand.command,
                 CheckCommand.command,
                 SimulateCommand.command,
+                ReportCommand.command,
             ]
         )
     }
