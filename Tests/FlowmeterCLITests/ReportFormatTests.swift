@@ -39,7 +39,7 @@ import Testing
     @Test func markdownIsTablesAndListsWithoutHTML() throws {
         let markdown = try Self.report().markdown
         #expect(markdown.hasPrefix("# Schema health 2026-W48\n"))
-        #expect(markdown.contains("1. gate `hologram_projector` at 5\\.3\\.0 (1,200 events)"))
+        #expect(markdown.contains("1. gate `hologram_projector` at 5.3.0 (1,200 events)"))
         #expect(markdown.contains("2. fix typo `imgae_text_card` → `image_text_card` (50 events)"))
         #expect(markdown.contains("add missing key `imageURL` to `image_text_card` payloads"))
         #expect(markdown.contains("| Metric | This week | Last week | Change |"))

@@ -63,11 +63,13 @@ import Testing
             reader: scenario.store, week: ISOWeek(year: 2026, week: 48)!, now: ReportModelTests.now)
         let directory = try TemporaryDirectory(prefix: "flowmeter-report-render")
         let htmlPath = directory.file("report.html")
+        // FLOWMETER_REPORT_PNG=PATH keeps the screenshot (and the HTML and Markdown beside it) for a look.
         let pngPath = ProcessInfo.processInfo.environment["FLOWMETER_REPORT_PNG"] ?? directory.file("report.png")
         try Data(report.html.utf8).write(to: URL(fileURLWithPath: htmlPath))
         if ProcessInfo.processInfo.environment["FLOWMETER_REPORT_PNG"] != nil {
             try? FileManager.default.removeItem(atPath: pngPath + ".html")
             try FileManager.default.copyItem(atPath: htmlPath, toPath: pngPath + ".html")
+            try Data(report.markdown.utf8).write(to: URL(fileURLWithPath: pngPath + ".md"))
         }
 
         // `timeout` bounds a hung browser: TERM after 90 s, KILL 5 s later.

@@ -60,9 +60,9 @@ enum ReportCharts {
     static func bars(
         title: String, rows: [(label: String, share: Double?, caption: String, color: String)]
     ) -> String {
-        let width = 520.0
+        let width = 420.0
         let rowHeight = 24.0
-        let (left, right, top) = (150.0, 120.0, 8.0)
+        let (left, right, top) = (110.0, 70.0, 8.0)
         let height = top * 2 + rowHeight * Double(max(rows.count, 1))
         let plotWidth = width - left - right
         var svg = open(width: width, height: height, title: title)

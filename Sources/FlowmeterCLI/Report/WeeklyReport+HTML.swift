@@ -155,7 +155,7 @@ private struct HTMLWriter {
             }
             html += "</span> <span class=\"meta\">"
             if showsApp { html += e(action.appID) + " · " }
-            html += "\(ReportFormatting.count(action.events)) events this week</span></li>\n"
+            html += "\(ReportFormatting.count(action.events)) \(action.events == 1 ? "event" : "events") this week</span></li>\n"
         }
         html += "</ol>\n" + more(report.actions.count)
         return section("actions", "Actions", html)
@@ -318,7 +318,8 @@ private struct HTMLWriter {
             rows += "<tr><td>\(ReportFormatting.minute(impact.deploy.finishedAt))</td>"
             rows += "<td>\(code("\(impact.deploy.service)@\(impact.deploy.version)"))</td><td>"
             rows += impact.spikes.isEmpty ? "–" : impact.spikes.map { spike in
-                code(spike.widgetType) + " " + e(spike.kind.rawValue) + " ×" + ReportFormatting.fixed(spike.ratio, places: 1)
+                code(spike.widgetType) + " " + e(spike.kind.rawValue) + " on " + (spike.appVersion.map(e) ?? "all versions")
+                    + " ×" + ReportFormatting.fixed(spike.ratio, places: 1)
             }.joined(separator: "<br>")
             rows += "</td><td>"
             rows += impact.ungatedTypes.isEmpty ? "–" : impact.ungatedTypes.map { code($0.widgetType) }.joined(separator: ", ")

@@ -59,7 +59,7 @@ private struct MarkdownWriter {
         var lines = report.actions.prefix(maxRows).enumerated().map { index, action in
             var line = "\(index + 1). " + Self.sentence(action.segments)
             if showsApp { line += " in " + Self.code(action.appID) }
-            return line + " (\(ReportFormatting.count(action.events)) events)"
+            return line + " (\(ReportFormatting.count(action.events)) \(action.events == 1 ? "event" : "events"))"
         }
         if report.actions.count > maxRows { lines += ["", "… and \(report.actions.count - maxRows) more."] }
         return lines
@@ -115,7 +115,7 @@ private struct MarkdownWriter {
             var row = [
                 change.status.rawValue, Self.code(type.widgetType), ReportFormatting.count(change.events),
                 ReportFormatting.count(change.previousEvents), affected.isEmpty ? "–" : affected, gate,
-                type.suspectDeploy.map { Self.escape("\($0.service)@\($0.version)") } ?? "–",
+                type.suspectDeploy.map { Self.code("\($0.service)@\($0.version)") } ?? "–",
             ]
             if showsApp { row.insert(Self.code(type.appID), at: 1) }
             rows.append(row)
@@ -193,7 +193,8 @@ private struct MarkdownWriter {
         var rows = [["Finished", "Deploy", "Spikes attributed", "Ungated types attributed"]]
         for impact in report.deploys.prefix(maxRows) {
             let spikes = impact.spikes.map { spike in
-                Self.code(spike.widgetType) + " " + Self.escape(spike.kind.rawValue) + " ×"
+                Self.code(spike.widgetType) + " " + Self.escape(spike.kind.rawValue) + " on "
+                    + (spike.appVersion.map(Self.escape) ?? "all versions") + " ×"
                     + ReportFormatting.fixed(spike.ratio, places: 1)
             }
             rows.append([
@@ -262,11 +263,12 @@ private struct MarkdownWriter {
         return fence + padding + flat + padding + fence
     }
 
-    /// `text` on one line with Markdown punctuation backslash-escaped, so it reads literally.
+    /// `text` on one line with the Markdown punctuation that acts mid-line backslash-escaped, so it reads literally.
     static func escape(_ text: String) -> String {
         var output = ""
         for character in folded(text) {
-            if "\\`*_{}[]()<>#+-.!|~&".contains(character) { output.append("\\") }
+            // Only what acts mid-line: `.`, `-`, `#` or `+` matter at a line start, which a value never is here.
+            if "\\`*_[]<>|~&".contains(character) { output.append("\\") }
             output.append(character)
         }
         return output
