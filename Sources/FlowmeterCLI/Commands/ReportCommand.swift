@@ -11,16 +11,21 @@ enum ReportCommand {
             name: "report",
             abstract: "Write the weekly schema-health report (HTML, Markdown or JSON) from the store.",
             discussion: """
-                The report covers one ISO week (Monday 00:00Z to the next Monday) of release builds and compares it
-                with the week before: events by kind, installs affected, decode-clean rate, ungated types (new,
-                ongoing, resolved, with suggested gates), malformed payloads by type and path with the missing keys,
-                duplicate ids by page, version adoption and decode-clean rate, deploys with the spikes attributed to
-                them, and the actions to take. HTML is one self-contained file (inline CSS and SVG, no scripts);
-                Markdown pastes into an issue or a chat; JSON is described in docs/report.md.
-                Without --format, the format follows the --output extension (.html, .md, .json), else md.
+                The report covers one ISO week (Monday 00:00Z to the next Monday) of
+                release builds and compares it with the week before: events by kind,
+                installs affected, decode-clean rate, ungated types (new, ongoing,
+                resolved, with suggested gates), malformed payloads by type and path with
+                the missing keys, duplicate ids by page, version adoption and decode-clean
+                rate, deploys with the spikes attributed to them, and the actions to take.
+                HTML is one self-contained file (inline CSS and SVG, no scripts); Markdown
+                pastes into an issue or a chat; JSON is described in docs/report.md.
+                Without --format, the format follows the --output extension (.html, .md,
+                .json), else md.
+
                 Examples:
                   flowmeter report --output week.html
                   flowmeter report --week 2026-W48 --format md --app com.example.shop
+
                 Exit status: 0 written, 1 error, 2 usage error.
                 """,
             options: [
