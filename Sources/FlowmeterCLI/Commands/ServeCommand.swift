@@ -1,4 +1,5 @@
 import Collector
+import Detector
 import Foundation
 import RollupStore
 import Rollups
@@ -20,6 +21,9 @@ enum ServeCommand {
                 With --store, deploy markers are recorded there, and the rollup sink runs in this process (with
                 --kafka none, rollups go straight into the store). The query commands read ./flowmeter.sqlite
                 unless --store or FLOWMETER_STORE names another store.
+                With --store, the detector also runs here every --detect-interval (0 turns it off), the same pass as
+                `flowmeter watch` over the last --detect-window: opened and resolved alerts go to the alerts topic
+                (unless --kafka none) and, with --alertmanager, to Alertmanager; it stops before Kafka is flushed.
                 See docs/collector.md, docs/sink.md and docs/metrics.md.
                 """,
             options: [
@@ -51,6 +55,11 @@ enum ServeCommand {
                 .value("store", "PATH|URL", help: "Rollup store (SQLite path or postgres://…); runs the sink here."),
                 .value("sink-group", "NAME", help: "Consumer group of the in-process sink.", default: "flowmeter-sink"),
                 .value("rollup-interval", "DURATION", help: "How often rollups are flushed.", default: "5s"),
+                .value("detect-interval", "DURATION", help: "Detector passes over --store (0: none).", default: "60s"),
+                .value("detect-window", "DURATION", help: "The window each detector pass examines.", default: "1h"),
+                .value("alertmanager", "URL", help: "Send the detector's alerts to this Alertmanager (v2 API)."),
+                .value("min-installs", "N", help: "Installs before a type counts as ungated.", default: "5"),
+                .value("min-events", "N", help: "Events before a type counts as ungated.", default: "20"),
                 .value("shutdown-timeout", "DURATION", help: "Bound on flushing Kafka at exit.", default: "30s"),
                 .value("metrics-type-cap", "N", help: "Widget types per app and kind in metrics.", default: "50"),
                 .value("log-level", "LEVEL", help: "debug | info | warning | error.", default: "info"),
@@ -62,6 +71,7 @@ enum ServeCommand {
 
     private static func run(_ arguments: ParsedArguments) async throws -> Int32 {
         let configuration = try configuration(from: arguments)
+        let detection = try detection(from: arguments)
         let logger = CollectorLogger(threshold: configuration.logLevel, format: configuration.logFormat)
         var store: (any RollupStore)?
         if let url = arguments.value("store"), !url.isEmpty {
@@ -92,7 +102,28 @@ enum ServeCommand {
                 started.start()
                 sink = started
             }
-            try await collector.run()
+            let signals = TerminationSignals()
+            try collector.start()
+            var detector: Task<Void, Never>?
+            if let store, detection.interval > .zero {
+                let pass = WatchCommand.Pass(
+                    store: store, producer: collector.producer, topic: configuration.topics.alerts,
+                    notifier: detection.notifier, window: detection.window, appID: nil, ungated: detection.ungated)
+                detector = WatchCommand.loop(pass, every: detection.interval, logger: logger)
+                logger.info(
+                    "detector started",
+                    ["interval_seconds": String(detection.interval.components.seconds),
+                     "window_seconds": String(detection.window.components.seconds),
+                     "alertmanager": detection.notifier == nil ? "no" : "yes"])
+            }
+            let signalNumber = await signals.wait()
+            logger.info("stopping", ["signal": signalNumber == SIGINT ? "SIGINT" : "SIGTERM"])
+            if let detector {
+                // Alerts go out through the collector's producer, so the detector stops before that flushes.
+                let hasEnded = await WatchCommand.stop(detector, within: .seconds(15))
+                logger.info("detector stopped", ["pass_ended": String(hasEnded)])
+            }
+            await collector.shutdown()
             if let sink {
                 // The collector's final drain is in Kafka now; let the sink take it into the store before leaving.
                 let drain: Duration = collector.sentRollups > 0 ? .seconds(15) : .zero
@@ -107,6 +138,28 @@ enum ServeCommand {
             logger.error("serve failed", ["error": error.description])
             return 1
         }
+    }
+
+    /// The in-process detector's settings: how often (zero: never), over what window, and where alerts go.
+    struct Detection {
+        var interval: Duration
+        var window: Duration
+        var notifier: AlertmanagerNotifier?
+        var ungated: UngatedTypeFinder
+    }
+
+    /// Maps `--detect-interval`, `--detect-window`, `--alertmanager` and the ungated thresholds; usage errors name
+    /// the option.
+    static func detection(from arguments: ParsedArguments) throws(CommandUsageError) -> Detection {
+        let interval = try arguments.parsed("detect-interval", as: "a duration such as 60s, 5m, or 0 for none") {
+            parseDuration($0)
+        } ?? .seconds(60)
+        let window = try arguments.parsed("detect-window", as: "a positive duration such as 30m or 1h") {
+            parseDuration($0).flatMap { $0 > .zero ? $0 : nil }
+        } ?? .seconds(3600)
+        return Detection(
+            interval: interval, window: window, notifier: try WatchCommand.alertmanager(arguments),
+            ungated: try WatchCommand.ungatedFinder(arguments))
     }
 
     /// Lets the collector write rollups and deploy markers into a `RollupStore`.

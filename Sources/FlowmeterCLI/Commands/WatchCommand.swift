@@ -84,21 +84,12 @@ enum WatchCommand {
     }
 
     private static func run(_ arguments: ParsedArguments) async throws -> Int32 {
-        let path = arguments.commandPath
         let duration = "a positive duration such as 30s, 5m or 1h"
         let positive: (String) -> Duration? = { ServeCommand.parseDuration($0).flatMap { $0 > .zero ? $0 : nil } }
         let interval = try arguments.parsed("interval", as: duration, positive) ?? .seconds(60)
         let window = try arguments.parsed("since", as: duration, positive) ?? .seconds(3600)
-        var ungated = UngatedTypeFinder.Configuration()
-        ungated.minInstalls = try arguments.parsed("min-installs", as: "a count") { Int64($0) } ?? 5
-        ungated.minEvents = try arguments.parsed("min-events", as: "a count") { Int64($0) } ?? 20
-        var notifier: AlertmanagerNotifier?
-        if let text = arguments.value("alertmanager"), !text.isEmpty {
-            guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https" else {
-                throw CommandUsageError("invalid value '\(text)' for --alertmanager: expected an http URL", commandPath: path)
-            }
-            notifier = AlertmanagerNotifier(baseURL: url)
-        }
+        let ungated = try ungatedFinder(arguments)
+        let notifier = try alertmanager(arguments)
         var producer: KafkaProducer?
         if let text = arguments.value("kafka"), !text.isEmpty {
             var configuration = KafkaProducerConfiguration(bootstrapServers: try SinkCommand.brokers(arguments))
@@ -111,8 +102,7 @@ enum WatchCommand {
         let logger = CollectorLogger(threshold: .info, format: format ?? .json)
         let pass = Pass(
             store: try SinkCommand.openStore(arguments), producer: producer, topic: try arguments.required("alerts-topic"),
-            notifier: notifier, window: window, appID: arguments.value("app"),
-            ungated: UngatedTypeFinder(configuration: ungated))
+            notifier: notifier, window: window, appID: arguments.value("app"), ungated: ungated)
 
         if arguments.flag("once") {
             let evaluation = try await pass.run()
@@ -121,29 +111,80 @@ enum WatchCommand {
             return evaluation.opened.isEmpty && evaluation.continuing.isEmpty ? 0 : 3
         }
         let signals = TerminationSignals()
-        let stop = Task { _ = await signals.wait() }
-        let loop = Task {
+        let loop = loop(pass, every: interval, logger: logger)
+        _ = await signals.wait()
+        _ = await stop(loop, within: .seconds(15))
+        if let producer { _ = await producer.shutdown(timeout: .seconds(10)) }
+        return 0
+    }
+
+    /// The ungated-type finder with `--min-installs` and `--min-events`, which `watch` and `serve` both declare.
+    static func ungatedFinder(_ arguments: ParsedArguments) throws(CommandUsageError) -> UngatedTypeFinder {
+        var configuration = UngatedTypeFinder.Configuration()
+        configuration.minInstalls = try arguments.parsed("min-installs", as: "a count") { Int64($0) } ?? 5
+        configuration.minEvents = try arguments.parsed("min-events", as: "a count") { Int64($0) } ?? 20
+        return UngatedTypeFinder(configuration: configuration)
+    }
+
+    /// The notifier for `--alertmanager URL`, nil when the option is absent; a URL that is not http(s) is a usage
+    /// error.
+    static func alertmanager(_ arguments: ParsedArguments) throws(CommandUsageError) -> AlertmanagerNotifier? {
+        guard let text = arguments.value("alertmanager"), !text.isEmpty else { return nil }
+        guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+            throw CommandUsageError(
+                "invalid value '\(text)' for --alertmanager: expected an http URL", commandPath: arguments.commandPath)
+        }
+        return AlertmanagerNotifier(baseURL: url)
+    }
+
+    /// Runs `pass` now and then every `interval` until the task is cancelled, logging each pass (counts and
+    /// fingerprints only) and each failure; a failed pass is retried at the next interval.
+    static func loop(_ pass: Pass, every interval: Duration, logger: CollectorLogger) -> Task<Void, Never> {
+        Task {
             while !Task.isCancelled {
                 do {
                     log(try await pass.run(), to: logger)
                 } catch {
                     logger.error("watch pass failed", ["error": String(describing: error)])
                 }
-                try? await Task.sleep(for: interval)
+                do {
+                    try await Task.sleep(for: interval)
+                } catch {
+                    return
+                }
             }
         }
-        await stop.value
+    }
+
+    /// Cancels `loop` and waits up to `bound` for the pass in progress to end; returns whether it ended.
+    ///
+    /// A pass waits for Kafka to persist its alerts, which with brokers down could take the producer's message
+    /// timeout; the bound lets a process stop anyway (the alert state is in the store, so the next run re-sends).
+    static func stop(_ loop: Task<Void, Never>, within bound: Duration) async -> Bool {
         loop.cancel()
-        await loop.value
-        if let producer { _ = await producer.shutdown(timeout: .seconds(10)) }
-        return 0
+        let (ended, continuation) = AsyncStream.makeStream(of: Bool.self)
+        Task {
+            await loop.value
+            continuation.yield(true)
+        }
+        Task {
+            try? await Task.sleep(for: bound)
+            continuation.yield(false)
+        }
+        for await hasEnded in ended {
+            return hasEnded
+        }
+        return false
     }
 
     private static func log(_ evaluation: AlertEvaluation, to logger: CollectorLogger) {
+        let firing = evaluation.opened + evaluation.continuing
+        let count: (AlertState.Kind) -> String = { kind in String(firing.count { $0.kind == kind }) }
         logger.info(
             "watch pass",
             ["opened": String(evaluation.opened.count), "continuing": String(evaluation.continuing.count),
-             "resolved": String(evaluation.resolved.count)])
+             "resolved": String(evaluation.resolved.count), "spikes": count(.spike),
+             "ungated_types": count(.ungatedType), "new_types": count(.newType)])
         for alert in evaluation.opened {
             logger.warning(
                 "alert opened", ["fingerprint": alert.fingerprint, "summary": alert.annotations["summary"] ?? ""])
