@@ -216,16 +216,24 @@ struct DemoRun {
             arguments, environment: ["COLUMNS": "80"])
     }
 
+    /// Writes this week's report (where the simulated hours are) as HTML and Markdown with `flowmeter report`.
     private func writeReport(storePath: String, to base: String) async {
         guard FlowmeterCommands.root.subcommand(named: "report") != nil else {
             print("    (the report command is not built yet)")
             return
         }
+        var calendar = Calendar(identifier: .iso8601)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let parts = calendar.dateComponents([.yearForWeekOfYear, .weekOfYear], from: Date())
+        let week = String(format: "%04d-W%02d", parts.yearForWeekOfYear ?? 0, parts.weekOfYear ?? 0)
         for format in ["html", "md"] {
-            let status = await query(["report", "--store", storePath, "--format", format, "--output", "\(base).\(format)"])
-            if status == 0 || status == 3 {
-                print("    wrote \(base).\(format)")
+            let status = await query([
+                "report", "--store", storePath, "--week", week, "--format", format, "--output", "\(base).\(format)",
+            ])
+            if status != 0 && status != 3 {
+                print("    " + Terminal.styled("the \(format) report failed (exit \(status))", .yellow))
             }
         }
+        print("    open \(base).html in a browser; paste \(base).md into an issue or a chat")
     }
 }

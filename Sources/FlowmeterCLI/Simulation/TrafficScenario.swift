@@ -23,6 +23,10 @@ struct TrafficScenario: Sendable {
     static let duplicatePage = "search"
     static let debugOnlyType = "dev_playground_widget"
     static let gatedType = "story_ring"
+    static let retiredTypes = [
+        "legacy_banner", "news_ticker", "promo_strip_v1", "survey_prompt", "weather_card", "flash_sale_v0",
+        "coupon_wheel", "loyalty_badge",
+    ]
 
     let seed: UInt64
     /// Start and end of the simulated hours, whole seconds since the epoch.
@@ -169,8 +173,10 @@ struct TrafficScenario: Sendable {
                 .droppedElement, nil, path: "page.sections.Index \(events.random.next(below: 4)).widgets.Index 2",
                 message: "Element without a type", page: page, count: 1)
         }
-        if events.random.chance(0.03) {
-            let type = "legacy_banner_\(events.random.next(below: 400))"
+        // Retired types on cached pages: a fixed budget of about 150 events however many batches, so the long
+        // tail stays under the ungated thresholds at every scale.
+        if events.random.chance(min(0.03, 150 / Double(max(batchCount, 1)))) {
+            let type = Self.retiredTypes[events.random.next(below: Self.retiredTypes.count)]
             events.add(
                 .unknownType, type, path: "page.sections.Index 3.widgets.Index 0",
                 message: "Unknown widget type '\(type)'", page: page, count: 1)

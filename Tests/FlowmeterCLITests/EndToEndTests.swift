@@ -1,0 +1,236 @@
+import FlowmeterModels
+import Foundation
+import RollupStore
+import Rollups
+import Testing
+import TestSupport
+
+/// The real executable end to end: `serve --kafka embedded --store`, `simulate` with a fixed seed, then every query
+/// command in JSON, each checked against the simulator's ground truth.
+@Suite(.serialized) struct EndToEndTests {
+    static let ingestKey = "e2e-ingest-key-0123456789"
+    static let adminKey = "e2e-admin-key-0123456789"
+
+    @Test func serveSimulateAndEveryQueryFindWhatTheSimulationPlanted() async throws {
+        let directory = try TemporaryDirectory(prefix: "flowmeter-e2e")
+        defer { directory.remove() }
+        let storePath = directory.file("flowmeter.sqlite")
+        let serve = try await startServe(in: directory, store: storePath)
+        defer { _ = serve.child.terminate(timeout: .zero) }
+
+        let truthPath = directory.file("truth.json")
+        let simulated = try await EndToEndProcess.run(
+            [
+                "simulate", "--target", "http://127.0.0.1:\(serve.port)", "--key", Self.ingestKey, "--admin-key",
+                Self.adminKey, "--seed", "7", "--duration", "15s", "--simulated-hours", "4", "--max-requests", "3000",
+                "--concurrency", "8", "--truth", truthPath, "--quiet",
+            ], timeout: .seconds(50))
+        #expect(simulated.status == 0, "simulate: \(simulated.errors)")
+        let truth = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: truthPath))) as? [String: Any])
+        let requests = try #require(truth["requests"] as? [String: Any])
+        let accepted = try #require(requests["accepted"] as? Int)
+        #expect(accepted == 3000, "every planned batch taken: \(requests)")
+        #expect(requests["serverErrors"] as? Int == 0 && requests["clientErrors"] as? Int == 0)
+        #expect(truth["deploysRecorded"] as? Bool == true)
+
+        let stored = try await waitForBatches(Int64(accepted), in: storePath)
+        #expect(stored >= Int64(accepted), "only \(stored) of \(accepted) batches reached the store in 30 s")
+
+        let commands = try await availableCommands()
+        let window = ["--store", storePath, "--since", "5h", "--format", "json"]
+
+        // ungated: the planted type with its gate and the deploy that shipped it; the typo; nothing from debug builds.
+        let ungatedTruth = try #require((truth["ungated"] as? [[String: Any]])?.first)
+        let typoTruth = try #require((truth["typos"] as? [[String: Any]])?.first)
+        let ungated = try await query(["ungated"] + window)
+        #expect(ungated.status == 3)
+        let flagged = try #require(ungated.json["ungated"] as? [[String: Any]])
+        let hologram = try #require(flagged.first { $0["widgetType"] as? String == ungatedTruth["widgetType"] as? String })
+        #expect(hologram["appID"] as? String == ungatedTruth["appID"] as? String)
+        #expect((hologram["suggestedGate"] as? [String: Any])?["minAppVersion"] as? String == "5.3.0")
+        #expect(hologram["renderingVersions"] as? [String] == ungatedTruth["renderingVersions"] as? [String])
+        let affected = (hologram["affectedVersions"] as? [[String: Any]])?.compactMap { $0["appVersion"] as? String }
+        #expect(affected == ungatedTruth["affectedVersions"] as? [String])
+        #expect(hologram["likelyTypoOf"] is NSNull)
+        let introduced = try #require(ungatedTruth["introducedBy"] as? [String: Any])
+        let suspect = hologram["suspectDeploy"] as? [String: Any]
+        #expect(suspect?["service"] as? String == introduced["service"] as? String)
+        #expect(suspect?["version"] as? String == introduced["version"] as? String)
+        let typo = try #require(flagged.first { $0["widgetType"] as? String == typoTruth["widgetType"] as? String })
+        #expect(typo["likelyTypoOf"] as? String == typoTruth["likelyTypoOf"] as? String)
+        #expect(typo["suggestedGate"] is NSNull)
+        #expect(
+            (typo["suspectDeploy"] as? [String: Any])?["version"] as? String
+                == (typoTruth["introducedBy"] as? [String: Any])?["version"] as? String)
+        let notFlagged = try #require(truth["notFlagged"] as? [String])
+        #expect(flagged.allSatisfy { !notFlagged.contains($0["widgetType"] as? String ?? "") })
+        #expect(flagged.count == 2, "only the planted types: \(flagged.map { $0["widgetType"] ?? "" })")
+
+        // spikes: the malformed payload, attributed to the deploy that shipped it.
+        let malformedTruth = try #require((truth["malformed"] as? [[String: Any]])?.first)
+        let malformedDeploy = (malformedTruth["introducedBy"] as? [String: Any])?["version"] as? String
+        let spikes = try await query(["spikes"] + window)
+        #expect(spikes.status == 3)
+        let found = try #require(spikes.json["spikes"] as? [[String: Any]])
+        let malformed = found.filter {
+            $0["kind"] as? String == "malformedPayload" && $0["widgetType"] as? String == "image_text_card"
+                && $0["appVersion"] is NSNull
+        }
+        #expect(malformed.count == 1, "one across-versions spike: \(found)")
+        #expect((malformed.first?["suspectDeploy"] as? [String: Any])?["version"] as? String == malformedDeploy)
+        #expect((malformed.first?["backendReleases"] as? [String])?.first == "page-api@\(malformedDeploy ?? "")")
+        #expect(found.allSatisfy { ($0["kind"] as? String) == "malformedPayload" }, "no noise spikes: \(found)")
+
+        // deploys list: every deploy the simulation recorded, at its simulated time.
+        let deploys = try await query(["deploys", "list", "--store", storePath, "--since", "5h", "--format", "json"])
+        #expect(deploys.status == 0)
+        let listed = (deploys.json["deploys"] as? [[String: Any]])?.compactMap { deploy -> String? in
+            guard let service = deploy["service"] as? String, let version = deploy["version"] as? String else { return nil }
+            return "\(service)@\(version)"
+        }
+        let planted = (truth["deploys"] as? [[String: Any]])?.compactMap { $0["release"] as? String }
+        #expect(listed == planted)
+
+        if commands.contains("versions") {
+            let versions = try await query(["versions"] + window)
+            #expect(versions.status == 0, "versions: \(versions.errors)")
+            #expect(versions.text.contains("5.3.0") && versions.text.contains("com.example.reader"))
+        }
+        if commands.contains("types") {
+            let types = try await query(["types"] + window)
+            #expect(types.status == 0, "types: \(types.errors)")
+            #expect(types.text.contains("hologram_projector") && types.text.contains("story_ring"))
+        }
+        if commands.contains("top") {
+            let top = try await query(["top"] + window)
+            #expect(top.status == 0, "top: \(top.errors)")
+            #expect(top.text.contains("hologram_projector") && top.text.contains("malformedPayload"))
+        }
+        if commands.contains("check") {
+            let payload = directory.file("home.json")
+            try Data(
+                #"{"page": {"id": "home", "sections": [{"widgets": [{"type": "title_block"}, {"type": "hologram_projector"}]}]}}"#
+                    .utf8
+            ).write(to: URL(fileURLWithPath: payload))
+            let check = try await query(["check", payload, "--app", "com.example.shop"] + window)
+            #expect(check.status == 3, "check flags hologram_projector: \(check.text) \(check.errors)")
+            #expect(check.text.contains("hologram_projector"))
+        }
+        if commands.contains("report") {
+            let week = Self.isoWeek(Date())
+            let report = try await query(["report", "--store", storePath, "--week", week, "--format", "json"])
+            #expect([0, 3].contains(report.status), "report: \(report.errors)")
+            #expect(report.text.contains("hologram_projector"))
+        }
+
+        #expect(serve.child.terminate(timeout: .seconds(40)) == 0)
+    }
+
+    // MARK: - Helpers
+
+    private struct Serve {
+        let port: UInt16
+        let child: EndToEndChild
+    }
+
+    /// Starts `flowmeter serve --kafka embedded --store` on a free loopback port and waits (bounded) for /healthz.
+    private func startServe(in directory: TemporaryDirectory, store: String) async throws -> Serve {
+        let keys = directory.file("keys.json")
+        try Data(
+            """
+            {"ingestKeys": [{"key": "\(Self.ingestKey)", "apps": ["com.example.shop", "com.example.reader",
+               "com.example.travel"], "rateLimit": {"eventsPerSecond": 1000000, "burst": 1000000}}],
+             "adminKeys": ["\(Self.adminKey)"]}
+            """.utf8
+        ).write(to: URL(fileURLWithPath: keys))
+        for _ in 0..<3 {
+            let port = UInt16.random(in: 20_000...40_000)
+            let process = Process()
+            process.executableURL = try EndToEndProcess.executable()
+            process.arguments = [
+                "serve", "--kafka", "embedded", "--store", store, "--listen", "127.0.0.1:\(port)", "--keys", keys,
+                "--rollup-interval", "1s", "--salt", "00112233445566778899aabbccddeeff", "--log-level", "warning",
+                "--shutdown-timeout", "10s",
+            ]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            let child = EndToEndChild(process)
+            for _ in 0..<100 where process.isRunning {
+                if let client = try? HTTPTestClient(port: port), (try? client.request("GET", "/healthz").status) == 200 {
+                    return Serve(port: port, child: child)
+                }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+            _ = child.terminate(timeout: .seconds(5))
+        }
+        throw EndToEndFailure("flowmeter serve did not come up on three ports")
+    }
+
+    /// Polls the store (at most 30 s) until it holds `batches` batches; returns how many it holds.
+    private func waitForBatches(_ batches: Int64, in path: String) async throws -> Int64 {
+        let store = try openRollupStore(url: path)
+        var stored: Int64 = 0
+        for _ in 0..<60 {
+            let now = Int64(Date().timeIntervalSince1970)
+            stored = try store.versionRollups(
+                from: Timestamp(secondsSinceEpoch: now - 86_400), to: Timestamp(secondsSinceEpoch: now + 3_600),
+                appID: nil
+            ).reduce(0) { $0 + $1.batches }
+            if stored >= batches { break }
+            try await Task.sleep(for: .milliseconds(500))
+        }
+        // One more flush interval, so the events of the last batches are in as well.
+        try await Task.sleep(for: .seconds(2))
+        return stored
+    }
+
+    /// The subcommands `flowmeter --help` lists.
+    private func availableCommands() async throws -> Set<String> {
+        let help = try await EndToEndProcess.run(["--help"], timeout: .seconds(10)).output
+        let lines = help.split(separator: "\n", omittingEmptySubsequences: false)
+        guard let start = lines.firstIndex(of: "COMMANDS:") else { return [] }
+        var names: Set<String> = []
+        for line in lines[(start + 1)...] {
+            if line.isEmpty { break }
+            if line.hasPrefix("  ") && !line.hasPrefix("   "), let name = line.split(separator: " ").first {
+                names.insert(String(name))
+            }
+        }
+        return names
+    }
+
+    private struct QueryResult {
+        let status: Int32
+        let text: String
+        let errors: String
+        var json: [String: Any] {
+            (try? JSONSerialization.jsonObject(with: Data(text.utf8))) as? [String: Any] ?? [:]
+        }
+    }
+
+    /// Runs a query command and checks that its output is one JSON object.
+    private func query(_ arguments: [String]) async throws -> QueryResult {
+        let result = try await EndToEndProcess.run(arguments, timeout: .seconds(30))
+        let parsed = try? JSONSerialization.jsonObject(with: Data(result.output.utf8))
+        #expect(parsed is [String: Any], "\(arguments.prefix(2)) printed no JSON object: \(result.output) \(result.errors)")
+        return QueryResult(status: result.status, text: result.output, errors: result.errors)
+    }
+
+    static func isoWeek(_ date: Date) -> String {
+        var calendar = Calendar(identifier: .iso8601)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let parts = calendar.dateComponents([.yearForWeekOfYear, .weekOfYear], from: date)
+        return String(format: "%04d-W%02d", parts.yearForWeekOfYear ?? 0, parts.weekOfYear ?? 0)
+    }
+}
+
+/// A failed step of the end-to-end test.
+struct EndToEndFailure: Error, CustomStringConvertible {
+    let description: String
+
+    init(_ description: String) {
+        self.description = description
+    }
+}
