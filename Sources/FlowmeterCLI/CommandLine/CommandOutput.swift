@@ -37,12 +37,12 @@ public struct CommandOutput: Sendable {
 
     /// Writes `text` and a newline to standard output.
     public func print(_ text: String) {
-        standardOutput(text.hasSuffix("\n") ? text : text + "\n")
+        standardOutput(text.utf8.last == UInt8(ascii: "\n") ? text : text + "\n")
     }
 
     /// Writes `text` and a newline to standard error.
     public func printError(_ text: String) {
-        standardError(text.hasSuffix("\n") ? text : text + "\n")
+        standardError(text.utf8.last == UInt8(ascii: "\n") ? text : text + "\n")
     }
 
     /// `text` in `style` when colour is on, else unchanged.

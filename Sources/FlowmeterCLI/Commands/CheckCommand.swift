@@ -95,12 +95,13 @@ enum CheckCommand {
 
     static func table(_ report: CheckReport, style: @escaping (String) -> String) -> String {
         let window = "\(CellFormat.time(report.window.from)) – \(CellFormat.time(report.window.to)) UTC"
+        let name = URL(fileURLWithPath: report.payload).lastPathComponent
         var lines = [
-            "\(report.widgetCount) widgets of \(report.types.count) types in \(report.payload), against release "
-                + "versions live \(window).", "",
+            "\(name): \(report.widgetCount) widgets of \(report.types.count) types.",
+            "Release versions live \(window).", "",
         ]
         var table = TextTable(columns: [
-            .text("TYPE", flexible: true), .text("APP", flexible: true), .number("UNKNOWN"),
+            .text("TYPE", flexible: true, shrinkPriority: -1), .text("APP", flexible: true, shrinkPriority: 1), .number("UNKNOWN"),
             .text("NOT RENDERED BY", flexible: true), .text("NOTE", flexible: true),
         ])
         for type in report.types {
@@ -126,6 +127,7 @@ enum CheckCommand {
                 table.append([type.widgetType, app.appID, CellFormat.percent(app.unknownShare), versions, note(app.unknownShare)])
             }
         }
+        if let app = table.removeColumnIfUniform("APP") { lines[1] = "\(app) release versions live \(window)." }
         lines.append(table.rendered(style: style))
         return lines.joined(separator: "\n")
     }
@@ -137,10 +139,18 @@ enum CheckCommand {
         guard !failing.isEmpty else {
             return "\n" + styled("OK", .green) + ": no type is unknown to more than \(limit) of any app's installs."
         }
-        let names = failing.map(\.widgetType).joined(separator: ", ")
         let noun = failing.count == 1 ? "type is" : "types are"
-        return "\n" + styled("FAIL", .red) + ": \(failing.count) \(noun) unknown to more than \(limit) of an app's "
-            + "installs: \(names)."
+        var lines = [styled("FAIL", .red) + ": \(failing.count) \(noun) unknown to more than \(limit) of an app's installs:"]
+        var line = " "
+        for name in failing.map(\.widgetType) {
+            if line.count + name.count + 2 > 78 && line.count > 1 {
+                lines.append(line)
+                line = " "
+            }
+            line += " " + name
+        }
+        lines.append(line)
+        return "\n" + lines.joined(separator: "\n")
     }
 
     static func csv(_ report: CheckReport) -> CSVTable {

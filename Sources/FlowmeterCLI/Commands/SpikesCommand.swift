@@ -58,8 +58,8 @@ enum SpikesCommand {
         let window = "\(CellFormat.time(report.from)) – \(CellFormat.time(report.to)) UTC"
         guard !report.spikes.isEmpty else { return "No spikes (\(window))." }
         var table = TextTable(columns: [
-            .text("KIND"), .text("TYPE", flexible: true), .text("VERSION", flexible: true), .text("ONSET"),
-            .number("COUNT"), .number("BASE"), .number("RATIO"), .text("DEPLOY", flexible: true),
+            .text("KIND"), .text("TYPE", flexible: true, shrinkPriority: -1), .text("VERSION", flexible: true), .text("ONSET"),
+            .number("COUNT"), .number("BASE"), .number("RATIO"), .text("DEPLOY", flexible: true, shrinkPriority: 2),
         ])
         for spike in report.spikes {
             table.append([

@@ -60,7 +60,7 @@ enum TopCommand {
         let window = "\(CellFormat.time(report.window.from)) – \(CellFormat.time(report.window.to)) UTC"
         guard !report.rows.isEmpty else { return "No diagnostics (\(window))." }
         var table = TextTable(columns: [
-            .text("KIND"), .text("TYPE", flexible: true), .text("APP", flexible: true),
+            .text("KIND"), .text("TYPE", flexible: true, shrinkPriority: -1), .text("APP", flexible: true, shrinkPriority: 1),
             .text("VERSION", flexible: true), .number("EVENTS"), .number("INSTALLS"), .number("TREND"),
         ])
         for row in report.rows {
@@ -69,8 +69,11 @@ enum TopCommand {
                 String(row.events), String(row.installs), CellFormat.trend(current: row.events, previous: row.previousEvents),
             ])
         }
-        var footer = "\(report.rows.count) of \(report.totalGroups) groups (\(window)); trend against the "
-        footer += "previous \(Self.length(report.window.seconds))."
+        let app = table.removeColumnIfUniform("APP").map { " in \($0)" } ?? ""
+        let footer = """
+            \(report.rows.count) of \(report.totalGroups) groups\(app) (\(window)).
+            TREND: against the previous \(Self.length(report.window.seconds)).
+            """
         return table.rendered(style: style) + "\n\n" + footer
     }
 

@@ -47,7 +47,7 @@ enum TypesCommand {
         let window = "\(CellFormat.time(report.window.from)) – \(CellFormat.time(report.window.to)) UTC"
         guard !report.rows.isEmpty else { return "No widget types (\(window))." }
         var table = TextTable(columns: [
-            .text("TYPE", flexible: true), .text("APP", flexible: true), .text("KNOWN"),
+            .text("TYPE", flexible: true, shrinkPriority: -1), .text("APP", flexible: true, shrinkPriority: 1), .text("KNOWN"),
             .text("RENDERED BY", flexible: true), .text("UNKNOWN IN", flexible: true),
         ])
         for row in report.rows {
@@ -56,7 +56,8 @@ enum TypesCommand {
                 range(row.unknownIn),
             ])
         }
-        return table.rendered(style: style) + "\n\n\(report.rows.count) types (\(window))."
+        let app = table.removeColumnIfUniform("APP").map { " in \($0)" } ?? ""
+        return table.rendered(style: style) + "\n\n\(report.rows.count) types\(app) (\(window))."
     }
 
     /// A version list shortened for a cell: `5.3.0` … `5.4.1` (4) when long.

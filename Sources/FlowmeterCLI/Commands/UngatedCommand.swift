@@ -61,11 +61,11 @@ enum UngatedCommand {
         let window = "\(CellFormat.time(report.from)) – \(CellFormat.time(report.to)) UTC"
         guard !report.ungated.isEmpty else { return "No ungated types (\(window))." }
         var table = TextTable(columns: [
-            .text("TYPE", flexible: true), .text("APP", flexible: true), .number("EVENTS"), .number("INSTALLS"),
-            .text("AFFECTED", flexible: true), .text("GATE / TYPO", flexible: true), .text("DEPLOY", flexible: true),
+            .text("TYPE", flexible: true, shrinkPriority: -1), .text("APP", flexible: true, shrinkPriority: 1), .number("EVENTS"), .number("INSTALLS"),
+            .text("AFFECTED", flexible: true), .text("GATE", flexible: true), .text("DEPLOY", flexible: true, shrinkPriority: 2),
         ])
         for type in report.ungated {
-            let affected = type.affectedVersions.map { "\($0.appVersion) \(CellFormat.percent($0.installShare))" }
+            let affected = type.affectedVersions.map { "\($0.appVersion) \(CellFormat.wholePercent($0.installShare))" }
             let gate =
                 type.suggestedMinAppVersion.map { "≥ \($0)" } ?? type.likelyTypoOf.map { "typo of \($0)?" } ?? "-"
             let deploy = type.suspectDeploy.map { "\($0.service)@\($0.version)" } ?? "-"
@@ -74,8 +74,9 @@ enum UngatedCommand {
                 affected.joined(separator: ", "), gate, deploy,
             ])
         }
+        let app = table.removeColumnIfUniform("APP").map { " in \($0)" } ?? ""
         let noun = report.ungated.count == 1 ? "type" : "types"
-        return table.rendered(style: style) + "\n\n\(report.ungated.count) ungated \(noun) (\(window))."
+        return table.rendered(style: style) + "\n\n\(report.ungated.count) ungated \(noun)\(app) (\(window))."
     }
 
     static func csv(_ report: UngatedReport) -> CSVTable {

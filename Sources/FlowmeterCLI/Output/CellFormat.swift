@@ -16,6 +16,12 @@ enum CellFormat {
         return String(format: "%.1f%%", share * 100)
     }
 
+    /// `41%` rounded to a whole percent; `<1%` for a share above zero that would print as zero.
+    static func wholePercent(_ share: Double) -> String {
+        if share > 0 && share < 0.005 { return "<1%" }
+        return String(format: "%.0f%%", share * 100)
+    }
+
     /// `3.10` with two decimals.
     static func decimal(_ value: Double) -> String {
         String(format: "%.2f", value)

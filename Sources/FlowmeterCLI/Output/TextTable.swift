@@ -7,13 +7,16 @@ struct TextTable {
     struct Column {
         var title: String
         var alignsRight = false
-        /// Flexible columns (long type names, lists) shrink, widest first, until the table fits.
+        /// Flexible columns (long type names, lists) shrink until the table fits: by priority, then widest first.
         var isFlexible = false
         /// A flexible column never shrinks below this.
         var minimumWidth = 8
+        /// Flexible columns with a higher priority shrink first (to their minimum) before the next ones give way;
+        /// the column a reader scans for (the widget type) has the lowest.
+        var shrinkPriority = 0
 
-        static func text(_ title: String, flexible: Bool = false) -> Column {
-            Column(title: title, alignsRight: false, isFlexible: flexible)
+        static func text(_ title: String, flexible: Bool = false, shrinkPriority: Int = 0) -> Column {
+            Column(title: title, alignsRight: false, isFlexible: flexible, shrinkPriority: shrinkPriority)
         }
 
         static func number(_ title: String) -> Column {
@@ -34,6 +37,17 @@ struct TextTable {
         rows.append(row)
     }
 
+    /// Removes the column titled `title` when every row holds the same value in it, returning that value (a
+    /// one-app report needs no APP column; the caller names the app once instead).
+    mutating func removeColumnIfUniform(_ title: String) -> String? {
+        guard let index = columns.firstIndex(where: { $0.title == title }), let first = rows.first?[index],
+            rows.allSatisfy({ $0[index] == first })
+        else { return nil }
+        columns.remove(at: index)
+        for row in rows.indices { rows[row].remove(at: index) }
+        return first
+    }
+
     /// The table's lines, header first, each at most `width` characters.
     func rendered(style: (String) -> String = { $0 }) -> String {
         var widths = columns.indices.map { column in
@@ -42,7 +56,11 @@ struct TextTable {
         let gaps = 2 * (columns.count - 1)
         while widths.reduce(0, +) + gaps > width {
             let candidates = columns.indices.filter { columns[$0].isFlexible && widths[$0] > columns[$0].minimumWidth }
-            guard let widest = candidates.max(by: { widths[$0] < widths[$1] }) else { break }
+            let first = candidates.max {
+                columns[$0].shrinkPriority != columns[$1].shrinkPriority
+                    ? columns[$0].shrinkPriority < columns[$1].shrinkPriority : widths[$0] < widths[$1]
+            }
+            guard let widest = first else { break }
             widths[widest] -= 1
         }
         var lines = [line(columns.map(\.title), widths: widths, style: style)]
