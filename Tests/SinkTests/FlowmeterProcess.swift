@@ -77,7 +77,7 @@ final class ServeProcess: Sendable {
     let directory: TemporaryDirectory
     private let handle: ProcessHandle
 
-    /// Starts `flowmeter serve` with a keys file, a fixed salt and `arguments`, and waits (bounded) for `/healthz`.
+    /// Starts `flowmeter serve` with a keys file, a fixed salt and `arguments`, and waits (up to 30 s) for `/healthz`.
     init(_ arguments: [String]) async throws {
         directory = try TemporaryDirectory(prefix: "flowmeter-serve")
         let keys = directory.file("keys.json")
@@ -101,7 +101,8 @@ final class ServeProcess: Sendable {
         try process.run()
         handle = ProcessHandle(process)
         var isUp = false
-        for _ in 0..<150 where !isUp {
+        // Generous: on a loaded two-core machine a debug build with the embedded cluster can take a while.
+        for _ in 0..<300 where !isUp {
             if let client = try? HTTPTestClient(port: port), (try? client.request("GET", "/healthz").status) == 200 {
                 isUp = true
             } else {

@@ -9,8 +9,9 @@ import Testing
 import TestSupport
 
 @Suite struct RollupSinkTests {
-    @Test func appliesEveryPartialRollupSoTheStoreSumsToTheRecordedEvents() async throws {
-        let fixture = try SinkFixture()
+    @Test(arguments: SinkStoreKind.allCases)
+    func appliesEveryPartialRollupSoTheStoreSumsToTheRecordedEvents(_ kind: SinkStoreKind) async throws {
+        let fixture = try SinkFixture(store: kind)
         let (events, messages) = try await fixture.publishTraffic(batches: 60, installs: 40)
         let sink = try fixture.makeSink(group: "sink-\(UUID().uuidString)")
         defer { sink.stop() }
@@ -37,8 +38,9 @@ import TestSupport
         #expect(try fixture.totals().events == events)
     }
 
-    @Test func killedBetweenStoreCommitAndOffsetCommitRestartedDoesNotDoubleCount() async throws {
-        let fixture = try SinkFixture()
+    @Test(arguments: SinkStoreKind.allCases)
+    func killedBetweenStoreCommitAndOffsetCommitRestartedDoesNotDoubleCount(_ kind: SinkStoreKind) async throws {
+        let fixture = try SinkFixture(store: kind)
         let (events, messages) = try await fixture.publishTraffic(batches: 30, installs: 10)
         let group = "crash-\(UUID().uuidString)"
         // The first sink gets everything into the store but dies before committing a single offset.

@@ -6,17 +6,17 @@ import Rollups
 import Sink
 import TestSupport
 
-/// A mock cluster and an SQLite store for sink tests, with the collector side (a `RollupAggregator` whose drains are
+/// A mock cluster and a store (SQLite unless told otherwise) for sink tests, with the collector side (a `RollupAggregator` whose drains are
 /// published to the rollups topic as the collector publishes them) and helpers to drive sinks and read totals.
 final class SinkFixture: Sendable {
     let kafka: KafkaFixture
     let directory: TemporaryDirectory
     let store: any RollupStore
 
-    init(partitions: Int = 3) throws {
+    init(partitions: Int = 3, store kind: SinkStoreKind = .sqlite) throws {
         kafka = try KafkaFixture(partitions: partitions)
         directory = try TemporaryDirectory(prefix: "flowmeter-sink")
-        store = try openRollupStore(url: directory.file("rollups.sqlite"))
+        store = try kind.makeStore(in: directory)
     }
 
     deinit {
