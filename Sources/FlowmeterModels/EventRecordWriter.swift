@@ -6,15 +6,25 @@
 public enum EventRecordWriter {
     /// Appends `record` as one JSON object.
     public static func append(_ record: EventRecord, to buffer: inout [UInt8]) {
-        buffer.append(UInt8(ascii: "{"))
-        appendKey("id", first: true, to: &buffer)
-        appendString(record.id, to: &buffer)
-        appendBody(
-            kind: record.kind, widgetType: record.widgetType, codingPath: record.codingPath, message: record.message,
-            pageID: record.pageID, surface: record.surface, backendRelease: record.backendRelease, count: record.count,
-            occurredAt: record.occurredAt, appID: record.appID, appVersion: record.appVersion,
-            platform: record.platform, buildConfiguration: record.buildConfiguration,
-            installHash: record.installHash, receivedAt: record.receivedAt, collector: record.collector, to: &buffer)
+        let bound =
+            ByteSink.maxQuotedLength(record.id)
+            + bodyMaxLength(
+                kind: record.kind, widgetType: record.widgetType, codingPath: record.codingPath,
+                message: record.message, pageID: record.pageID, surface: record.surface,
+                backendRelease: record.backendRelease, appID: record.appID, appVersion: record.appVersion,
+                platform: record.platform, installHash: record.installHash, collector: record.collector)
+        appendSized(bound, to: &buffer) { sink in
+            sink.byte(UInt8(ascii: "{"))
+            sink.key("id", first: true)
+            sink.quoted(record.id)
+            writeBody(
+                kind: record.kind, widgetType: record.widgetType, codingPath: record.codingPath,
+                message: record.message, pageID: record.pageID, surface: record.surface,
+                backendRelease: record.backendRelease, count: record.count, occurredAt: record.occurredAt,
+                appID: record.appID, appVersion: record.appVersion, platform: record.platform,
+                buildConfiguration: record.buildConfiguration, installHash: record.installHash,
+                receivedAt: record.receivedAt, collector: record.collector, to: &sink)
+        }
     }
 
     /// Appends the record for event `index` of a batch, as ``EventRecord/init(event:index:batchID:client:installHash:receivedAt:collector:)``
@@ -23,58 +33,149 @@ public enum EventRecordWriter {
         event: DiagnosticEvent, index: Int, batchID: String, client: ClientInfo, installHash: String?,
         receivedAt: Timestamp, collector: String, to buffer: inout [UInt8]
     ) {
-        buffer.append(UInt8(ascii: "{"))
-        appendKey("id", first: true, to: &buffer)
-        if let id = event.id {
-            appendString(id, to: &buffer)
-        } else {
-            buffer.append(UInt8(ascii: "\""))
-            appendEscaped(batchID, to: &buffer)
-            buffer.append(UInt8(ascii: "/"))
-            appendInt(index, to: &buffer)
-            buffer.append(UInt8(ascii: "\""))
+        let bound = maxLength(
+            event: event, batchID: batchID, client: client, installHash: installHash, collector: collector)
+        appendSized(bound, to: &buffer) { sink in
+            write(
+                event: event, index: index, batchID: batchID, client: client, installHash: installHash,
+                receivedAt: receivedAt, collector: collector, to: &sink)
         }
-        appendBody(
+    }
+
+    /// The most bytes the record of `event` can take (every string byte escaped as `\u00XX`).
+    public static func maxLength(
+        event: DiagnosticEvent, batchID: String, client: ClientInfo, installHash: String?, collector: String
+    ) -> Int {
+        let id =
+            event.id.map(ByteSink.maxQuotedLength) ?? (ByteSink.maxQuotedLength(batchID) + 1 + ByteSink.maxIntLength)
+        return id
+            + bodyMaxLength(
+                kind: event.kind, widgetType: event.widgetType, codingPath: event.codingPath, message: event.message,
+                pageID: event.pageID, surface: event.surface, backendRelease: event.backendRelease,
+                appID: client.appID, appVersion: client.appVersion, platform: client.platform,
+                installHash: installHash, collector: collector)
+    }
+
+    /// Writes the record of ``append(event:index:batchID:client:installHash:receivedAt:collector:to:)`` over the
+    /// start of `buffer` and returns its length; the bytes after it are left as they were.
+    ///
+    /// For a hot loop: keep one buffer and send `buffer[..<length]`. `buffer` grows (zero-filled) only when shorter
+    /// than ``maxLength(event:batchID:client:installHash:collector:)``; no per-byte checks, no allocation once grown.
+    public static func write(
+        event: DiagnosticEvent, index: Int, batchID: String, client: ClientInfo, installHash: String?,
+        receivedAt: Timestamp, collector: String, into buffer: inout [UInt8]
+    ) -> Int {
+        let bound = maxLength(
+            event: event, batchID: batchID, client: client, installHash: installHash, collector: collector)
+        if buffer.count < bound { buffer.append(contentsOf: repeatElement(0, count: bound - buffer.count)) }
+        return buffer.withUnsafeMutableBufferPointer { memory in
+            var sink = ByteSink(memory.baseAddress!)
+            write(
+                event: event, index: index, batchID: batchID, client: client, installHash: installHash,
+                receivedAt: receivedAt, collector: collector, to: &sink)
+            precondition(sink.position <= memory.count, "EventRecordWriter.write: buffer below maxLength")
+            return sink.position
+        }
+    }
+
+    static func write(
+        event: DiagnosticEvent, index: Int, batchID: String, client: ClientInfo, installHash: String?,
+        receivedAt: Timestamp, collector: String, to sink: inout ByteSink
+    ) {
+        sink.byte(UInt8(ascii: "{"))
+        sink.key("id", first: true)
+        if let id = event.id {
+            sink.quoted(id)
+        } else {
+            sink.byte(UInt8(ascii: "\""))
+            sink.escaped(batchID)
+            sink.byte(UInt8(ascii: "/"))
+            sink.int(index)
+            sink.byte(UInt8(ascii: "\""))
+        }
+        writeBody(
             kind: event.kind, widgetType: event.widgetType, codingPath: event.codingPath, message: event.message,
             pageID: event.pageID, surface: event.surface, backendRelease: event.backendRelease, count: event.count,
             occurredAt: event.occurredAt, appID: client.appID, appVersion: client.appVersion,
             platform: client.platform, buildConfiguration: client.buildConfiguration, installHash: installHash,
-            receivedAt: receivedAt, collector: collector, to: &buffer)
+            receivedAt: receivedAt, collector: collector, to: &sink)
     }
 
-    // One body for both entry points, so they cannot drift apart.
-    static func appendBody(
+    /// Appends up to `bound` bytes that `body` writes, through a sink over the array's own storage.
+    static func appendSized(_ bound: Int, to buffer: inout [UInt8], _ body: (inout ByteSink) -> Void) {
+        let start = buffer.count
+        buffer.append(contentsOf: repeatElement(0, count: bound))
+        let end = buffer.withUnsafeMutableBufferPointer { memory in
+            var sink = ByteSink(memory.baseAddress!, position: start)
+            body(&sink)
+            precondition(sink.position <= memory.count, "EventRecordWriter: bound too small")
+            return sink.position
+        }
+        buffer.removeLast(buffer.count - end)
+    }
+
+    // Fixed text: braces, 17 keys with quotes, colons and commas, and `null`s; a generous round figure.
+    private static let fixedBodyLength = 320
+
+    static func bodyMaxLength(
+        kind: DiagnosticKind, widgetType: String?, codingPath: String?, message: String?, pageID: String?,
+        surface: String?, backendRelease: String?, appID: String, appVersion: String, platform: String,
+        installHash: String?, collector: String
+    ) -> Int {
+        var total = fixedBodyLength + 2 * ByteSink.maxQuotedTimestampLength + ByteSink.maxIntLength
+        total += ByteSink.maxQuotedLength(kind.rawValue)
+        total += optionalLength(widgetType) + optionalLength(codingPath) + optionalLength(message)
+        total += optionalLength(pageID) + optionalLength(surface) + optionalLength(backendRelease)
+        total += optionalLength(installHash)
+        total += ByteSink.maxQuotedLength(appID) + ByteSink.maxQuotedLength(appVersion)
+        total += ByteSink.maxQuotedLength(platform) + ByteSink.maxQuotedLength(collector)
+        return total
+    }
+
+    private static func optionalLength(_ value: String?) -> Int {
+        value.map(ByteSink.maxQuotedLength) ?? 0
+    }
+
+    // One body for every entry point, so they cannot drift apart.
+    static func writeBody(
         kind: DiagnosticKind, widgetType: String?, codingPath: String?, message: String?, pageID: String?,
         surface: String?, backendRelease: String?, count: Int, occurredAt: Timestamp, appID: String,
         appVersion: String, platform: String, buildConfiguration: BuildConfiguration, installHash: String?,
-        receivedAt: Timestamp, collector: String, to buffer: inout [UInt8]
+        receivedAt: Timestamp, collector: String, to sink: inout ByteSink
     ) {
-        appendKey("kind", to: &buffer)
-        appendString(kind.rawValue, to: &buffer)
-        appendOptional("widgetType", widgetType, to: &buffer)
-        appendOptional("codingPath", codingPath, to: &buffer)
-        appendOptional("message", message, to: &buffer)
-        appendOptional("pageID", pageID, to: &buffer)
-        appendOptional("surface", surface, to: &buffer)
-        appendOptional("backendRelease", backendRelease, to: &buffer)
-        appendKey("count", to: &buffer)
-        appendInt(count, to: &buffer)
-        appendKey("occurredAt", to: &buffer)
-        appendTimestamp(occurredAt, to: &buffer)
-        appendKey("appID", to: &buffer)
-        appendString(appID, to: &buffer)
-        appendKey("appVersion", to: &buffer)
-        appendString(appVersion, to: &buffer)
-        appendKey("platform", to: &buffer)
-        appendString(platform, to: &buffer)
-        appendKey("buildConfiguration", to: &buffer)
-        appendString(buildConfiguration.rawValue, to: &buffer)
-        appendOptional("installHash", installHash, to: &buffer)
-        appendKey("receivedAt", to: &buffer)
-        appendTimestamp(receivedAt, to: &buffer)
-        appendKey("collector", to: &buffer)
-        appendString(collector, to: &buffer)
-        buffer.append(UInt8(ascii: "}"))
+        sink.key("kind")
+        sink.quoted(kind.rawValue)
+        writeOptional("widgetType", widgetType, to: &sink)
+        writeOptional("codingPath", codingPath, to: &sink)
+        writeOptional("message", message, to: &sink)
+        writeOptional("pageID", pageID, to: &sink)
+        writeOptional("surface", surface, to: &sink)
+        writeOptional("backendRelease", backendRelease, to: &sink)
+        sink.key("count")
+        sink.int(count)
+        sink.key("occurredAt")
+        sink.quotedTimestamp(occurredAt)
+        sink.key("appID")
+        sink.quoted(appID)
+        sink.key("appVersion")
+        sink.quoted(appVersion)
+        sink.key("platform")
+        sink.quoted(platform)
+        sink.key("buildConfiguration")
+        sink.quoted(buildConfiguration.rawValue)
+        writeOptional("installHash", installHash, to: &sink)
+        sink.key("receivedAt")
+        sink.quotedTimestamp(receivedAt)
+        sink.key("collector")
+        sink.quoted(collector)
+        sink.byte(UInt8(ascii: "}"))
+    }
+
+    @inline(__always)
+    static func writeOptional(_ key: StaticString, _ value: String?, to sink: inout ByteSink) {
+        guard let value else { return }
+        sink.key(key)
+        sink.quoted(value)
     }
 
     static func appendKey(_ key: StaticString, first: Bool = false, to buffer: inout [UInt8]) {
@@ -83,18 +184,6 @@ public enum EventRecordWriter {
         buffer.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
         buffer.append(UInt8(ascii: "\""))
         buffer.append(UInt8(ascii: ":"))
-    }
-
-    static func appendOptional(_ key: StaticString, _ value: String?, to buffer: inout [UInt8]) {
-        guard let value else { return }
-        appendKey(key, to: &buffer)
-        appendString(value, to: &buffer)
-    }
-
-    static func appendTimestamp(_ time: Timestamp, to buffer: inout [UInt8]) {
-        buffer.append(UInt8(ascii: "\""))
-        time.appendRFC3339(to: &buffer)
-        buffer.append(UInt8(ascii: "\""))
     }
 
     /// Appends `string` as a quoted, escaped JSON string.
@@ -139,9 +228,12 @@ public enum EventRecordWriter {
     }
 
     static func appendUnsigned(_ value: UInt, to buffer: inout [UInt8]) {
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var digits:
+            (
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8
+            ) =
+                (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         var rest = value
         var count = 0
         withUnsafeMutableBytes(of: &digits) { storage in

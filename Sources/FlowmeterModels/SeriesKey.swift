@@ -19,6 +19,38 @@ public enum SeriesKey {
         buffer.append(UInt8(ascii: "]"))
     }
 
+    /// The most bytes the key of one series can take; size a buffer for `write(appID:kind:widgetType:into:)` with it.
+    public static func maxLength(appID: String, kind: DiagnosticKind, widgetType: String?) -> Int {
+        4 + ByteSink.maxQuotedLength(appID) + ByteSink.maxQuotedLength(kind.rawValue)
+            + (widgetType.map(ByteSink.maxQuotedLength) ?? 4)
+    }
+
+    /// Writes the key over the start of `buffer` and returns its length: the same bytes as `append`, without
+    /// per-byte checks. `buffer` grows (zero-filled) when shorter than `maxLength(appID:kind:widgetType:)`; the bytes
+    /// after the key are left as they were, so reuse one buffer and send `buffer[..<length]`.
+    public static func write(appID: String, kind: DiagnosticKind, widgetType: String?, into buffer: inout [UInt8])
+        -> Int
+    {
+        let bound = maxLength(appID: appID, kind: kind, widgetType: widgetType)
+        if buffer.count < bound { buffer.append(contentsOf: repeatElement(0, count: bound - buffer.count)) }
+        return buffer.withUnsafeMutableBufferPointer { memory in
+            var sink = ByteSink(memory.baseAddress!)
+            sink.byte(UInt8(ascii: "["))
+            sink.quoted(appID)
+            sink.byte(UInt8(ascii: ","))
+            sink.quoted(kind.rawValue)
+            sink.byte(UInt8(ascii: ","))
+            if let widgetType {
+                sink.quoted(widgetType)
+            } else {
+                sink.literal("null")
+            }
+            sink.byte(UInt8(ascii: "]"))
+            precondition(sink.position <= memory.count, "SeriesKey.write: buffer below maxLength")
+            return sink.position
+        }
+    }
+
     /// The key bytes for one series.
     public static func bytes(appID: String, kind: DiagnosticKind, widgetType: String?) -> [UInt8] {
         var buffer: [UInt8] = []

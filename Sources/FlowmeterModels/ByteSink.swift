@@ -1,0 +1,165 @@
+/// Writes bytes through a raw pointer into memory sized beforehand, for the ingest hot path.
+///
+/// Appending to `[UInt8]` byte by byte checks uniqueness and capacity on every call, which cost more than the JSON
+/// itself; a sink writes with no checks at all, so its caller must size the memory from an upper bound first
+/// (`EventRecordWriter.maxLength` and `SeriesKey.maxLength` give them).
+struct ByteSink {
+    private let base: UnsafeMutablePointer<UInt8>
+    private(set) var position: Int
+
+    init(_ base: UnsafeMutablePointer<UInt8>, position: Int = 0) {
+        self.base = base
+        self.position = position
+    }
+
+    /// What an escaped, quoted JSON string of `string` can take at most: every byte as `\u00XX`, plus quotes.
+    static func maxQuotedLength(_ string: String) -> Int {
+        string.utf8.count * 6 + 2
+    }
+
+    /// The longest RFC 3339 time `timestamp` writes for years 0000–9999, with quotes.
+    static let maxQuotedTimestampLength = 32
+    /// The longest decimal `Int`, with its sign.
+    static let maxIntLength = 20
+
+    @inline(__always)
+    mutating func byte(_ value: UInt8) {
+        base[position] = value
+        position += 1
+    }
+
+    @inline(__always)
+    mutating func bytes(_ source: UnsafeRawBufferPointer) {
+        guard let address = source.baseAddress, !source.isEmpty else { return }
+        (base + position).update(from: address.assumingMemoryBound(to: UInt8.self), count: source.count)
+        position += source.count
+    }
+
+    @inline(__always)
+    mutating func literal(_ text: StaticString) {
+        bytes(UnsafeRawBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
+    /// `,"key":` (without the comma when `first`).
+    @inline(__always)
+    mutating func key(_ key: StaticString, first: Bool = false) {
+        if !first { byte(UInt8(ascii: ",")) }
+        byte(UInt8(ascii: "\""))
+        literal(key)
+        byte(UInt8(ascii: "\""))
+        byte(UInt8(ascii: ":"))
+    }
+
+    mutating func quoted(_ string: String) {
+        byte(UInt8(ascii: "\""))
+        escaped(string)
+        byte(UInt8(ascii: "\""))
+    }
+
+    /// `string` escaped per RFC 8259 (quote, backslash and control characters), without quotes.
+    mutating func escaped(_ string: String) {
+        let done: Void? = string.utf8.withContiguousStorageIfAvailable { escaped(UnsafeRawBufferPointer($0)) }
+        if done == nil {
+            var copy = string
+            copy.withUTF8 { escaped(UnsafeRawBufferPointer($0)) }
+        }
+    }
+
+    private mutating func escaped(_ utf8: UnsafeRawBufferPointer) {
+        var runStart = 0
+        for position in 0..<utf8.count {
+            let byte = utf8[position]
+            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
+            bytes(UnsafeRawBufferPointer(rebasing: utf8[runStart..<position]))
+            runStart = position + 1
+            self.byte(UInt8(ascii: "\\"))
+            switch byte {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"): self.byte(byte)
+            case 0x0A: self.byte(UInt8(ascii: "n"))
+            case 0x0D: self.byte(UInt8(ascii: "r"))
+            case 0x09: self.byte(UInt8(ascii: "t"))
+            default:
+                self.byte(UInt8(ascii: "u"))
+                self.byte(48)
+                self.byte(48)
+                self.byte(Self.hexDigit(byte >> 4))
+                self.byte(Self.hexDigit(byte & 0xF))
+            }
+        }
+        bytes(UnsafeRawBufferPointer(rebasing: utf8[runStart...]))
+    }
+
+    private static func hexDigit(_ value: UInt8) -> UInt8 {
+        value < 10 ? 48 + value : UInt8(ascii: "a") + value - 10
+    }
+
+    mutating func int(_ value: Int) {
+        if value < 0 {
+            byte(UInt8(ascii: "-"))
+            // Int.min has no positive counterpart, so print through its magnitude.
+            unsigned(value.magnitude)
+        } else {
+            unsigned(UInt(value))
+        }
+    }
+
+    mutating func unsigned(_ value: UInt) {
+        var digits = 1
+        var scale: UInt = 10
+        while digits < 20 && value >= scale {
+            digits += 1
+            scale = scale &* 10
+        }
+        var rest = value
+        var index = position + digits - 1
+        repeat {
+            base[index] = UInt8(48 + rest % 10)
+            rest /= 10
+            index -= 1
+        } while index >= position
+        position += digits
+    }
+
+    /// The RFC 3339 spelling (UTC, `Z`) in quotes, byte for byte what `Timestamp.appendRFC3339` writes.
+    mutating func quotedTimestamp(_ time: Timestamp) {
+        byte(UInt8(ascii: "\""))
+        let days = Timestamp.floorDiv(time.secondsSinceEpoch, 86_400)
+        let secondOfDay = Int(time.secondsSinceEpoch - days * 86_400)
+        let (year, month, day) = Timestamp.civil(fromDays: days)
+        digits(year, count: 4)
+        byte(UInt8(ascii: "-"))
+        digits(month, count: 2)
+        byte(UInt8(ascii: "-"))
+        digits(day, count: 2)
+        byte(UInt8(ascii: "T"))
+        digits(secondOfDay / 3600, count: 2)
+        byte(UInt8(ascii: ":"))
+        digits(secondOfDay / 60 % 60, count: 2)
+        byte(UInt8(ascii: ":"))
+        digits(secondOfDay % 60, count: 2)
+        if time.nanoseconds != 0 {
+            byte(UInt8(ascii: "."))
+            var fraction = Int(time.nanoseconds)
+            var count = 9
+            while fraction % 10 == 0 {
+                fraction /= 10
+                count -= 1
+            }
+            digits(fraction, count: count)
+        }
+        byte(UInt8(ascii: "Z"))
+        byte(UInt8(ascii: "\""))
+    }
+
+    // As `Timestamp.appendDigits`: exactly `count` digits of a value below 10^count.
+    private mutating func digits(_ value: Int, count: Int) {
+        var divisor = 1
+        for _ in 1..<count { divisor *= 10 }
+        var rest = value
+        while divisor > 0 {
+            byte(UInt8(48 + rest / divisor))
+            rest %= divisor
+            divisor /= 10
+        }
+    }
+}
