@@ -162,10 +162,26 @@ public struct IngestKeys: Sendable {
     /// The token in an `Authorization: Bearer <token>` header value (scheme case-insensitive), or nil.
     public static func bearerToken(fromAuthorization header: String?) -> String? {
         guard let header else { return nil }
+        if let token = plainBearerToken(header) { return token }
         let parts = header.split(separator: " ", maxSplits: 1, omittingEmptySubsequences: true)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
         let token = parts[1].trimmingCharacters(in: .whitespaces)
         return token.isEmpty ? nil : token
+    }
+
+    // `Bearer <token>` with single spaces and a token of visible ASCII, the header every client sends: the same
+    // answer as the general path, without Foundation's trimming. Nil sends anything else down the general path.
+    private static func plainBearerToken(_ header: String) -> String? {
+        let utf8 = header.utf8
+        guard utf8.count > 7 else { return nil }
+        var index = utf8.startIndex
+        for expected in "bearer ".utf8 {
+            let byte = utf8[index]
+            guard byte == expected || (expected != UInt8(ascii: " ") && byte | 0x20 == expected) else { return nil }
+            index = utf8.index(after: index)
+        }
+        for byte in utf8[index...] where byte <= 0x20 || byte >= 0x7F { return nil }
+        return String(header[index...])
     }
 
     /// Compares against every digest without stopping early, so time does not depend on which one matches.

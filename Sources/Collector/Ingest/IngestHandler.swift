@@ -156,10 +156,7 @@ final class IngestHandler: Sendable {
         for (event, reason) in normalized.late {
             metrics.events.labels(metrics.kindLabel(event.kind), reason).increment()
         }
-        var acceptedByKind: [String: UInt64] = [:]
-        for item in normalized.accepted {
-            acceptedByKind[metrics.kindLabel(item.event.kind), default: 0] += 1
-        }
+        let acceptedByKind = Self.countByKindLabel(normalized.accepted, metrics: metrics)
         let answer = AcceptedAnswer.body(accepted: normalized.accepted.count, diagnostics: normalized.diagnostics)
         let pending = PendingBatch(
             answer: answer, responder: responder, scopedID: scopedID, acceptedByKind: acceptedByKind,
@@ -176,8 +173,8 @@ final class IngestHandler: Sendable {
 
         guard let producer, !normalized.accepted.isEmpty else {
             // Nothing to publish (or --kafka none): the batch is as durable as it will get.
-            let events = normalized.accepted.map(\.event)
-            recordDiagnostics(events, client: batch.client)
+            let events = normalized.accepted
+            metrics.recordDiagnostics(events, appID: batch.client.appID, build: batch.client.buildConfiguration)
             rollup?.record(events, client: batch.client)
             succeed(pending)
             return
@@ -187,7 +184,8 @@ final class IngestHandler: Sendable {
         let collector = settings.collectorID
         let topic = settings.topics.events
         let expected = normalized.accepted.count
-        let events = normalized.accepted.map(\.event)
+        let events = normalized.accepted
+        let positions = normalized.positions
         let client = batch.client
         let isEnqueueAck = settings.ackMode == .enqueue
         health.enqueued()
@@ -197,7 +195,7 @@ final class IngestHandler: Sendable {
                 completion: { [self] outcome in
                     let isDurable = outcome.enqueued == expected && outcome.isFullyPersisted
                     if isDurable {
-                        recordDiagnostics(events, client: client)
+                        metrics.recordDiagnostics(events, appID: client.appID, build: client.buildConfiguration)
                         rollup?.record(events, client: client)
                     }
                     if isEnqueueAck {
@@ -215,19 +213,18 @@ final class IngestHandler: Sendable {
                     }
                 }
             ) { writer in
-                var key: [UInt8] = []
-                var value: [UInt8] = []
-                key.reserveCapacity(192)
-                value.reserveCapacity(1_024)
-                for item in normalized.accepted {
-                    key.removeAll(keepingCapacity: true)
-                    value.removeAll(keepingCapacity: true)
-                    SeriesKey.append(
-                        appID: client.appID, kind: item.event.kind, widgetType: item.event.widgetType, to: &key)
-                    EventRecordWriter.append(
-                        event: item.event, index: item.index, batchID: batchID, client: client,
-                        installHash: installHash, receivedAt: receivedAt, collector: collector, to: &value)
-                    try writer.append(topic: topic, key: key, value: value, headers: headers)
+                // Written in place over reused buffers and sent as slices: no allocation or per-byte checks per event.
+                var key = [UInt8](repeating: 0, count: 256)
+                var value = [UInt8](repeating: 0, count: 2_048)
+                for offset in events.indices {
+                    let keyLength = SeriesKey.write(
+                        appID: client.appID, kind: events[offset].kind, widgetType: events[offset].widgetType,
+                        into: &key)
+                    let valueLength = EventRecordWriter.write(
+                        event: events[offset], index: positions[offset], batchID: batchID, client: client,
+                        installHash: installHash, receivedAt: receivedAt, collector: collector, into: &value)
+                    try writer.append(
+                        topic: topic, key: key[..<keyLength], value: value[..<valueLength], headers: headers)
                 }
             }
         } catch let error as KafkaError where error.code == .queueFull {
@@ -272,18 +269,29 @@ final class IngestHandler: Sendable {
         metrics.events.labels(kind, outcome).increment(by: UInt64(count))
     }
 
-    private func recordDiagnostics(_ events: [DiagnosticEvent], client: ClientInfo) {
-        let app = metrics.appLabel(client.appID)
-        let build = client.buildConfiguration.rawValue
-        var series: [[String]: UInt64] = [:]
-        for event in events {
-            let kind = metrics.kindLabel(event.kind)
-            let type = metrics.widgetTypeLabel(event.widgetType, app: app, kind: kind)
-            series[[app, kind, type, build], default: 0] += UInt64(event.count)
+    /// Accepted events per kind label; kinds are few, so a short list beats hashing every event's kind.
+    private static func countByKindLabel(_ events: [DiagnosticEvent], metrics: CollectorMetrics) -> [String: UInt64] {
+        var kinds: [(kind: DiagnosticKind, count: UInt64)] = []
+        var last = 0
+        for position in events.indices {
+            let kind = events[position].kind
+            if last < kinds.count && kinds[last].kind == kind {
+                kinds[last].count += 1
+                continue
+            }
+            if let found = kinds.firstIndex(where: { $0.kind == kind }) {
+                kinds[found].count += 1
+                last = found
+            } else {
+                last = kinds.count
+                kinds.append((kind, 1))
+            }
         }
-        for (labels, count) in series {
-            metrics.diagnosticEvents.labels(labels).increment(by: count)
+        var byLabel: [String: UInt64] = [:]
+        for (kind, count) in kinds {
+            byLabel[metrics.kindLabel(kind), default: 0] += count
         }
+        return byLabel
     }
 
     /// What a durable batch adds to the rollups besides its events, captured before the publish.
@@ -325,6 +333,7 @@ final class IngestHandler: Sendable {
     /// Whether a `Content-Type` value is `application/json`, with any parameters (such as `charset`).
     static func isJSON(_ contentType: String?) -> Bool {
         guard let contentType else { return false }
+        if contentType == "application/json" { return true }
         let mediaType = contentType.split(separator: ";", maxSplits: 1).first ?? ""
         return mediaType.trimmingCharacters(in: .whitespaces).lowercased() == "application/json"
     }

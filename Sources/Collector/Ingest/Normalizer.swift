@@ -5,15 +5,14 @@ import FlowmeterModels
 /// Skew correction: when the batch has `sentAt`, the device clock is taken to be off by `receivedAt - sentAt`, and
 /// each `occurredAt` is shifted by that before the checks. Published events keep the `occurredAt` the app sent.
 struct Normalizer {
-    /// An accepted event and its index in the batch as sent (for the `<batch id>/<index>` fallback id).
-    struct Item {
-        var event: DiagnosticEvent
-        var index: Int
-    }
-
-    /// The result: accepted events, events dropped for their time, and the 202 body's diagnostics in batch order.
+    /// The result: accepted events with their positions, events dropped for their time, and the 202 body's
+    /// diagnostics in batch order.
     struct Result {
-        var accepted: [Item] = []
+        /// The accepted events in batch order; the decoded batch's own array (shared, not copied) when every event
+        /// passed the time checks, which is the common case.
+        var accepted: [DiagnosticEvent] = []
+        /// `positions[i]` is the index in the batch as sent of `accepted[i]` (for the `<batch id>/<index>` id).
+        var positions: [Int] = []
         var late: [(event: DiagnosticEvent, outcome: String)] = []
         var diagnostics: [DecodeDiagnostic] = []
     }
@@ -24,28 +23,56 @@ struct Normalizer {
 
     func normalize(_ decoded: DecodedBatch) -> Result {
         var result = Result()
+        let events = decoded.batch.events
         let skew = decoded.batch.sentAt.map { nanoseconds(receivedAt) - nanoseconds($0) } ?? 0
         let now = nanoseconds(receivedAt)
         let maxAge = nanoseconds(maxAge), maxFuture = nanoseconds(maxFutureSkew)
         var timeDrops: [(index: Int, diagnostic: DecodeDiagnostic)] = []
-        let droppedIndices = Set(decoded.dropped.compactMap { Self.eventIndex(in: $0.path) })
+        // Walked alongside the events in ascending order.
+        let droppedIndices =
+            decoded.dropped.isEmpty
+            ? [] : decoded.dropped.compactMap { Self.eventIndex(in: $0.path) }.sorted()
+        var nextDropped = 0
+        var positions: [Int] = []
+        positions.reserveCapacity(events.count)
+        // Positions of late events in `events`; the accepted array is only rebuilt when there is one.
+        var lateOffsets: [Int] = []
         var index = 0
-        for event in decoded.batch.events {
-            while droppedIndices.contains(index) { index += 1 }
-            let occurred = nanoseconds(event.occurredAt) &+ skew
-            let path = "events.Index \(index)"
+        for offset in events.indices {
+            while nextDropped < droppedIndices.count && droppedIndices[nextDropped] <= index {
+                if droppedIndices[nextDropped] == index { index += 1 }
+                nextDropped += 1
+            }
+            let occurred = nanoseconds(events[offset].occurredAt) &+ skew
             if now &- occurred > maxAge {
-                result.late.append((event, "dropped_too_old"))
+                result.late.append((events[offset], "dropped_too_old"))
+                lateOffsets.append(offset)
                 timeDrops.append(
-                    (index, DecodeDiagnostic(path: path, message: "Event is older than the maximum age")))
+                    (index, DecodeDiagnostic(path: Self.path(index), message: "Event is older than the maximum age")))
             } else if occurred &- now > maxFuture {
-                result.late.append((event, "dropped_future"))
-                timeDrops.append((index, DecodeDiagnostic(path: path, message: "Event is too far in the future")))
+                result.late.append((events[offset], "dropped_future"))
+                lateOffsets.append(offset)
+                timeDrops.append(
+                    (index, DecodeDiagnostic(path: Self.path(index), message: "Event is too far in the future")))
             } else {
-                result.accepted.append(Item(event: event, index: index))
+                positions.append(index)
             }
             index += 1
         }
+        if lateOffsets.isEmpty {
+            result.accepted = events
+        } else {
+            result.accepted.reserveCapacity(positions.count)
+            var nextLate = 0
+            for offset in events.indices {
+                if nextLate < lateOffsets.count && lateOffsets[nextLate] == offset {
+                    nextLate += 1
+                } else {
+                    result.accepted.append(events[offset])
+                }
+            }
+        }
+        result.positions = positions
         if timeDrops.isEmpty {
             result.diagnostics = decoded.dropped
         } else {
@@ -53,6 +80,10 @@ struct Normalizer {
             result.diagnostics = merged.sorted { $0.index < $1.index }.map(\.diagnostic)
         }
         return result
+    }
+
+    private static func path(_ index: Int) -> String {
+        "events.Index \(index)"
     }
 
     /// N from a drop report path `events.Index N` (or `events.Index N.something`).

@@ -35,6 +35,8 @@ public final class CollectorMetrics: Sendable {
     let sinkDuplicates: Counter
     let sinkBadMessages: Counter
     let sinkDeploys: Counter
+    /// Resolved `flowmeter_diagnostic_events_total` children by raw app and build, then raw kind and widget type.
+    private let diagnosticSeries = Mutex<[DiagnosticAppKey: [DiagnosticTypeKey: Counter]]>([:])
     private let rebuildsSeen = Atomic<UInt64>(0)
     private let overflowSeen = Atomic<UInt64>(0)
     private let sinkSeen = Mutex<SinkCounters>(SinkCounters())
@@ -225,6 +227,59 @@ public final class CollectorMetrics: Sendable {
     // Clients choose the method string; only these get their own series.
     private static let knownMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE"]
 
+    /// Counts accepted events' occurrences in `flowmeter_diagnostic_events_total`.
+    ///
+    /// Every raw (app, build, kind, widget type) resolves its labels and child once and is then cached: limiter
+    /// admission is first come, forever, so a cached child is what resolving again would give. A batch takes one
+    /// lock and does one lookup per event. The cache is emptied when it grows past `maxCachedSeries` (a flood of
+    /// random types), which costs only re-resolution.
+    func recordDiagnostics(_ events: [DiagnosticEvent], appID: String, build: BuildConfiguration) {
+        guard !events.isEmpty else { return }
+        diagnosticSeries.withLock { cache in
+            if cache.count > Self.maxCachedApps { cache.removeAll() }
+            let appKey = DiagnosticAppKey(appID: appID, build: build)
+            count(events, appID: appID, build: build, into: &cache[appKey, default: [:]])
+        }
+    }
+
+    private func count(
+        _ events: [DiagnosticEvent], appID: String, build: BuildConfiguration,
+        into series: inout [DiagnosticTypeKey: Counter]
+    ) {
+        if series.count > Self.maxCachedSeries { series.removeAll() }
+        var app: String?
+        for position in events.indices {
+            let typeKey = DiagnosticTypeKey(kind: events[position].kind, widgetType: events[position].widgetType)
+            let occurrences = UInt64(events[position].count)
+            if let counter = series[typeKey] {
+                counter.increment(by: occurrences)
+                continue
+            }
+            let appLabel = app ?? appLabel(appID)
+            app = appLabel
+            let kind = kindLabel(typeKey.kind)
+            let type = widgetTypeLabel(typeKey.widgetType, app: appLabel, kind: kind)
+            let counter = diagnosticEvents.labels(appLabel, kind, type, build.rawValue)
+            series[typeKey] = counter
+            counter.increment(by: occurrences)
+        }
+    }
+
+    /// A raw app and build configuration, the outer key of the diagnostic-series cache.
+    private struct DiagnosticAppKey: Hashable {
+        var appID: String
+        var build: BuildConfiguration
+    }
+
+    /// A raw kind and widget type, the inner key of the diagnostic-series cache.
+    private struct DiagnosticTypeKey: Hashable {
+        var kind: DiagnosticKind
+        var widgetType: String?
+    }
+
+    private static let maxCachedApps = 1_024
+    private static let maxCachedSeries = 4_096
+
     /// The label for a client's kind: itself for the first kinds seen, `__other__` after.
     func kindLabel(_ kind: DiagnosticKind) -> String {
         kindLimiter.admit(kind.rawValue)
@@ -241,3 +296,4 @@ public final class CollectorMetrics: Sendable {
         return widgetTypeLimiter.admit(widgetType, kind: app + "\u{1F}" + kind)
     }
 }
+

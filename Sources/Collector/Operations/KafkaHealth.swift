@@ -13,6 +13,10 @@ final class KafkaHealth: Sendable {
 
     private let stallWindow: Duration
     private let state = Mutex(State())
+    // Mirrors of the state, written under the lock: a success report that would change nothing (the common case, up
+    // to once per message) returns without taking the lock.
+    private let isWaiting = Atomic<Bool>(false)
+    private let hasFailed = Atomic<Bool>(false)
 
     init(stallWindow: Duration) {
         self.stallWindow = stallWindow
@@ -20,17 +24,22 @@ final class KafkaHealth: Sendable {
 
     /// A batch went onto the producer's queue.
     func enqueued() {
+        guard !isWaiting.load(ordering: .relaxed) else { return }
         let now = ContinuousClock.now
         state.withLock { state in
             if state.waitingSince == nil { state.waitingSince = now }
+            isWaiting.store(true, ordering: .relaxed)
         }
     }
 
     /// A delivery report arrived.
     func reported(success: Bool) {
+        if success && !isWaiting.load(ordering: .relaxed) && !hasFailed.load(ordering: .relaxed) { return }
         state.withLock { state in
             state.lastReportFailed = !success
             if success { state.waitingSince = nil }
+            isWaiting.store(state.waitingSince != nil, ordering: .relaxed)
+            hasFailed.store(state.lastReportFailed, ordering: .relaxed)
         }
     }
 
