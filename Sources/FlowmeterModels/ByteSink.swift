@@ -66,27 +66,56 @@ struct ByteSink {
     }
 
     private mutating func escaped(_ utf8: UnsafeRawBufferPointer) {
+        let count = utf8.count
         var runStart = 0
-        for position in 0..<utf8.count {
-            let byte = utf8[position]
-            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-            bytes(UnsafeRawBufferPointer(rebasing: utf8[runStart..<position]))
-            runStart = position + 1
-            self.byte(UInt8(ascii: "\\"))
-            switch byte {
-            case UInt8(ascii: "\""), UInt8(ascii: "\\"): self.byte(byte)
-            case 0x0A: self.byte(UInt8(ascii: "n"))
-            case 0x0D: self.byte(UInt8(ascii: "r"))
-            case 0x09: self.byte(UInt8(ascii: "t"))
-            default:
-                self.byte(UInt8(ascii: "u"))
-                self.byte(48)
-                self.byte(48)
-                self.byte(Self.hexDigit(byte >> 4))
-                self.byte(Self.hexDigit(byte & 0xF))
+        var position = 0
+        while position < count {
+            // Eight bytes at a time while none needs escaping: almost all text is plain.
+            while position + 8 <= count
+                && !Self.mayNeedEscape(utf8.loadUnaligned(fromByteOffset: position, as: UInt64.self))
+            {
+                position += 8
             }
+            guard position < count else { break }
+            let byte = utf8[position]
+            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
+                bytes(UnsafeRawBufferPointer(rebasing: utf8[runStart..<position]))
+                runStart = position + 1
+                escape(byte)
+            }
+            position += 1
         }
         bytes(UnsafeRawBufferPointer(rebasing: utf8[runStart...]))
+    }
+
+    private mutating func escape(_ byte: UInt8) {
+        self.byte(UInt8(ascii: "\\"))
+        switch byte {
+        case UInt8(ascii: "\""), UInt8(ascii: "\\"): self.byte(byte)
+        case 0x0A: self.byte(UInt8(ascii: "n"))
+        case 0x0D: self.byte(UInt8(ascii: "r"))
+        case 0x09: self.byte(UInt8(ascii: "t"))
+        default:
+            self.byte(UInt8(ascii: "u"))
+            self.byte(48)
+            self.byte(48)
+            self.byte(Self.hexDigit(byte >> 4))
+            self.byte(Self.hexDigit(byte & 0xF))
+        }
+    }
+
+    // Whether any of the eight bytes is below 0x20, a quote or a backslash (the classic "has zero byte" bit trick;
+    // exact for the any-byte question, and bytes of 0x80 and up never match).
+    @inline(__always)
+    private static func mayNeedEscape(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        let control = (word &- ones &* 0x20) & ~word & highs
+        let quotes = word ^ (ones &* 0x22)
+        let backslashes = word ^ (ones &* 0x5C)
+        let quote = (quotes &- ones) & ~quotes & highs
+        let backslash = (backslashes &- ones) & ~backslashes & highs
+        return (control | quote | backslash) != 0
     }
 
     private static func hexDigit(_ value: UInt8) -> UInt8 {
@@ -153,6 +182,11 @@ struct ByteSink {
 
     // As `Timestamp.appendDigits`: exactly `count` digits of a value below 10^count.
     private mutating func digits(_ value: Int, count: Int) {
+        if count == 2 {
+            byte(UInt8(48 + value / 10))
+            byte(UInt8(48 + value % 10))
+            return
+        }
         var divisor = 1
         for _ in 1..<count { divisor *= 10 }
         var rest = value
