@@ -69,7 +69,9 @@ import TestSupport
             while ContinuousClock.now < deadline {
                 if collector.pendingRollups > 0 { collector.flushRollupsNow() }
                 try sink.pollOnce()
-                if try fixture.totals().events >= expected && collector.pendingRollups == 0 { return true }
+                // Series and version rollups travel as separate messages: wait for both kinds.
+                let totals = try fixture.totals()
+                if totals.events >= expected && totals.batches >= 10 && collector.pendingRollups == 0 { return true }
             }
             return false
         }
