@@ -27,9 +27,13 @@ build: deps
 release: deps
 	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS)
 
+# Swift Testing runs every test in parallel by default; many tests start servers (the mock cluster, PostgreSQL,
+# Prometheus, Alertmanager, Chromium, the collector itself), so on 2 cores at most TEST_PARALLELISM run at once.
+TEST_PARALLELISM ?= 4
+
 test: deps-test
 	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
-	$(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS)
+	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(TEST_PARALLELISM) $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS)
 
 demo: release
 	$(RELEASE_BIN)/flowmeter demo
