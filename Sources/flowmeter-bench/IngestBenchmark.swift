@@ -3,6 +3,10 @@ import Foundation
 import Gzip
 import Kafka
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// `flowmeter-bench ingest`: Flowmeter's collector and the Python peer under the same HTTP load, side by side.
 ///
 /// One librdkafka mock cluster runs in this process and both collectors publish to it, so neither pays for the
@@ -61,6 +65,7 @@ enum IngestBenchmark {
                 return 2
             }
         }
+        if let cpu = options.cpu { pinSelf(awayFrom: cpu, arguments: arguments) }
         do {
             try measure(options)
             return 0
@@ -102,6 +107,9 @@ enum IngestBenchmark {
         let averageGzipBytes = gzipped.reduce(0) { $0 + $1.count } / gzipped.count
         print("batches: \(bodies.count) distinct, 50 events, \(averageBytes) bytes (\(averageGzipBytes) gzip)")
         print("load: \(options.seconds) s per run, at most \(options.maxRequests) requests, ack=\(options.ack)")
+        print(
+            "cpus: collectors on \(options.cpu.map { "CPU \($0)" } ?? "any CPU"), load generator and Kafka on "
+                + (ProcessInfo.processInfo.environment["FLOWMETER_BENCH_PINNED"].map { "CPU \($0)" } ?? "any CPU"))
 
         var targets: [(name: String, start: (UInt16) throws -> MeasuredProcess)] = []
         let flowmeter = options.flowmeterPath ?? siblingExecutable("flowmeter")
@@ -194,6 +202,23 @@ enum IngestBenchmark {
         }
         printSummary(rows: rows, halfPeak: halfPeak)
         try? FileManager.default.removeItem(at: workDirectory)
+    }
+
+    /// Re-executes this benchmark under `taskset` on every CPU but `cpu`, so the load generator and the mock cluster
+    /// never take time from the collector under test. Returns only when pinning is not possible or already done.
+    static func pinSelf(awayFrom cpu: Int, arguments: [String]) {
+        let environment = ProcessInfo.processInfo.environment
+        let processors = ProcessInfo.processInfo.activeProcessorCount
+        guard environment["FLOWMETER_BENCH_PINNED"] == nil, processors > 1,
+            FileManager.default.isExecutableFile(atPath: "/usr/bin/taskset")
+        else { return }
+        let others = (0..<processors).filter { $0 != cpu }.map(String.init).joined(separator: ",")
+        setenv("FLOWMETER_BENCH_PINNED", others, 1)
+        let argv = ["taskset", "-c", others, CommandLine.arguments[0], "ingest"] + arguments
+        var cArguments = argv.map { strdup($0) } + [nil]
+        execv("/usr/bin/taskset", &cArguments)
+        // execv returns only on failure: measure unpinned and say so.
+        print("note: could not pin the benchmark away from CPU \(cpu); the load generator shares it")
     }
 
     static func describe(_ row: Row) -> String {
