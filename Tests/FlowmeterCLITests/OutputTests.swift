@@ -3,6 +3,11 @@ import Testing
 @testable import FlowmeterCLI
 
 @Suite struct OutputTests {
+    @Test func hostileTypeNamesCannotReachTheTerminalAsEscapes() {
+        #expect(TextTable.printable("ok\u{1B}[2Jx\u{7}") == "ok?[2Jx?")
+        #expect(TextTable.printable("hologram_projector") == "hologram_projector")
+    }
+
     @Test func csvQuotesPerRFC4180() {
         var csv = CSVTable(header: ["a", "b"])
         csv.rows.append(["plain", "has,comma"])

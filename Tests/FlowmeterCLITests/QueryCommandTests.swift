@@ -45,8 +45,9 @@ import Testing
         let table = await CLI.run(["ungated"] + store.window)
         #expect(table.status == 3)
         let lines = table.standardOutput.split(separator: "\n")
-        #expect(lines.first?.hasPrefix("TYPE") == true)
-        #expect(table.standardOutput.contains("≥ 5.3.0"))
+        // One block per type: its full name first, the gate and the suspect deploy under it, nothing cut.
+        #expect(lines.first?.hasPrefix("hologram_projector") == true)
+        #expect(table.standardOutput.contains("gate at ≥ 5.3.0"))
         #expect(table.standardOutput.contains("page-api@2026.11.30-2"))
         #expect(lines.allSatisfy { $0.count <= 80 })
         let csv = await CLI.run(["ungated", "--format", "csv"] + store.window)
@@ -71,6 +72,17 @@ import Testing
         #expect(spikes.allSatisfy { $0["widgetType"] as? String == "video_tile" })
         #expect(spikes.contains { $0["appVersion"] is NSNull })
         #expect(spike["onset"] as? String == "2026-11-30T09:30:00Z")
+    }
+
+    @Test func spikesTableNamesTheTypeInFullAndFits80Columns() async throws {
+        let store = try SeededStore()
+        let result = await CLI.run(["spikes", "--app", "com.example.shop"] + store.window)
+        #expect(result.status == 3)
+        let lines = result.standardOutput.split(separator: "\n")
+        #expect(lines.first?.hasPrefix("video_tile") == true)
+        #expect(lines.contains { $0.hasPrefix("    VERSION") })
+        #expect(lines.contains { $0.hasPrefix("    all ") })
+        #expect(lines.allSatisfy { $0.count <= 80 })
     }
 
     @Test func spikesExitZeroOnAQuietWindow() async throws {

@@ -108,8 +108,10 @@ struct DemoRun {
         print("")
 
         let waited = await waitForRollups(store: store, batches: Int64(outcome.counters.accepted + extraBatches))
+        // Every batch is in the store: stop the sink before the collector, whose shutdown stops the in-process
+        // cluster the sink reads from.
+        await SinkCommand.onThread { sink.stop(draining: .seconds(2)) }
         await collector.shutdown()
-        await SinkCommand.onThread { sink.stop(draining: .seconds(10)) }
         if !waited {
             print("    " + Terminal.styled("not every batch reached the store in time; results may be short", .yellow))
         }

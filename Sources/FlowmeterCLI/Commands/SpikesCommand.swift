@@ -54,23 +54,51 @@ enum SpikesCommand {
         return report.exitStatus
     }
 
+    /// Spikes grouped by app, kind and type (the heading names them in full, with the suspect deploy), then one
+    /// row per version: all versions first, so the table fits 80 columns without cutting a type name.
     static func table(_ report: SpikesReport, style: @escaping (String) -> String) -> String {
         let window = "\(CellFormat.time(report.from)) – \(CellFormat.time(report.to)) UTC"
         guard !report.spikes.isEmpty else { return "No spikes (\(window))." }
-        var table = TextTable(columns: [
-            .text("KIND"), .text("TYPE", flexible: true, shrinkPriority: -1), .text("VERSION", flexible: true), .text("ONSET"),
-            .number("COUNT"), .number("BASE"), .number("RATIO"), .text("DEPLOY", flexible: true, shrinkPriority: 2),
-        ])
+        let apps = Set(report.spikes.map(\.appID))
+        var groups: [(key: String, heading: String, spikes: [Spike])] = []
         for spike in report.spikes {
-            table.append([
-                spike.kind.rawValue, spike.widgetType.isEmpty ? "-" : spike.widgetType, spike.appVersion ?? "all",
-                CellFormat.time(spike.onset), String(spike.count), CellFormat.decimal(spike.baseline),
-                CellFormat.decimal(spike.ratio) + "×",
-                spike.suspectDeploy.map { "\($0.service)@\($0.version)" } ?? "-",
-            ])
+            let key = "\(spike.appID)\u{0}\(spike.kind.rawValue)\u{0}\(spike.widgetType)"
+            if let index = groups.firstIndex(where: { $0.key == key }) {
+                groups[index].spikes.append(spike)
+                continue
+            }
+            var heading = style(TextTable.printable(spike.widgetType.isEmpty ? "(no type)" : spike.widgetType))
+            heading += "  \(spike.kind.rawValue)"
+            if apps.count > 1 { heading += "  \(TextTable.printable(spike.appID))" }
+            groups.append((key, heading, [spike]))
+        }
+        var blocks: [String] = []
+        for group in groups {
+            var lines = [group.heading]
+            let deploys = Set(group.spikes.compactMap { $0.suspectDeploy.map { "\($0.service)@\($0.version)" } })
+            if deploys.count == 1, let deploy = deploys.first {
+                lines.append("    suspect deploy \(TextTable.printable(deploy))")
+            }
+            var table = TextTable(columns: [
+                .text("    VERSION", flexible: true), .text("ONSET"), .text("PEAK"), .number("COUNT"),
+                .number("BASELINE"), .number("RATIO"),
+            ] + (deploys.count > 1 ? [.text("DEPLOY", flexible: true)] : []))
+            let ordered = group.spikes.sorted { ($0.appVersion == nil ? 0 : 1) < ($1.appVersion == nil ? 0 : 1) }
+            for spike in ordered {
+                var row = [
+                    "    " + (spike.appVersion ?? "all"), CellFormat.time(spike.onset),
+                    CellFormat.time(spike.peakWindowStart), String(spike.count), CellFormat.decimal(spike.baseline),
+                    CellFormat.decimal(spike.ratio) + "×",
+                ]
+                if deploys.count > 1 { row.append(spike.suspectDeploy.map { "\($0.service)@\($0.version)" } ?? "-") }
+                table.append(row)
+            }
+            lines.append(table.rendered(style: { $0 }))
+            blocks.append(lines.joined(separator: "\n"))
         }
         let noun = report.spikes.count == 1 ? "spike" : "spikes"
-        return table.rendered(style: style) + "\n\n\(report.spikes.count) \(noun) (\(window))."
+        let app = apps.count == 1 ? " in \(TextTable.printable(apps.first!))" : ""
+        return blocks.joined(separator: "\n\n") + "\n\n\(report.spikes.count) \(noun)\(app) (\(window))."
     }
 
     static func csv(_ report: SpikesReport) -> CSVTable {

@@ -57,26 +57,61 @@ enum UngatedCommand {
         try arguments.parsed(name, as: "a whole number ≥ 0") { Int64($0).flatMap { $0 >= 0 ? $0 : nil } }
     }
 
+    /// One block per type, so that nothing the reader needs is cut at 80 columns: the type, its app and totals on
+    /// the first line; the gate (or the typo), rendering versions and suspect deploy on the second; affected versions
+    /// with their install shares after that, wrapped.
     static func table(_ report: UngatedReport, style: @escaping (String) -> String) -> String {
         let window = "\(CellFormat.time(report.from)) – \(CellFormat.time(report.to)) UTC"
         guard !report.ungated.isEmpty else { return "No ungated types (\(window))." }
-        var table = TextTable(columns: [
-            .text("TYPE", flexible: true, shrinkPriority: -1), .text("APP", flexible: true, shrinkPriority: 1), .number("EVENTS"), .number("INSTALLS"),
-            .text("AFFECTED", flexible: true), .text("GATE", flexible: true), .text("DEPLOY", flexible: true, shrinkPriority: 2),
-        ])
+        let apps = Set(report.ungated.map(\.appID))
+        var lines: [String] = []
         for type in report.ungated {
-            let affected = type.affectedVersions.map { "\($0.appVersion) \(CellFormat.wholePercent($0.installShare))" }
-            let gate =
-                type.suggestedMinAppVersion.map { "≥ \($0)" } ?? type.likelyTypoOf.map { "typo of \($0)?" } ?? "-"
-            let deploy = type.suspectDeploy.map { "\($0.service)@\($0.version)" } ?? "-"
-            table.append([
-                type.widgetType, type.appID, String(type.events), String(type.installs),
-                affected.joined(separator: ", "), gate, deploy,
-            ])
+            let name = TextTable.printable(type.widgetType)
+            var head = style(name)
+            if apps.count > 1 { head += "  " + TextTable.printable(type.appID) }
+            head += "  \(CellFormat.count(type.events)) events from \(CellFormat.count(type.installs)) installs"
+            lines.append(head)
+            var facts: [String] = []
+            if let gate = type.suggestedMinAppVersion {
+                facts.append("gate at ≥ \(gate)")
+            } else if let typo = type.likelyTypoOf {
+                facts.append("likely a typo of \(TextTable.printable(typo))")
+            } else {
+                facts.append("no version renders it")
+            }
+            if !type.renderingVersions.isEmpty {
+                facts.append("rendered by \(type.renderingVersions.joined(separator: ", "))")
+            }
+            if let deploy = type.suspectDeploy {
+                facts.append(
+                    "suspect deploy \(TextTable.printable("\(deploy.service)@\(deploy.version)"))"
+                        + " (finished \(deploy.lagSeconds) s before)")
+            }
+            lines += wrapped(facts.joined(separator: " · "), indent: "    ")
+            let affected = type.affectedVersions.map {
+                "\(TextTable.printable($0.appVersion)) (\(CellFormat.wholePercent($0.installShare)))"
+            }
+            lines += wrapped("affected: " + affected.joined(separator: ", "), indent: "    ")
         }
-        let app = table.removeColumnIfUniform("APP").map { " in \($0)" } ?? ""
+        let app = apps.count == 1 ? " in \(TextTable.printable(apps.first!))" : ""
         let noun = report.ungated.count == 1 ? "type" : "types"
-        return table.rendered(style: style) + "\n\n\(report.ungated.count) ungated \(noun)\(app) (\(window))."
+        return lines.joined(separator: "\n") + "\n\n\(report.ungated.count) ungated \(noun)\(app) (\(window))."
+    }
+
+    /// `text` broken at spaces into lines of at most 80 characters, each starting with `indent`.
+    static func wrapped(_ text: String, indent: String, width: Int = 80) -> [String] {
+        var lines: [String] = []
+        var current = indent
+        for word in text.split(separator: " ") {
+            if current.count > indent.count && current.count + 1 + word.count > width {
+                lines.append(current)
+                current = indent + "  "
+            }
+            if current.count > indent.count && !current.hasSuffix("  ") { current += " " }
+            current += word
+        }
+        lines.append(current)
+        return lines
     }
 
     static func csv(_ report: UngatedReport) -> CSVTable {

@@ -17,6 +17,17 @@ enum CellFormat {
     }
 
     /// `41%` rounded to a whole percent; `<1%` for a share above zero that would print as zero.
+    /// `17,858`: a count with thousands separators, the same in every locale.
+    static func count(_ value: Int64) -> String {
+        let digits = String(value.magnitude)
+        var grouped = ""
+        for (index, digit) in digits.enumerated() {
+            if index > 0 && (digits.count - index) % 3 == 0 { grouped += "," }
+            grouped.append(digit)
+        }
+        return value < 0 ? "-" + grouped : grouped
+    }
+
     static func wholePercent(_ share: Double) -> String {
         if share > 0 && share < 0.005 { return "<1%" }
         return String(format: "%.0f%%", share * 100)

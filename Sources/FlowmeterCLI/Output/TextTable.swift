@@ -81,8 +81,20 @@ struct TextTable {
 
     /// `text` cut to `width` characters, the last one an ellipsis when anything was cut.
     static func truncated(_ text: String, to width: Int) -> String {
+        let text = printable(text)
         guard text.count > width else { return text }
         guard width > 1 else { return String(text.prefix(width)) }
         return String(text.prefix(width - 1)) + "…"
+    }
+
+    /// `text` with control characters (C0, DEL, C1) shown as `?`: widget types and messages come from apps, and an
+    /// escape sequence in one must not reach the operator's terminal.
+    static func printable(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        return String(String.UnicodeScalarView(text.unicodeScalars.map { isControl($0) ? "?" : $0 }))
+    }
+
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 }
