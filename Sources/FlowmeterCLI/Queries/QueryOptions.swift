@@ -24,9 +24,11 @@ enum QueryOptions {
     static func window(_ arguments: ParsedArguments, now: Date = Date()) throws(CommandUsageError) -> QueryWindow {
         let path = arguments.commandPath
         let time = "an RFC 3339 time such as 2026-11-30T08:44:10Z"
+        // "now" is taken to the whole second, so windows print as CONTRACT §5 shows them (`…T10:00:00Z`).
+        let wholeNow = Timestamp(secondsSinceEpoch: Int64(now.timeIntervalSince1970.rounded(.down)))
         let to = try arguments.parsed("to", as: time + ", or now") { text in
-            text == "now" ? Timestamp(now) : Timestamp(rfc3339: text)
-        } ?? Timestamp(now)
+            text == "now" ? wholeNow : Timestamp(rfc3339: text)
+        } ?? wholeNow
         let from: Timestamp
         if let given = try arguments.parsed("from", as: time, { Timestamp(rfc3339: $0) }) {
             if arguments.isSet("since") {
