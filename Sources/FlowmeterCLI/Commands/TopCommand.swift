@@ -74,7 +74,7 @@ enum TopCommand {
             \(report.rows.count) of \(report.totalGroups) groups\(app) (\(window)).
             TREND: against the previous \(Self.length(report.window.seconds)).
             """
-        return table.rendered(style: style) + "\n\n" + footer
+        return table.renderedGrouped(by: "APP", style: style) + "\n\n" + footer
     }
 
     /// `24h`, `90m`, `7d`: the window's length as the user would write it.

@@ -57,7 +57,7 @@ enum TypesCommand {
             ])
         }
         let app = table.removeColumnIfUniform("APP").map { " in \($0)" } ?? ""
-        return table.rendered(style: style) + "\n\n\(report.rows.count) types\(app) (\(window))."
+        return table.renderedGrouped(by: "APP", style: style) + "\n\n\(report.rows.count) types\(app) (\(window))."
     }
 
     /// A version list shortened for a cell: `5.3.0` … `5.4.1` (4) when long.

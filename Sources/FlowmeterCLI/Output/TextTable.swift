@@ -48,6 +48,29 @@ struct TextTable {
         return first
     }
 
+    /// The table split by the values of the column titled `title` (in order of first appearance): each value as a
+    /// heading line, then its rows without that column, so a long app id is printed once instead of being cut in
+    /// every row. The same as `rendered` when the column does not exist.
+    func renderedGrouped(by title: String, style: (String) -> String = { $0 }) -> String {
+        guard let index = columns.firstIndex(where: { $0.title == title }) else { return rendered(style: style) }
+        var order: [String] = []
+        var groups: [String: [[String]]] = [:]
+        for row in rows {
+            if groups[row[index]] == nil { order.append(row[index]) }
+            var rest = row
+            rest.remove(at: index)
+            groups[row[index], default: []].append(rest)
+        }
+        var remaining = columns
+        remaining.remove(at: index)
+        return order.map { value in
+            var group = TextTable(columns: remaining)
+            group.width = width
+            group.rows = groups[value] ?? []
+            return style(Self.truncated(value, to: width)) + "\n" + group.rendered(style: style)
+        }.joined(separator: "\n\n")
+    }
+
     /// The table's lines, header first, each at most `width` characters.
     func rendered(style: (String) -> String = { $0 }) -> String {
         var widths = columns.indices.map { column in
