@@ -12,7 +12,7 @@ enum SinkCommand {
 
     /// The `--store` option with its default, as every query-side command declares it.
     static let storeOption = CommandOption.value(
-        "store", "PATH|URL", help: "Rollup store: an SQLite path, sqlite:PATH or postgres://… (also FLOWMETER_STORE).",
+        "store", "PATH|URL", help: "Rollup store: an SQLite path, sqlite:PATH or postgres://….",
         default: defaultStore)
 
     static var command: Command {
