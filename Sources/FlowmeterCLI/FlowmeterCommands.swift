@@ -7,7 +7,8 @@ public enum FlowmeterCommands {
     public static var root: Command {
         Command(
             name: "flowmeter",
-            abstract: "Collects Flow-UI decode diagnostics, publishes them to Kafka, and finds what backends forgot to gate.",
+            abstract:
+                "Collects Flow-UI decode diagnostics, publishes them to Kafka, and finds what backends forgot to gate.",
             subcommands: [
                 DemoCommand.command, ServeCommand.command, SinkCommand.command, DeploysCommand.command,
                 WatchCommand.command,

@@ -55,7 +55,8 @@ public final class RollupSink: Sendable {
         consumerConfiguration.additionalProperties = configuration.consumerProperties
         do {
             consumer = try KafkaConsumer(configuration: consumerConfiguration)
-            try consumer.subscribe(topics: [configuration.rollupsTopic] + [configuration.deploysTopic].compactMap { $0 })
+            try consumer.subscribe(
+                topics: [configuration.rollupsTopic] + [configuration.deploysTopic].compactMap { $0 })
         } catch {
             throw SinkError(.consumerFailed, "could not make the rollups consumer: \(error)")
         }
@@ -179,8 +180,11 @@ public final class RollupSink: Sendable {
                 bad += 1
                 log(
                     .warning, "skipped a bad message",
-                    ["topic": message.topic, "partition": String(message.partition), "offset": String(message.offset),
-                     "error": error.message])
+                    [
+                        "topic": message.topic, "partition": String(message.partition),
+                        "offset": String(message.offset),
+                        "error": error.message,
+                    ])
             }
         }
         if bad > 0 { state.withLock { $0.badMessages += bad } }
@@ -208,7 +212,8 @@ public final class RollupSink: Sendable {
     }
 
     private func apply(_ batch: Batch) throws {
-        let result = batch.partials.isEmpty ? RollupApplyResult(applied: 0, duplicates: 0) : try store.apply(batch.partials)
+        let result =
+            batch.partials.isEmpty ? RollupApplyResult(applied: 0, duplicates: 0) : try store.apply(batch.partials)
         for deploy in batch.deploys {
             try store.recordDeploy(deploy)
         }

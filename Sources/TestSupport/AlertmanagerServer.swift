@@ -90,10 +90,12 @@ public final class AlertmanagerServer: Sendable {
 
     /// Stops the server and deletes its directory; safe to call more than once.
     public func stop() {
-        guard let pid = processID.withLock({ taken -> pid_t? in
-            defer { taken = nil }
-            return taken
-        }) else { return }
+        guard
+            let pid = processID.withLock({ taken -> pid_t? in
+                defer { taken = nil }
+                return taken
+            })
+        else { return }
         kill(pid, SIGTERM)
         let deadline = ContinuousClock.now + .seconds(5)
         var status: Int32 = 0

@@ -140,8 +140,9 @@ public final class HTTPTestClient {
             } catch HTTPTestClientError.closedByPeer {
                 return index
             }
-            Thread.sleep(forTimeInterval: Double(interval.components.seconds)
-                + Double(interval.components.attoseconds) / 1e18)
+            Thread.sleep(
+                forTimeInterval: Double(interval.components.seconds)
+                    + Double(interval.components.attoseconds) / 1e18)
         }
         return bytes.count
     }
@@ -163,10 +164,11 @@ public final class HTTPTestClient {
         var headers: [(name: String, value: String)] = []
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            headers.append((
-                name: String(line[..<colon]),
-                value: line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-            ))
+            headers.append(
+                (
+                    name: String(line[..<colon]),
+                    value: line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+                ))
         }
         var response = HTTPTestResponse(status: status, headers: headers, body: [])
         if let length = response.header("Content-Length").flatMap(Int.init) {
@@ -191,8 +193,9 @@ public final class HTTPTestClient {
         while ContinuousClock.now < deadline {
             let remaining = ContinuousClock.now.duration(to: deadline)
             var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-            let milliseconds = Int32(clamping: remaining.components.seconds * 1000
-                + remaining.components.attoseconds / 1_000_000_000_000_000 + 1)
+            let milliseconds = Int32(
+                clamping: remaining.components.seconds * 1000
+                    + remaining.components.attoseconds / 1_000_000_000_000_000 + 1)
             guard poll(&poller, 1, milliseconds) > 0 else { continue }
             var chunk = [UInt8](repeating: 0, count: 4096)
             let count = recv(descriptor, &chunk, chunk.count, 0)
@@ -264,8 +267,9 @@ public final class HTTPTestClient {
     /// Reads what is available, waiting up to `readTimeout`; returns false at end of stream.
     private func receiveSome() throws -> Bool {
         var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        let milliseconds = Int32(clamping: readTimeout.components.seconds * 1000
-            + readTimeout.components.attoseconds / 1_000_000_000_000_000)
+        let milliseconds = Int32(
+            clamping: readTimeout.components.seconds * 1000
+                + readTimeout.components.attoseconds / 1_000_000_000_000_000)
         while true {
             let ready = poll(&poller, 1, milliseconds)
             if ready < 0, errno == EINTR { continue }

@@ -78,7 +78,8 @@ public final class PostgresServer: Sendable {
             }
         }
         let log = (try? String(contentsOfFile: directory.file("server.log"), encoding: .utf8)) ?? ""
-        throw Failure(description: "PostgreSQL did not start: \(lastFailure.map { "\($0)" } ?? "?")\n\(log.suffix(2000))")
+        throw Failure(
+            description: "PostgreSQL did not start: \(lastFailure.map { "\($0)" } ?? "?")\n\(log.suffix(2000))")
     }
 
     /// The URL of the `postgres` database while the server runs.
@@ -91,8 +92,10 @@ public final class PostgresServer: Sendable {
         let port = state.withLock { $0.port }
         try run(
             "psql",
-            ["-h", "127.0.0.1", "-p", "\(port)", "-U", "postgres", "-d", "postgres", "-v", "ON_ERROR_STOP=1", "-q",
-             "-c", "CREATE DATABASE \(name)"],
+            [
+                "-h", "127.0.0.1", "-p", "\(port)", "-U", "postgres", "-d", "postgres", "-v", "ON_ERROR_STOP=1", "-q",
+                "-c", "CREATE DATABASE \(name)",
+            ],
             timeout: 60)
         return url(port: port, database: name)
     }
@@ -189,7 +192,9 @@ public final class PostgresServer: Sendable {
         let versions = (try? manager.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []
         return versions.sorted { (Int($0) ?? 0) > (Int($1) ?? 0) }
             .map { "/usr/lib/postgresql/\($0)/bin" }
-            .first { manager.isExecutableFile(atPath: $0 + "/pg_ctl") && manager.isExecutableFile(atPath: $0 + "/initdb") }
+            .first {
+                manager.isExecutableFile(atPath: $0 + "/pg_ctl") && manager.isExecutableFile(atPath: $0 + "/initdb")
+            }
     }
 
     private static func freeLoopbackPort() throws -> Int {
@@ -201,7 +206,9 @@ public final class PostgresServer: Sendable {
         address.sin_port = 0
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
         }
         guard bound == 0 else { throw Failure(description: "bind() failed: errno \(errno)") }
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)

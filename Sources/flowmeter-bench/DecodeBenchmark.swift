@@ -54,7 +54,10 @@ enum DecodeBenchmark {
         let megabytes = Double(bytes) / Double(batches.count * 50) / 1_000_000
         print(String(format: "fast path:                 %10.0f events/s  (%6.1f MB/s)", fast, fast * megabytes))
         print(String(format: "Codable path (validated):  %10.0f events/s  (%6.1f MB/s)", codable, codable * megabytes))
-        print(String(format: "JSONDecoder alone:         %10.0f events/s  (%6.1f MB/s)", decoderOnly, decoderOnly * megabytes))
+        print(
+            String(
+                format: "JSONDecoder alone:         %10.0f events/s  (%6.1f MB/s)", decoderOnly, decoderOnly * megabytes
+            ))
         print(String(format: "ratio fast / Codable path: %10.1fx", fast / codable))
         print(String(format: "ratio fast / JSONDecoder:  %10.1fx", fast / decoderOnly))
         return 0

@@ -113,34 +113,37 @@ enum IngestBenchmark {
 
         var targets: [(name: String, start: (UInt16) throws -> MeasuredProcess)] = []
         let flowmeter = options.flowmeterPath ?? siblingExecutable("flowmeter")
-        targets.append((
-            "flowmeter",
-            { port in
-                let process = try MeasuredProcess(
-                    name: "flowmeter", executable: flowmeter,
-                    arguments: [
-                        "serve", "--listen", "127.0.0.1:\(port)", "--keys", keysFile.path, "--kafka", bootstrap,
-                        "--ack", options.ack == "delivered" ? "delivery" : options.ack, "--log-level", "warning",
-                        "--threads", "1",
-                        "--per-ip-connection-limit", "4096", "--connection-limit", "4096",
-                    ],
-                    environment: ["FLOWMETER_SALT": "62656e63682d73616c74"], cpu: options.cpu, logDirectory: workDirectory)
-                try process.waitUntilServing(port: port, path: "/healthz", timeout: 20)
-                return process
-            }
-        ))
-        if !options.skipsPeer, let peer = options.peerDirectory ?? locatePeer() {
-            targets.append((
-                "python-peer",
+        targets.append(
+            (
+                "flowmeter",
                 { port in
                     let process = try MeasuredProcess(
-                        name: "python-peer", executable: "/bin/bash",
-                        arguments: ["\(peer)/run.sh", bootstrap, String(port)],
-                        environment: ["ACK": options.ack], cpu: options.cpu, logDirectory: workDirectory)
-                    try process.waitUntilServing(port: port, path: "/stats", timeout: 120)
+                        name: "flowmeter", executable: flowmeter,
+                        arguments: [
+                            "serve", "--listen", "127.0.0.1:\(port)", "--keys", keysFile.path, "--kafka", bootstrap,
+                            "--ack", options.ack == "delivered" ? "delivery" : options.ack, "--log-level", "warning",
+                            "--threads", "1",
+                            "--per-ip-connection-limit", "4096", "--connection-limit", "4096",
+                        ],
+                        environment: ["FLOWMETER_SALT": "62656e63682d73616c74"], cpu: options.cpu,
+                        logDirectory: workDirectory)
+                    try process.waitUntilServing(port: port, path: "/healthz", timeout: 20)
                     return process
                 }
             ))
+        if !options.skipsPeer, let peer = options.peerDirectory ?? locatePeer() {
+            targets.append(
+                (
+                    "python-peer",
+                    { port in
+                        let process = try MeasuredProcess(
+                            name: "python-peer", executable: "/bin/bash",
+                            arguments: ["\(peer)/run.sh", bootstrap, String(port)],
+                            environment: ["ACK": options.ack], cpu: options.cpu, logDirectory: workDirectory)
+                        try process.waitUntilServing(port: port, path: "/stats", timeout: 120)
+                        return process
+                    }
+                ))
         } else if !options.skipsPeer {
             print("note: the Python peer was not found (pass --peer DIR); measuring Flowmeter alone")
         }
@@ -172,7 +175,8 @@ enum IngestBenchmark {
                     print(describe(row))
                 }
             }
-            if target.name == "flowmeter", let metrics = HTTPConnection(host: "127.0.0.1", port: port)?.get("/metrics") {
+            if target.name == "flowmeter", let metrics = HTTPConnection(host: "127.0.0.1", port: port)?.get("/metrics")
+            {
                 let interesting = metrics.split(separator: "\n").filter {
                     $0.hasPrefix("flowmeter_rejections_total") || $0.hasPrefix("flowmeter_kafka_delivery_errors_total")
                 }
@@ -246,7 +250,8 @@ enum IngestBenchmark {
                 $0.target == "python-peer" && $0.encoding == row.encoding && $0.connections == row.connections
             }
             let peerValue = peer.map { String(format: "%11.0f", $0.eventsPerCPUSecond) } ?? "          -"
-            let ratio = peer.map { String(format: "%6.2f×", row.eventsPerCPUSecond / max($0.eventsPerCPUSecond, 1)) }
+            let ratio =
+                peer.map { String(format: "%6.2f×", row.eventsPerCPUSecond / max($0.eventsPerCPUSecond, 1)) }
                 ?? "     -"
             print(
                 row.encoding.padding(toLength: 8, withPad: " ", startingAt: 0)

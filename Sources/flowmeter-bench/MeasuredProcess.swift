@@ -12,8 +12,10 @@ final class MeasuredProcess {
     let logURL: URL
 
     /// Starts `executable` with `arguments`, pinned to `cpu` with taskset when given and available.
-    init(name: String, executable: String, arguments: [String], environment: [String: String] = [:], cpu: Int?,
-         logDirectory: URL) throws {
+    init(
+        name: String, executable: String, arguments: [String], environment: [String: String] = [:], cpu: Int?,
+        logDirectory: URL
+    ) throws {
         self.name = name
         let process = Process()
         var command = [executable] + arguments

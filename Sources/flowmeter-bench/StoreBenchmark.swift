@@ -5,7 +5,8 @@ import TestSupport
 /// `flowmeter-bench store`: fills a store with 30 days of minute rollups and times the detector's queries, for SQLite
 /// and (with `--postgres`, a throwaway cluster on loopback) PostgreSQL side by side.
 enum StoreBenchmark {
-    static let usage = "usage: flowmeter-bench store [--days N] [--series N] [--repetitions N] [--postgres] [--store URL]"
+    static let usage =
+        "usage: flowmeter-bench store [--days N] [--series N] [--repetitions N] [--postgres] [--store URL]"
 
     static func run(_ arguments: [String]) -> Int32 {
         var days = 30

@@ -15,9 +15,11 @@ import Testing
         #expect(json["passed"] as? Bool == false)
         #expect(json["maxUnknownShare"] as? Double == 0.005)
         let types = try #require(json["types"] as? [[String: Any]])
-        #expect(Set(types[0].keys) == [
-            "widgetType", "occurrences", "paths", "known", "likelyTypoOf", "maxUnknownShare", "overThreshold", "apps",
-        ])
+        #expect(
+            Set(types[0].keys) == [
+                "widgetType", "occurrences", "paths", "known", "likelyTypoOf", "maxUnknownShare", "overThreshold",
+                "apps",
+            ])
         func type(_ name: String) throws -> [String: Any] {
             try #require(types.first { $0["widgetType"] as? String == name })
         }
@@ -44,7 +46,8 @@ import Testing
 
     @Test func safePayloadPassesWithExitZero() async throws {
         let store = try SeededStore()
-        let result = await CLI.run(["check", try CLI.fixture("page-safe.json"), "--app", "com.example.shop"] + store.window)
+        let result = await CLI.run(
+            ["check", try CLI.fixture("page-safe.json"), "--app", "com.example.shop"] + store.window)
         #expect(result.status == 0, "\(result.standardOutput)")
         #expect(result.standardOutput.contains("OK: no type is unknown to more than 0.5%"))
     }
@@ -102,7 +105,10 @@ import Testing
         let result = await CLI.run(
             ["check", try CLI.fixture("page-safe.json"), "--format", "csv", "--app", "com.example.shop"] + store.window)
         let rows = result.standardOutput.components(separatedBy: "\r\n").filter { !$0.isEmpty }
-        #expect(rows[0] == "widgetType,occurrences,known,likelyTypoOf,appID,appVersion,versionInstalls,installShare,renders,appUnknownShare,overThreshold")
+        #expect(
+            rows[0]
+                == "widgetType,occurrences,known,likelyTypoOf,appID,appVersion,versionInstalls,installShare,renders,appUnknownShare,overThreshold"
+        )
         #expect(rows.count == 1 + 4 * 3)
     }
 }

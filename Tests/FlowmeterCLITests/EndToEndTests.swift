@@ -2,8 +2,8 @@ import FlowmeterModels
 import Foundation
 import RollupStore
 import Rollups
-import Testing
 import TestSupport
+import Testing
 
 /// The real executable end to end: `serve --kafka embedded --store`, `simulate` with a fixed seed, then every query
 /// command in JSON, each checked against the simulator's ground truth.
@@ -46,7 +46,8 @@ import TestSupport
         let ungated = try await query(["ungated"] + window)
         #expect(ungated.status == 3)
         let flagged = try #require(ungated.json["ungated"] as? [[String: Any]])
-        let hologram = try #require(flagged.first { $0["widgetType"] as? String == ungatedTruth["widgetType"] as? String })
+        let hologram = try #require(
+            flagged.first { $0["widgetType"] as? String == ungatedTruth["widgetType"] as? String })
         #expect(hologram["appID"] as? String == ungatedTruth["appID"] as? String)
         #expect((hologram["suggestedGate"] as? [String: Any])?["minAppVersion"] as? String == "5.3.0")
         #expect(hologram["renderingVersions"] as? [String] == ungatedTruth["renderingVersions"] as? [String])
@@ -88,7 +89,9 @@ import TestSupport
         let deploys = try await query(["deploys", "list", "--store", storePath, "--since", "5h", "--format", "json"])
         #expect(deploys.status == 0)
         let listed = (deploys.json["deploys"] as? [[String: Any]])?.compactMap { deploy -> String? in
-            guard let service = deploy["service"] as? String, let version = deploy["version"] as? String else { return nil }
+            guard let service = deploy["service"] as? String, let version = deploy["version"] as? String else {
+                return nil
+            }
             return "\(service)@\(version)"
         }
         let recorded = (truth["deploys"] as? [[String: Any]])?.compactMap { $0["release"] as? String }
@@ -160,7 +163,8 @@ import TestSupport
             try process.run()
             let child = EndToEndChild(process)
             for _ in 0..<100 where process.isRunning {
-                if let client = try? HTTPTestClient(port: port), (try? client.request("GET", "/healthz").status) == 200 {
+                if let client = try? HTTPTestClient(port: port), (try? client.request("GET", "/healthz").status) == 200
+                {
                     return Serve(port: port, child: child)
                 }
                 try await Task.sleep(for: .milliseconds(100))
@@ -216,7 +220,8 @@ import TestSupport
     private func query(_ arguments: [String]) async throws -> QueryResult {
         let result = try await EndToEndProcess.run(arguments, timeout: .seconds(30))
         let parsed = try? JSONSerialization.jsonObject(with: Data(result.output.utf8))
-        #expect(parsed is [String: Any], "\(arguments.prefix(2)) printed no JSON object: \(result.output) \(result.errors)")
+        #expect(
+            parsed is [String: Any], "\(arguments.prefix(2)) printed no JSON object: \(result.output) \(result.errors)")
         return QueryResult(status: result.status, text: result.output, errors: result.errors)
     }
 

@@ -16,7 +16,9 @@ import Testing
     }
 
     @Test func tableFitsEightyColumnsAndTruncatesFlexibleColumns() {
-        var table = TextTable(columns: [.text("TYPE", flexible: true), .number("EVENTS"), .text("NOTE", flexible: true)])
+        var table = TextTable(columns: [
+            .text("TYPE", flexible: true), .number("EVENTS"), .text("NOTE", flexible: true),
+        ])
         table.append([String(repeating: "very_long_widget_type_", count: 6), "12345", "short"])
         table.append(["ok", "1", String(repeating: "x", count: 70)])
         let lines = table.rendered().split(separator: "\n")

@@ -7,15 +7,19 @@ import Testing
     @Test func findsWidgetsInNestedContainers() throws {
         let data = try Data(contentsOf: URL(fileURLWithPath: try CLI.fixture("page-nested.json")))
         let widgets = try PageWalker.widgets(in: data)
-        #expect(widgets.map(\.type) == [
-            "title_block", "image_text_card", "accordion", "promo_banner", "hologram_projector", "tabs",
-            "video_tile", "image_text_card", "title_block", "carousel", "image_text_card", "title_block",
-        ])
-        #expect(widgets.contains(
-            PageWalker.Widget(type: "hologram_projector", path: "page.sections.Index 0.widgets.Index 1.children.Index 1")))
-        #expect(widgets.contains(
-            PageWalker.Widget(
-                type: "title_block", path: "page.sections.Index 1.widgets.Index 0.tabs.Index 1.content.sheet")))
+        #expect(
+            widgets.map(\.type) == [
+                "title_block", "image_text_card", "accordion", "promo_banner", "hologram_projector", "tabs",
+                "video_tile", "image_text_card", "title_block", "carousel", "image_text_card", "title_block",
+            ])
+        #expect(
+            widgets.contains(
+                PageWalker.Widget(
+                    type: "hologram_projector", path: "page.sections.Index 0.widgets.Index 1.children.Index 1")))
+        #expect(
+            widgets.contains(
+                PageWalker.Widget(
+                    type: "title_block", path: "page.sections.Index 1.widgets.Index 0.tabs.Index 1.content.sheet")))
     }
 
     @Test func skipsPageSectionActionAndStyleTypes() throws {

@@ -13,10 +13,11 @@ import Testing
         let ungated = try #require(json["ungated"] as? [[String: Any]])
         let type = try #require(ungated.first)
         #expect(ungated.count == 1)
-        #expect(Set(type.keys) == [
-            "appID", "widgetType", "events", "installs", "affectedVersions", "renderingVersions", "suggestedGate",
-            "firstSeen", "suspectDeploy", "likelyTypoOf",
-        ])
+        #expect(
+            Set(type.keys) == [
+                "appID", "widgetType", "events", "installs", "affectedVersions", "renderingVersions", "suggestedGate",
+                "firstSeen", "suspectDeploy", "likelyTypoOf",
+            ])
         #expect(type["widgetType"] as? String == "hologram_projector")
         #expect(type["events"] as? Int == 100)
         #expect(type["renderingVersions"] as? [String] == ["5.3.0", "5.4.0"])
@@ -28,8 +29,10 @@ import Testing
         #expect(Set(deploy.keys) == ["service", "version", "finishedAt", "lagSeconds"])
         #expect(deploy["version"] as? String == "2026.11.30-2")
         // Key order is CONTRACT §5's.
-        let order = ["\"appID\"", "\"widgetType\"", "\"events\"", "\"affectedVersions\"", "\"suggestedGate\"",
-                     "\"suspectDeploy\"", "\"likelyTypoOf\""].map { result.standardOutput.range(of: $0)!.lowerBound }
+        let order = [
+            "\"appID\"", "\"widgetType\"", "\"events\"", "\"affectedVersions\"", "\"suggestedGate\"",
+            "\"suspectDeploy\"", "\"likelyTypoOf\"",
+        ].map { result.standardOutput.range(of: $0)!.lowerBound }
         #expect(order == order.sorted())
     }
 
@@ -65,10 +68,11 @@ import Testing
         #expect(Set(json.keys) == ["from", "to", "spikes"])
         let spikes = try #require(json["spikes"] as? [[String: Any]])
         let spike = try #require(spikes.first)
-        #expect(Set(spike.keys) == [
-            "appID", "kind", "widgetType", "appVersion", "onset", "peakWindowStart", "count", "baseline", "ratio",
-            "suspectDeploy", "backendReleases",
-        ])
+        #expect(
+            Set(spike.keys) == [
+                "appID", "kind", "widgetType", "appVersion", "onset", "peakWindowStart", "count", "baseline", "ratio",
+                "suspectDeploy", "backendReleases",
+            ])
         #expect(spikes.allSatisfy { $0["widgetType"] as? String == "video_tile" })
         #expect(spikes.contains { $0["appVersion"] is NSNull })
         #expect(spike["onset"] as? String == "2026-11-30T09:30:00Z")
@@ -101,9 +105,10 @@ import Testing
         #expect(Set(json.keys) == ["from", "to", "previousFrom", "previousTo", "top"])
         #expect(json["previousFrom"] as? String == "2026-11-30T02:00:00Z")
         let rows = try #require(json["top"] as? [[String: Any]])
-        #expect(Set(rows[0].keys) == [
-            "appID", "kind", "widgetType", "appVersion", "events", "installs", "previousEvents", "change",
-        ])
+        #expect(
+            Set(rows[0].keys) == [
+                "appID", "kind", "widgetType", "appVersion", "events", "installs", "previousEvents", "change",
+            ])
         #expect(rows[0]["widgetType"] as? String == "video_tile")
         #expect(rows[0]["events"] as? Int == 284)
         let card = try #require(rows.first { $0["widgetType"] as? String == "image_text_card" })
@@ -127,14 +132,16 @@ import Testing
         let json = try CLI.json(result)
         #expect(Set(json.keys) == ["from", "to", "versions"])
         let rows = try #require(json["versions"] as? [[String: Any]])
-        #expect(rows.map { "\($0["appID"]!) \($0["appVersion"]!)" } == [
-            "com.example.reader 1.9", "com.example.reader 2.0", "com.example.shop 5.2.1", "com.example.shop 5.3.0",
-            "com.example.shop 5.4.0",
-        ])
-        #expect(Set(rows[0].keys) == [
-            "appID", "appVersion", "platforms", "installs", "batches", "cleanBatches", "decodeCleanRate", "decodes",
-            "sendsCapabilities", "registeredTypes",
-        ])
+        #expect(
+            rows.map { "\($0["appID"]!) \($0["appVersion"]!)" } == [
+                "com.example.reader 1.9", "com.example.reader 2.0", "com.example.shop 5.2.1", "com.example.shop 5.3.0",
+                "com.example.shop 5.4.0",
+            ])
+        #expect(
+            Set(rows[0].keys) == [
+                "appID", "appVersion", "platforms", "installs", "batches", "cleanBatches", "decodeCleanRate", "decodes",
+                "sendsCapabilities", "registeredTypes",
+            ])
         let shop = rows[2]
         #expect(shop["installs"] as? Int == 40)
         #expect(shop["batches"] as? Int == 480)
@@ -153,18 +160,21 @@ import Testing
         let json = try CLI.json(result)
         #expect(Set(json.keys) == ["from", "to", "types"])
         let rows = try #require(json["types"] as? [[String: Any]])
-        #expect(Set(rows[0].keys) == [
-            "appID", "widgetType", "known", "registeringVersions", "renderingVersions", "unknownIn", "events",
-        ])
-        let hologram = try #require(rows.first {
-            $0["appID"] as? String == "com.example.shop" && $0["widgetType"] as? String == "hologram_projector"
-        })
+        #expect(
+            Set(rows[0].keys) == [
+                "appID", "widgetType", "known", "registeringVersions", "renderingVersions", "unknownIn", "events",
+            ])
+        let hologram = try #require(
+            rows.first {
+                $0["appID"] as? String == "com.example.shop" && $0["widgetType"] as? String == "hologram_projector"
+            })
         #expect(hologram["registeringVersions"] as? [String] == ["5.3.0", "5.4.0"])
         #expect(hologram["unknownIn"] as? [String] == ["5.2.1"])
         #expect((hologram["events"] as? [String: Int])?["unknownType"] == 100)
-        let banner = try #require(rows.first {
-            $0["appID"] as? String == "com.example.reader" && $0["widgetType"] as? String == "promo_banner"
-        })
+        let banner = try #require(
+            rows.first {
+                $0["appID"] as? String == "com.example.reader" && $0["widgetType"] as? String == "promo_banner"
+            })
         #expect(banner["registeringVersions"] as? [String] == [])
         #expect(banner["renderingVersions"] as? [String] == ["2.0"])
         #expect(banner["known"] as? Bool == true)

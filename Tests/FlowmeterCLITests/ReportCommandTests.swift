@@ -7,7 +7,9 @@ import Testing
     @Test func writesTheFormatNamedByTheOutputExtension() async throws {
         let scenario = try ReportScenario.make()
         let directory = try TemporaryDirectory(prefix: "flowmeter-report-command")
-        for (name, prefix) in [("week.html", "<!DOCTYPE html>"), ("week.md", "# Schema health 2026-W48"), ("week.json", "{")] {
+        for (name, prefix) in [
+            ("week.html", "<!DOCTYPE html>"), ("week.md", "# Schema health 2026-W48"), ("week.json", "{"),
+        ] {
             let path = directory.file(name)
             let status = await FlowmeterCommands.main([
                 "report", "--week", "2026-W48", "--store", scenario.storePath, "--output", path,

@@ -56,7 +56,9 @@ import Testing
                 columns = nil
                 continue
             }
-            let cells = line.replacingOccurrences(of: "\\|", with: "").split(separator: "|", omittingEmptySubsequences: false).count
+            let cells = line.replacingOccurrences(of: "\\|", with: "").split(
+                separator: "|", omittingEmptySubsequences: false
+            ).count
             if let columns { #expect(cells == columns, "row \(line)") } else { columns = cells }
         }
         #expect(markdown.contains("``"))  // the hostile message holds backticks: fenced by a longer run

@@ -30,7 +30,8 @@ import Testing
 
     @Test(arguments: [
         ("2026-48", "is not an ISO week"), ("W48", "is not an ISO week"), ("2026-W", "is not an ISO week"),
-        ("2025-W53", "2025 has weeks 01 to 52"), ("2026-W00", "2026 has weeks 01 to 53"), ("26-W10", "is not an ISO week"),
+        ("2025-W53", "2025 has weeks 01 to 52"), ("2026-W00", "2026 has weeks 01 to 53"),
+        ("26-W10", "is not an ISO week"),
     ])
     func invalidWeeksSayWhatIsWrong(text: String, message: String) {
         #expect {
@@ -85,8 +86,9 @@ import Testing
         #expect(hologram.finding.suspectDeploy?.version == "2026.11.25-1")
         let resolved = try #require(report.ungated.last)
         #expect(resolved.events == 3 && resolved.previousEvents == 60)
-        #expect(report.ungated.first { $0.finding.widgetType == "imgae_text_card" }?.finding.likelyTypoOf
-            == "image_text_card")
+        #expect(
+            report.ungated.first { $0.finding.widgetType == "imgae_text_card" }?.finding.likelyTypoOf
+                == "image_text_card")
         // The debug build's 500 events never count.
         #expect(report.versions.allSatisfy { $0.appVersion != "5.4.0" })
     }

@@ -55,7 +55,9 @@ import Testing
     @Test(.timeLimit(.minutes(3)))
     func headlessChromiumRendersAReadablePage() throws {
         guard FileManager.default.isExecutableFile(atPath: Self.chromium) else {
-            print("SKIPPED ReportRenderingTests: \(Self.chromium) is missing (apt-get install chromium; make test installs it)")
+            print(
+                "SKIPPED ReportRenderingTests: \(Self.chromium) is missing (apt-get install chromium; make test installs it)"
+            )
             return
         }
         let scenario = try ReportScenario.make()
@@ -77,7 +79,8 @@ import Testing
             "/usr/bin/timeout",
             [
                 "--kill-after=5", "90", Self.chromium, "--headless", "--no-sandbox", "--disable-gpu",
-                "--disable-dev-shm-usage", "--hide-scrollbars", "--no-first-run", "--user-data-dir=" + directory.file("profile"),
+                "--disable-dev-shm-usage", "--hide-scrollbars", "--no-first-run",
+                "--user-data-dir=" + directory.file("profile"),
                 "--screenshot=" + pngPath, "--window-size=1200,2000", "file://" + htmlPath,
             ])
         #expect(status == 0, "chromium exited \(status)")
@@ -85,7 +88,9 @@ import Testing
         let size = (attributes[.size] as? NSNumber)?.intValue ?? 0
         #expect(size > 50_000, "screenshot of \(size) bytes is too small to hold the report")
 
-        guard let python = ["/usr/bin/python3", "/usr/local/bin/python3"].first(where: FileManager.default.isExecutableFile)
+        guard
+            let python = ["/usr/bin/python3", "/usr/local/bin/python3"].first(
+                where: FileManager.default.isExecutableFile)
         else {
             print("ReportRenderingTests: no python3; checked the screenshot's size only")
             return

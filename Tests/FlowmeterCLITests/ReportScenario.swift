@@ -101,25 +101,37 @@ struct ReportScenario {
             .series(
                 SeriesRollup(
                     series: series, window: MinuteWindow(start: start), events: events, installs: installs,
-                    firstSeen: Timestamp(secondsSinceEpoch: start + 5), lastSeen: Timestamp(secondsSinceEpoch: start + 50),
+                    firstSeen: Timestamp(secondsSinceEpoch: start + 5),
+                    lastSeen: Timestamp(secondsSinceEpoch: start + 50),
                     releases: release.map { [$0: events] } ?? [:], samples: samples)))
     }
 
     private static func unknown(_ type: String, page: String = "home") -> [RollupSample] {
-        [RollupSample(codingPath: "page.sections.Index 0.widgets.Index 4", message: "Unknown widget type '\(type)'", pageID: page)]
+        [
+            RollupSample(
+                codingPath: "page.sections.Index 0.widgets.Index 4", message: "Unknown widget type '\(type)'",
+                pageID: page)
+        ]
     }
 
     private mutating func seed() {
         let w47 = Self.w47
         let w48 = Self.w48
         // W47 traffic: 5.2.1 from 100 installs, 5.3.0 from 20.
-        version("5.2.1", at: Self.at(w47, day: 2, 10), batches: 1000, clean: 950, installs: Self.installs("a", 0..<100), types: Self.older)
-        version("5.3.0", at: Self.at(w47, day: 2, 10), batches: 200, clean: 198, installs: Self.installs("b", 0..<20), types: Self.newer)
-        series(.unknownType, "promo_banner_v2", version: "5.2.1", at: Self.at(w47, day: 2, 10), events: 50,
+        version(
+            "5.2.1", at: Self.at(w47, day: 2, 10), batches: 1000, clean: 950, installs: Self.installs("a", 0..<100),
+            types: Self.older)
+        version(
+            "5.3.0", at: Self.at(w47, day: 2, 10), batches: 200, clean: 198, installs: Self.installs("b", 0..<20),
+            types: Self.newer)
+        series(
+            .unknownType, "promo_banner_v2", version: "5.2.1", at: Self.at(w47, day: 2, 10), events: 50,
             installs: Self.installs("a", 0..<10), samples: Self.unknown("promo_banner_v2"))
-        series(.unknownType, "countdown_timer", version: "5.2.1", at: Self.at(w47, day: 3, 9), events: 60,
+        series(
+            .unknownType, "countdown_timer", version: "5.2.1", at: Self.at(w47, day: 3, 9), events: 60,
             installs: Self.installs("a", 0..<10), samples: Self.unknown("countdown_timer"))
-        series(.malformedPayload, "title_block", version: "5.2.1", at: Self.at(w47, day: 4, 9), events: 10,
+        series(
+            .malformedPayload, "title_block", version: "5.2.1", at: Self.at(w47, day: 4, 9), events: 10,
             installs: Self.installs("a", 0..<1),
             samples: [RollupSample(codingPath: "page.header", message: "Missing key 'title'", pageID: "home")])
 
@@ -127,59 +139,99 @@ struct ReportScenario {
         for step in Int64(0)..<36 {
             let start = Self.at(w48, day: 2, 8) + step * 300
             version("5.2.1", at: start, batches: 20, clean: 18, installs: Self.installs("a", 0..<60), types: Self.older)
-            version("5.3.0", at: start, batches: 40, clean: 39, installs: Self.installs("b", 0..<140), types: Self.newer)
+            version(
+                "5.3.0", at: start, batches: 40, clean: 39, installs: Self.installs("b", 0..<140), types: Self.newer)
         }
         // A debug build of a newer version, sending the new type: never counted.
-        version("5.4.0", at: Self.at(w48, day: 2, 10), batches: 500, clean: 0, installs: Self.installs("d", 0..<3),
+        version(
+            "5.4.0", at: Self.at(w48, day: 2, 10), batches: 500, clean: 0, installs: Self.installs("d", 0..<3),
             types: [], configuration: .debug)
-        series(.unknownType, "hologram_projector", version: "5.4.0", at: Self.at(w48, day: 2, 10), events: 500,
+        series(
+            .unknownType, "hologram_projector", version: "5.4.0", at: Self.at(w48, day: 2, 10), events: 500,
             installs: Self.installs("d", 0..<3), configuration: .debug)
 
         // hologram_projector: 30 minutes of 40 events from installs a-0..a-29 after the 09:58 deploy.
         for minute in Int64(0)..<30 {
-            series(.unknownType, "hologram_projector", version: "5.2.1", at: Self.at(w48, day: 2, 10, minute), events: 40,
+            series(
+                .unknownType, "hologram_projector", version: "5.2.1", at: Self.at(w48, day: 2, 10, minute), events: 40,
                 installs: Self.installs("a", 0..<30), release: "page-api@2026.11.25-1",
                 samples: Self.unknown("hologram_projector"))
         }
-        series(.unknownType, "promo_banner_v2", version: "5.2.1", at: Self.at(w48, day: 1, 12), events: 30,
+        series(
+            .unknownType, "promo_banner_v2", version: "5.2.1", at: Self.at(w48, day: 1, 12), events: 30,
             installs: Self.installs("a", 0..<10), samples: Self.unknown("promo_banner_v2"))
-        series(.unknownType, "countdown_timer", version: "5.2.1", at: Self.at(w48, day: 0, 9), events: 3,
+        series(
+            .unknownType, "countdown_timer", version: "5.2.1", at: Self.at(w48, day: 0, 9), events: 3,
             installs: Self.installs("a", 0..<1), samples: Self.unknown("countdown_timer"))
         for (appVersion, prefix) in [("5.2.1", "a"), ("5.3.0", "b")] {
-            series(.unknownType, "imgae_text_card", version: appVersion, at: Self.at(w48, day: 3, 14), events: 25,
+            series(
+                .unknownType, "imgae_text_card", version: appVersion, at: Self.at(w48, day: 3, 14), events: 25,
                 installs: Self.installs(prefix, 0..<6), samples: Self.unknown("imgae_text_card"))
         }
-        series(.unknownType, Self.hostileType, version: "5.3.0", at: Self.at(w48, day: 4, 9, 40), events: 22,
+        series(
+            .unknownType, Self.hostileType, version: "5.3.0", at: Self.at(w48, day: 4, 9, 40), events: 22,
             installs: Self.installs("b", 0..<6),
-            samples: [RollupSample(codingPath: "page.sections.Index 1", message: Self.hostileMessage, pageID: Self.hostilePage)])
+            samples: [
+                RollupSample(
+                    codingPath: "page.sections.Index 1", message: Self.hostileMessage, pageID: Self.hostilePage)
+            ])
 
         // Malformed payloads: image_text_card misses imageURL at one normalized path (two positions), title_block
         // has a type mismatch.
-        series(.malformedPayload, "image_text_card", version: "5.2.1", at: Self.at(w48, day: 1, 11), events: 15,
+        series(
+            .malformedPayload, "image_text_card", version: "5.2.1", at: Self.at(w48, day: 1, 11), events: 15,
             installs: Self.installs("a", 0..<4),
-            samples: [RollupSample(codingPath: "page.sections.Index 2.widgets.Index 0", message: "Missing key 'imageURL'", pageID: "home")])
-        series(.malformedPayload, "image_text_card", version: "5.2.1", at: Self.at(w48, day: 3, 11), events: 5,
+            samples: [
+                RollupSample(
+                    codingPath: "page.sections.Index 2.widgets.Index 0", message: "Missing key 'imageURL'",
+                    pageID: "home")
+            ])
+        series(
+            .malformedPayload, "image_text_card", version: "5.2.1", at: Self.at(w48, day: 3, 11), events: 5,
             installs: Self.installs("a", 0..<4),
-            samples: [RollupSample(codingPath: "page.sections.Index 5.widgets.Index 1", message: "Missing key 'imageURL'", pageID: "deals")])
-        series(.malformedPayload, "title_block", version: "5.2.1", at: Self.at(w48, day: 3, 12), events: 8,
+            samples: [
+                RollupSample(
+                    codingPath: "page.sections.Index 5.widgets.Index 1", message: "Missing key 'imageURL'",
+                    pageID: "deals")
+            ])
+        series(
+            .malformedPayload, "title_block", version: "5.2.1", at: Self.at(w48, day: 3, 12), events: 8,
             installs: Self.installs("a", 0..<1),
-            samples: [RollupSample(codingPath: "page.header", message: "Expected String for 'title' but found number", pageID: "home")])
+            samples: [
+                RollupSample(
+                    codingPath: "page.header", message: "Expected String for 'title' but found number", pageID: "home")
+            ])
 
-        series(.malformedPayload, Self.hostileType, version: "5.3.0", at: Self.at(w48, day: 4, 9, 41), events: 2,
+        series(
+            .malformedPayload, Self.hostileType, version: "5.3.0", at: Self.at(w48, day: 4, 9, 41), events: 2,
             installs: Self.installs("b", 0..<1),
-            samples: [RollupSample(codingPath: "page.sections.Index 1", message: Self.hostileMessage, pageID: Self.hostilePage)])
+            samples: [
+                RollupSample(
+                    codingPath: "page.sections.Index 1", message: Self.hostileMessage, pageID: Self.hostilePage)
+            ])
 
         // Duplicate ids and dropped elements.
-        series(.duplicateID, "image_text_card", version: "5.3.0", at: Self.at(w48, day: 4, 13), events: 12,
+        series(
+            .duplicateID, "image_text_card", version: "5.3.0", at: Self.at(w48, day: 4, 13), events: 12,
             installs: Self.installs("b", 0..<3),
-            samples: [RollupSample(codingPath: "page.sections.Index 0.widgets.Index 3", message: "Duplicate id 'hero' renamed to 'hero-1'", pageID: "home")])
-        series(.duplicateID, "title_block", version: "5.3.0", at: Self.at(w48, day: 5, 13), events: 4,
+            samples: [
+                RollupSample(
+                    codingPath: "page.sections.Index 0.widgets.Index 3",
+                    message: "Duplicate id 'hero' renamed to 'hero-1'", pageID: "home")
+            ])
+        series(
+            .duplicateID, "title_block", version: "5.3.0", at: Self.at(w48, day: 5, 13), events: 4,
             installs: Self.installs("b", 0..<2),
-            samples: [RollupSample(codingPath: "page.header", message: "Duplicate id 'title' renamed to 'title-1'", pageID: "search")])
-        series(.duplicateID, "title_block", version: "5.3.0", at: Self.at(w48, day: 5, 14), events: 1,
+            samples: [
+                RollupSample(
+                    codingPath: "page.header", message: "Duplicate id 'title' renamed to 'title-1'", pageID: "search")
+            ])
+        series(
+            .duplicateID, "title_block", version: "5.3.0", at: Self.at(w48, day: 5, 14), events: 1,
             installs: Self.installs("b", 0..<1),
             samples: [RollupSample(codingPath: "page.header", message: Self.hostileMessage, pageID: Self.hostilePage)])
-        series(.droppedElement, "", version: "5.3.0", at: Self.at(w48, day: 6, 20), events: 7,
+        series(
+            .droppedElement, "", version: "5.3.0", at: Self.at(w48, day: 6, 20), events: 7,
             installs: Self.installs("b", 0..<2))
     }
 }

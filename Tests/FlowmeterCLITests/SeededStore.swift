@@ -44,12 +44,17 @@ final class SeededStore: Sendable {
                         shop, "5.2.1", .unknownType, "hologram_projector", minute: minute, events: 10, installs: 30,
                         release: "page-api@2026.11.30-2")))
         }
-        rollups.append(.series(Self.events(shop, "5.3.0", .malformedPayload, "image_text_card", minute: 30, events: 10)))
-        rollups.append(.series(Self.events(shop, "5.3.0", .malformedPayload, "image_text_card", minute: -60, events: 4)))
+        rollups.append(
+            .series(Self.events(shop, "5.3.0", .malformedPayload, "image_text_card", minute: 30, events: 10)))
+        rollups.append(
+            .series(Self.events(shop, "5.3.0", .malformedPayload, "image_text_card", minute: -60, events: 4)))
         for minute in stride(from: Int64(0), to: 210, by: 5) {
-            rollups.append(.series(Self.events(shop, "5.3.0", .malformedPayload, "video_tile", minute: minute, events: 2)))
+            rollups.append(
+                .series(Self.events(shop, "5.3.0", .malformedPayload, "video_tile", minute: minute, events: 2)))
         }
-        rollups.append(.series(Self.events(shop, "5.3.0", .malformedPayload, "video_tile", minute: 210, events: 200, installs: 40)))
+        rollups.append(
+            .series(Self.events(shop, "5.3.0", .malformedPayload, "video_tile", minute: 210, events: 200, installs: 40))
+        )
         rollups.append(
             .series(Self.events("com.example.reader", "1.9", .unknownType, "promo_banner", minute: 60, events: 3)))
         let partials = rollups.enumerated().map { index, rollup in

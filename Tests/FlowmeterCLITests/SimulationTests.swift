@@ -1,7 +1,8 @@
-@testable import FlowmeterCLI
 import FlowmeterModels
 import Foundation
 import Testing
+
+@testable import FlowmeterCLI
 
 /// The simulated world on its own: reproducible from the seed, faults only after the deploys that ship them, and
 /// a ground truth that says what was planted.
@@ -18,8 +19,12 @@ import Testing
             #expect(a.id != b.id, "ids are fresh per run, so a second run is not answered as a retry")
             a.id = nil
             b.id = nil
-            a.events = a.events.map { var event = $0; event.id = nil; return event }
-            b.events = b.events.map { var event = $0; event.id = nil; return event }
+            a.events = a.events.map {
+                var event = $0; event.id = nil; return event
+            }
+            b.events = b.events.map {
+                var event = $0; event.id = nil; return event
+            }
             #expect(a == b)
         }
         let differs = (0..<20).contains { other.batch(at: $0).batch.client != first.batch(at: $0).batch.client }
@@ -41,8 +46,11 @@ import Testing
                 if type == TrafficScenario.ungatedType {
                     #expect(batch.client.appVersion != "5.3.0", "5.3.0 renders it")
                     #expect(event.occurredAt.secondsSinceEpoch >= scenario.finishedAt(shipped))
-                    #expect(event.backendRelease == nil || event.backendRelease == shipped.release
-                        || scenario.deploys.contains { $0.release == event.backendRelease && $0.fraction > shipped.fraction })
+                    #expect(
+                        event.backendRelease == nil || event.backendRelease == shipped.release
+                            || scenario.deploys.contains {
+                                $0.release == event.backendRelease && $0.fraction > shipped.fraction
+                            })
                 }
                 if type == TrafficScenario.typo {
                     #expect(event.occurredAt.secondsSinceEpoch >= scenario.finishedAt(typoDeploy))

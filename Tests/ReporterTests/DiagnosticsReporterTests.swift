@@ -75,7 +75,9 @@ import Testing
         #expect(ids[0] != nil)
     }
 
-    @Test(arguments: [(400, "invalid_json"), (401, "unauthorized"), (413, "too_large"), (415, "unsupported_media_type")])
+    @Test(arguments: [
+        (400, "invalid_json"), (401, "unauthorized"), (413, "too_large"), (415, "unsupported_media_type"),
+    ])
     func doesNotRetryWhatTheContractSaysNotTo(status: Int, code: String) async throws {
         let collector = try ScriptedCollector([
             HTTPResponse.error(status: HTTPStatus(status), code: code, message: "no"), Self.accepted,

@@ -1,7 +1,7 @@
 import FlowmeterModels
 import Foundation
-import Rollups
 import RollupStore
+import Rollups
 import Synchronization
 import TestSupport
 import Testing
@@ -34,8 +34,9 @@ import Testing
         let all = try fixture.store.seriesRollups(
             SeriesQuery(from: RollupFactory.at(minute: 0), to: RollupFactory.at(minute: 60)))
         #expect(all == [rollups[0], rollups[2], rollups[1]].sorted { ($0.window, $0.series) < ($1.window, $1.series) })
-        #expect(all.first { $0.window.start == RollupFactory.at(minute: 1).secondsSinceEpoch && $0.series == shop }?
-            .installs.count == 3)
+        #expect(
+            all.first { $0.window.start == RollupFactory.at(minute: 1).secondsSinceEpoch && $0.series == shop }?
+                .installs.count == 3)
 
         let releaseOnly = try fixture.store.seriesRollups(
             SeriesQuery(
@@ -45,7 +46,8 @@ import Testing
             SeriesQuery(from: RollupFactory.at(minute: 0), to: RollupFactory.at(minute: 60), widgetTypes: [""]))
         #expect(byWidget == [rollups[2]])
         let none = try fixture.store.seriesRollups(
-            SeriesQuery(from: RollupFactory.at(minute: 0), to: RollupFactory.at(minute: 60), kinds: [.malformedPayload]))
+            SeriesQuery(from: RollupFactory.at(minute: 0), to: RollupFactory.at(minute: 60), kinds: [.malformedPayload])
+        )
         #expect(none.isEmpty)
     }
 
@@ -56,7 +58,8 @@ import Testing
         var collectorA = RollupFactory(collector: "collector-a")
         var collectorB = RollupFactory(collector: "collector-b")
         let shop = RollupFactory.series()
-        let fromA = RollupFactory.seriesRollup(shop, minute: 2, events: 5, installs: ["a", "b"], second: 30, release: "api@1")
+        let fromA = RollupFactory.seriesRollup(
+            shop, minute: 2, events: 5, installs: ["a", "b"], second: 30, release: "api@1")
         let fromB = RollupFactory.seriesRollup(
             shop, minute: 2, events: 7, installs: ["b", "c"], second: 2, release: "api@2", path: "Index 9.body")
         try applyToBoth(collectorA.partials([.series(fromA)]), fixture.store, reference)
@@ -81,7 +84,9 @@ import Testing
         let shop = RollupFactory.series()
         let partials = factory.partials([
             .series(RollupFactory.seriesRollup(shop, minute: 0, events: 3)),
-            .version(RollupFactory.versionRollup(RollupFactory.versionKey(), minute: 0, batches: 2, decodes: 9, types: ["a"])),
+            .version(
+                RollupFactory.versionRollup(RollupFactory.versionKey(), minute: 0, batches: 2, decodes: 9, types: ["a"])
+            ),
         ])
         #expect(try fixture.store.apply(partials) == RollupApplyResult(applied: 2, duplicates: 0))
         #expect(try fixture.store.apply(partials) == RollupApplyResult(applied: 0, duplicates: 2))
@@ -112,14 +117,18 @@ import Testing
         // Five hours and a bit, with gaps, so ragged edges and empty buckets both occur.
         for minute in Int64(0)..<320 where generator.next() % 3 != 0 {
             let series = seriesList[Int(generator.next() % 3)]
-            rollups.append(.series(RollupFactory.seriesRollup(series, minute: minute, events: Int64(generator.next() % 50 + 1))))
             rollups.append(
-                .version(RollupFactory.versionRollup(
-                    RollupFactory.versionKey(version: "1.\(minute % 2)"), minute: minute,
-                    batches: Int64(generator.next() % 9 + 1), decodes: Int64(generator.next() % 99), types: ["t\(minute % 4)"])))
+                .series(RollupFactory.seriesRollup(series, minute: minute, events: Int64(generator.next() % 50 + 1))))
+            rollups.append(
+                .version(
+                    RollupFactory.versionRollup(
+                        RollupFactory.versionKey(version: "1.\(minute % 2)"), minute: minute,
+                        batches: Int64(generator.next() % 9 + 1), decodes: Int64(generator.next() % 99),
+                        types: ["t\(minute % 4)"])))
         }
         for chunk in stride(from: 0, to: rollups.count, by: 40) {
-            try applyToBoth(factory.partials(Array(rollups[chunk..<min(chunk + 40, rollups.count)])), fixture.store, reference)
+            try applyToBoth(
+                factory.partials(Array(rollups[chunk..<min(chunk + 40, rollups.count)])), fixture.store, reference)
         }
         let ranges: [(Timestamp, Timestamp)] = [
             (RollupFactory.at(minute: 0), RollupFactory.at(minute: 320)),
@@ -136,10 +145,13 @@ import Testing
                     let buckets = try fixture.store.seriesBuckets(query, bucketSeconds: bucket)
                     #expect(buckets == (try reference.seriesBuckets(query, bucketSeconds: bucket)), "bucket \(bucket)")
                     // Whatever table they come from, buckets sum to the minutes they cover.
-                    #expect(buckets.reduce(0) { $0 + $1.events } == (try fixture.store.seriesRollups(query)).reduce(0) { $0 + $1.events })
+                    #expect(
+                        buckets.reduce(0) { $0 + $1.events }
+                            == (try fixture.store.seriesRollups(query)).reduce(0) { $0 + $1.events })
                 }
                 let versions = try fixture.store.versionBuckets(from: from, to: to, appID: nil, bucketSeconds: bucket)
-                #expect(versions == (try reference.versionBuckets(from: from, to: to, appID: nil, bucketSeconds: bucket)))
+                #expect(
+                    versions == (try reference.versionBuckets(from: from, to: to, appID: nil, bucketSeconds: bucket)))
             }
             let query = SeriesQuery(from: from, to: to)
             #expect(try fixture.store.seriesRollups(query) == (try reference.seriesRollups(query)))
@@ -155,20 +167,30 @@ import Testing
         var collectorA = RollupFactory(collector: "collector-a")
         var collectorB = RollupFactory(collector: "collector-b")
         let key = RollupFactory.versionKey()
-        _ = try fixture.store.apply(collectorA.partials([
-            .version(RollupFactory.versionRollup(key, minute: 4, batches: 3, decodes: 10, types: ["hero", "grid"], schema: 2))
-        ]))
-        _ = try fixture.store.apply(collectorB.partials([
-            .version(RollupFactory.versionRollup(key, minute: 4, batches: 5, decodes: 1, types: ["grid", "carousel"], schema: nil))
-        ]))
-        let rollups = try fixture.store.versionRollups(from: RollupFactory.at(minute: 0), to: RollupFactory.at(minute: 10), appID: key.appID)
+        _ = try fixture.store.apply(
+            collectorA.partials([
+                .version(
+                    RollupFactory.versionRollup(
+                        key, minute: 4, batches: 3, decodes: 10, types: ["hero", "grid"], schema: 2))
+            ]))
+        _ = try fixture.store.apply(
+            collectorB.partials([
+                .version(
+                    RollupFactory.versionRollup(
+                        key, minute: 4, batches: 5, decodes: 1, types: ["grid", "carousel"], schema: nil))
+            ]))
+        let rollups = try fixture.store.versionRollups(
+            from: RollupFactory.at(minute: 0), to: RollupFactory.at(minute: 10), appID: key.appID)
         let rollup = try #require(rollups.first)
         #expect(rollups.count == 1)
         #expect(rollup.batches == 8)
         #expect(rollup.decodes == 11)
         #expect(rollup.registeredTypes == ["hero", "grid", "carousel"])
         #expect(rollup.maxSchemaVersion == 2)
-        #expect(try fixture.store.versionRollups(from: RollupFactory.at(minute: 0), to: RollupFactory.at(minute: 10), appID: "other").isEmpty)
+        #expect(
+            try fixture.store.versionRollups(
+                from: RollupFactory.at(minute: 0), to: RollupFactory.at(minute: 10), appID: "other"
+            ).isEmpty)
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -178,18 +200,23 @@ import Testing
         let older = RollupFactory.series(version: "1.0")
         let newer = RollupFactory.series(version: "2.0")
         let debugOnly = RollupFactory.series(configuration: .debug, widget: "prototype")
-        _ = try fixture.store.apply(factory.partials([
-            .series(RollupFactory.seriesRollup(newer, minute: 50, events: 1)),
-            .series(RollupFactory.seriesRollup(debugOnly, minute: 1, events: 1)),
-        ]))
-        _ = try fixture.store.apply(factory.partials([.series(RollupFactory.seriesRollup(older, minute: 20, events: 1))]))
-        _ = try fixture.store.apply(factory.partials([.series(RollupFactory.seriesRollup(newer, minute: 70, events: 1))]))
+        _ = try fixture.store.apply(
+            factory.partials([
+                .series(RollupFactory.seriesRollup(newer, minute: 50, events: 1)),
+                .series(RollupFactory.seriesRollup(debugOnly, minute: 1, events: 1)),
+            ]))
+        _ = try fixture.store.apply(
+            factory.partials([.series(RollupFactory.seriesRollup(older, minute: 20, events: 1))]))
+        _ = try fixture.store.apply(
+            factory.partials([.series(RollupFactory.seriesRollup(newer, minute: 70, events: 1))]))
 
         let seen = try fixture.store.firstSeen(appID: nil, kind: .unknownType, buildConfiguration: .release)
-        #expect(seen == [
-            TypeFirstSeen(appID: older.appID, widgetType: "hologram", kind: .unknownType,
-                          firstSeen: RollupFactory.seriesRollup(older, minute: 20, events: 1).firstSeen)
-        ])
+        #expect(
+            seen == [
+                TypeFirstSeen(
+                    appID: older.appID, widgetType: "hologram", kind: .unknownType,
+                    firstSeen: RollupFactory.seriesRollup(older, minute: 20, events: 1).firstSeen)
+            ])
         let debug = try fixture.store.firstSeen(appID: older.appID, kind: .unknownType, buildConfiguration: .debug)
         #expect(debug.map(\.widgetType) == ["prototype"])
         #expect(try fixture.store.firstSeen(appID: "other", kind: .unknownType, buildConfiguration: .release).isEmpty)
@@ -200,17 +227,26 @@ import Testing
         let fixture = try StoreFixture(kind)
         let first = DeployMarker(
             id: "d1", service: "page-api", version: "2026.1", environment: "production",
-            startedAt: Timestamp(secondsSinceEpoch: 1000), finishedAt: Timestamp(secondsSinceEpoch: 1100, nanoseconds: 5),
+            startedAt: Timestamp(secondsSinceEpoch: 1000),
+            finishedAt: Timestamp(secondsSinceEpoch: 1100, nanoseconds: 5),
             commit: "abc", url: "https://ci.example/1")
-        let second = DeployMarker(id: "d2", service: "page-api", version: "2026.2", finishedAt: Timestamp(secondsSinceEpoch: 2000))
+        let second = DeployMarker(
+            id: "d2", service: "page-api", version: "2026.2", finishedAt: Timestamp(secondsSinceEpoch: 2000))
         try fixture.store.recordDeploy(second)
         try fixture.store.recordDeploy(first)
-        #expect(try fixture.store.deploys(from: Timestamp(secondsSinceEpoch: 0), to: Timestamp(secondsSinceEpoch: 3000)) == [first, second])
-        #expect(try fixture.store.deploys(from: Timestamp(secondsSinceEpoch: 1100, nanoseconds: 6), to: Timestamp(secondsSinceEpoch: 2000)).isEmpty)
+        #expect(
+            try fixture.store.deploys(from: Timestamp(secondsSinceEpoch: 0), to: Timestamp(secondsSinceEpoch: 3000))
+                == [first, second])
+        #expect(
+            try fixture.store.deploys(
+                from: Timestamp(secondsSinceEpoch: 1100, nanoseconds: 6), to: Timestamp(secondsSinceEpoch: 2000)
+            ).isEmpty)
         var replaced = second
         replaced.version = "2026.2-hotfix"
         try fixture.store.recordDeploy(replaced)
-        #expect(try fixture.store.deploys(from: Timestamp(secondsSinceEpoch: 1500), to: Timestamp(secondsSinceEpoch: 2001)) == [replaced])
+        #expect(
+            try fixture.store.deploys(from: Timestamp(secondsSinceEpoch: 1500), to: Timestamp(secondsSinceEpoch: 2001))
+                == [replaced])
     }
 
     @Test(arguments: StoreKind.allCases)
@@ -237,13 +273,15 @@ import Testing
     func migrationsRunTwiceSafely(kind: StoreKind) throws {
         let fixture = try StoreFixture(kind)
         var factory = RollupFactory()
-        _ = try fixture.store.apply(factory.partials([.series(RollupFactory.seriesRollup(RollupFactory.series(), minute: 0, events: 2))]))
+        _ = try fixture.store.apply(
+            factory.partials([.series(RollupFactory.seriesRollup(RollupFactory.series(), minute: 0, events: 2))]))
         let reopened = try fixture.reopen()
         let sql = try #require(reopened as? any SchemaMigrating)
         try sql.migrate()
         try sql.migrate()
         #expect(try sql.schemaVersion() == 1)
-        let rollups = try reopened.seriesRollups(SeriesQuery(from: RollupFactory.at(minute: 0), to: RollupFactory.at(minute: 1)))
+        let rollups = try reopened.seriesRollups(
+            SeriesQuery(from: RollupFactory.at(minute: 0), to: RollupFactory.at(minute: 1)))
         #expect(rollups.map(\.events) == [2])
     }
 
@@ -257,12 +295,15 @@ import Testing
         let old = factory.partials([.series(RollupFactory.seriesRollup(RollupFactory.series(), minute: 0, events: 1))])
         _ = try fixture.store.apply(old)
         clock.advance(6 * 86_400)
-        let recent = factory.partials([.series(RollupFactory.seriesRollup(RollupFactory.series(), minute: 1, events: 1))])
+        let recent = factory.partials([
+            .series(RollupFactory.seriesRollup(RollupFactory.series(), minute: 1, events: 1))
+        ])
         _ = try fixture.store.apply(recent)
         #expect(try fixture.store.apply(old).duplicates == 1)
         clock.advance(2 * 86_400)
         // This apply prunes ids older than 7 days: `old` (8 days) goes, `recent` (2 days) stays.
-        _ = try fixture.store.apply(factory.partials([.series(RollupFactory.seriesRollup(RollupFactory.series(), minute: 2, events: 1))]))
+        _ = try fixture.store.apply(
+            factory.partials([.series(RollupFactory.seriesRollup(RollupFactory.series(), minute: 2, events: 1))]))
         #expect(try fixture.store.apply(recent).duplicates == 1)
         #expect(try fixture.store.apply(old).applied == 1)
     }
@@ -282,10 +323,14 @@ import Testing
             var factory = RollupFactory()
             for index in 0..<writes {
                 do {
-                    _ = try store.apply(factory.partials([
-                        .series(RollupFactory.seriesRollup(series, minute: Int64(index % 90), events: 1)),
-                        .version(RollupFactory.versionRollup(RollupFactory.versionKey(), minute: Int64(index % 90), batches: 1, decodes: 1, types: ["a"])),
-                    ]))
+                    _ = try store.apply(
+                        factory.partials([
+                            .series(RollupFactory.seriesRollup(series, minute: Int64(index % 90), events: 1)),
+                            .version(
+                                RollupFactory.versionRollup(
+                                    RollupFactory.versionKey(), minute: Int64(index % 90), batches: 1, decodes: 1,
+                                    types: ["a"])),
+                        ]))
                 } catch {
                     failures.withLock { $0.append("writer: \(error)") }
                 }
@@ -299,7 +344,9 @@ import Testing
                     do {
                         let total = try store.seriesBuckets(query, bucketSeconds: 3600).reduce(0) { $0 + $1.events }
                         // A reader sees a committed prefix: totals only grow.
-                        if total < previous { failures.withLock { $0.append("total went back from \(previous) to \(total)") } }
+                        if total < previous {
+                            failures.withLock { $0.append("total went back from \(previous) to \(total)") }
+                        }
                         previous = total
                         _ = try store.versionRollups(from: query.from, to: query.to, appID: nil)
                         readsDone.add(1, ordering: .relaxed)

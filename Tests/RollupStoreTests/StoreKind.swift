@@ -1,8 +1,8 @@
 import Foundation
-import Testing
-import Rollups
 import RollupStore
+import Rollups
 import TestSupport
+import Testing
 
 /// The stores the shared suite runs against: the in-memory reference, SQLite in a temp file, and PostgreSQL in a
 /// throwaway cluster.

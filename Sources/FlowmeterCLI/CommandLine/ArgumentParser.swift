@@ -47,7 +47,8 @@ enum ArgumentParser {
                 value = words[index]
                 index += 1
             } else {
-                throw CommandUsageError("option --\(name) needs a value (\(option.valueName!))", commandPath: commandPath)
+                throw CommandUsageError(
+                    "option --\(name) needs a value (\(option.valueName!))", commandPath: commandPath)
             }
             if option.isRepeatable {
                 given[name, default: []].append(value)

@@ -20,7 +20,8 @@ public struct CommandOption: Sendable, Hashable {
         _ name: String, _ valueName: String, help: String, default defaultValue: String? = nil,
         repeatable: Bool = false
     ) -> CommandOption {
-        CommandOption(name: name, valueName: valueName, help: help, defaultValue: defaultValue, isRepeatable: repeatable)
+        CommandOption(
+            name: name, valueName: valueName, help: help, defaultValue: defaultValue, isRepeatable: repeatable)
     }
 
     /// Creates a boolean flag, false unless given.

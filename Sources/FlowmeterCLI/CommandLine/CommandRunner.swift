@@ -50,7 +50,8 @@ public struct CommandRunner: Sendable {
         }
         guard let work = command.run else {
             if let word = rest.first {
-                let hint = ArgumentParser.suggestion(for: word, among: command.subcommands.map(\.name))
+                let hint =
+                    ArgumentParser.suggestion(for: word, among: command.subcommands.map(\.name))
                     .map { " (did you mean '\($0)'?)" } ?? ""
                 return usageFailure(
                     CommandUsageError("unknown command '\(word)'\(hint)", commandPath: commandPath), path: path,

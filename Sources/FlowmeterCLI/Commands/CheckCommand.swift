@@ -24,7 +24,7 @@ enum CheckCommand {
                 .value(
                     "max-unknown-share", "SHARE",
                     help: "The largest share of an app's installs that may see a type as unknown (0.5% or 0.005).",
-                    default: "0.5%"),
+                    default: "0.5%")
             ],
             run: { arguments in try await run(arguments) }
         )
@@ -33,7 +33,8 @@ enum CheckCommand {
     private static func run(_ arguments: ParsedArguments) async throws -> Int32 {
         let path = arguments.commandPath
         guard let payload = arguments.positionals.first else {
-            throw CommandUsageError("missing PAYLOAD.json (a page payload file, or - for standard input)", commandPath: path)
+            throw CommandUsageError(
+                "missing PAYLOAD.json (a page payload file, or - for standard input)", commandPath: path)
         }
         guard arguments.positionals.count == 1 else {
             throw CommandUsageError("expected one payload, got \(arguments.positionals.count)", commandPath: path)
@@ -41,7 +42,8 @@ enum CheckCommand {
         let format = try OutputFormat.parse(arguments)
         let window = try QueryOptions.window(arguments)
         let appID = QueryOptions.appID(arguments)
-        let threshold = try arguments.parsed("max-unknown-share", as: "a share such as 0.5% or 0.005", parseShare)
+        let threshold =
+            try arguments.parsed("max-unknown-share", as: "a share such as 0.5% or 0.005", parseShare)
             ?? 0.005
         let widgets = try readWidgets(payload)
         let store = try QueryOptions.openStore(arguments)
@@ -101,7 +103,8 @@ enum CheckCommand {
             "Release versions live \(window).", "",
         ]
         var table = TextTable(columns: [
-            .text("TYPE", flexible: true, shrinkPriority: -1), .text("APP", flexible: true, shrinkPriority: 1), .number("UNKNOWN"),
+            .text("TYPE", flexible: true, shrinkPriority: -1), .text("APP", flexible: true, shrinkPriority: 1),
+            .number("UNKNOWN"),
             .text("NOT RENDERED BY", flexible: true), .text("NOTE", flexible: true),
         ])
         for type in report.types {
@@ -124,7 +127,9 @@ enum CheckCommand {
                     versions = missing.map { "\($0.appVersion) (\(CellFormat.percent($0.installShare)))" }
                         .joined(separator: ", ")
                 }
-                table.append([type.widgetType, app.appID, CellFormat.percent(app.unknownShare), versions, note(app.unknownShare)])
+                table.append([
+                    type.widgetType, app.appID, CellFormat.percent(app.unknownShare), versions, note(app.unknownShare),
+                ])
             }
         }
         if let app = table.removeColumnIfUniform("APP") { lines[1] = "\(app) release versions live \(window)." }
@@ -140,7 +145,9 @@ enum CheckCommand {
             return "\n" + styled("OK", .green) + ": no type is unknown to more than \(limit) of any app's installs."
         }
         let noun = failing.count == 1 ? "type is" : "types are"
-        var lines = [styled("FAIL", .red) + ": \(failing.count) \(noun) unknown to more than \(limit) of an app's installs:"]
+        var lines = [
+            styled("FAIL", .red) + ": \(failing.count) \(noun) unknown to more than \(limit) of an app's installs:"
+        ]
         var line = " "
         for name in failing.map(\.widgetType) {
             if line.count + name.count + 2 > 78 && line.count > 1 {

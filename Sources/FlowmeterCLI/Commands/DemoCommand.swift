@@ -35,15 +35,18 @@ enum DemoCommand {
                     default: "Tests/FlowmeterModelsTests/Fixtures"),
             ],
             run: { arguments in
-                let duration = try arguments.parsed("duration", as: "a positive duration such as 50s") {
-                    ServeCommand.parseDuration($0).flatMap { $0 > .zero ? $0 : nil }
-                } ?? .seconds(50)
-                let hours = try arguments.parsed("simulated-hours", as: "a number of hours in (0, 48]") {
-                    Double($0).flatMap { $0 > 0 && $0 <= 48 ? $0 : nil }
-                } ?? 4
-                let requests = try arguments.parsed("requests", as: "a positive number") {
-                    Int($0).flatMap { $0 > 0 ? $0 : nil }
-                } ?? 10_000
+                let duration =
+                    try arguments.parsed("duration", as: "a positive duration such as 50s") {
+                        ServeCommand.parseDuration($0).flatMap { $0 > .zero ? $0 : nil }
+                    } ?? .seconds(50)
+                let hours =
+                    try arguments.parsed("simulated-hours", as: "a number of hours in (0, 48]") {
+                        Double($0).flatMap { $0 > 0 && $0 <= 48 ? $0 : nil }
+                    } ?? 4
+                let requests =
+                    try arguments.parsed("requests", as: "a positive number") {
+                        Int($0).flatMap { $0 > 0 ? $0 : nil }
+                    } ?? 10_000
                 let seed = try arguments.parsed("seed", as: "a non-negative integer") { UInt64($0) } ?? 2026
                 var directory = arguments.isSet("output") ? arguments.value("output") ?? "" : ""
                 if directory.isEmpty {

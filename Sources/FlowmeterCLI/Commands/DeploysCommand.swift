@@ -62,8 +62,11 @@ enum DeploysCommand {
             service: try arguments.required("service"), version: try arguments.required("version"),
             environment: arguments.value("environment"),
             startedAt: try time(arguments, "started-at"),
-            finishedAt: try time(arguments, "finished-at") ?? { throw CommandUsageError(
-                "missing required option --finished-at", commandPath: arguments.commandPath) }(),
+            finishedAt: try time(arguments, "finished-at")
+                ?? {
+                    throw CommandUsageError(
+                        "missing required option --finished-at", commandPath: arguments.commandPath)
+                }(),
             commit: arguments.value("commit"), url: arguments.value("url"))
         let toStore = !arguments.flag("no-store")
         let toKafka = arguments.value("kafka").map { !$0.isEmpty } ?? false
@@ -105,9 +108,11 @@ enum DeploysCommand {
         if let given = try time(arguments, "from") {
             from = given
         } else {
-            let since = try arguments.parsed("since", as: "a duration such as 90m, 24h or 7d", ServeCommand.parseDuration)
+            let since =
+                try arguments.parsed("since", as: "a duration such as 90m, 24h or 7d", ServeCommand.parseDuration)
                 ?? .seconds(7 * 86_400)
-            from = Timestamp(secondsSinceEpoch: to.secondsSinceEpoch - since.components.seconds, nanoseconds: to.nanoseconds)
+            from = Timestamp(
+                secondsSinceEpoch: to.secondsSinceEpoch - since.components.seconds, nanoseconds: to.nanoseconds)
         }
         let deploys = try SinkCommand.openStore(arguments).deploys(from: from, to: to)
         if format == "json" {

@@ -49,7 +49,8 @@ enum ReportCommand {
     private static func run(_ arguments: ParsedArguments) async throws -> Int32 {
         let path = arguments.commandPath
         let now = Timestamp(Date())
-        let week = try arguments.value("week").map { try ISOWeek(parsing: $0, commandPath: path) }
+        let week =
+            try arguments.value("week").map { try ISOWeek(parsing: $0, commandPath: path) }
             ?? ISOWeek.lastComplete(before: now)
         let output = arguments.value("output").flatMap { $0.isEmpty || $0 == "-" ? nil : $0 }
         let format = try format(arguments, output: output)
@@ -77,7 +78,8 @@ enum ReportCommand {
         let url = URL(fileURLWithPath: output)
         try Data(text.utf8).write(to: url, options: .atomic)
         let size = ReportFormatting.count(Int64((text.utf8.count + 1023) / 1024))
-        FileHandle.standardError.write(Data("wrote the \(week) report (\(format.rawValue), \(size) KB) to \(url.path)\n".utf8))
+        FileHandle.standardError.write(
+            Data("wrote the \(week) report (\(format.rawValue), \(size) KB) to \(url.path)\n".utf8))
         return 0
     }
 
@@ -95,7 +97,8 @@ enum ReportCommand {
             let aliases: [String: Format] = ["markdown": .md, "htm": .html]
             guard let format = Format(rawValue: raw.lowercased()) ?? aliases[raw.lowercased()] else {
                 throw CommandUsageError(
-                    "invalid value '\(raw)' for --format: expected html, md or json", commandPath: arguments.commandPath)
+                    "invalid value '\(raw)' for --format: expected html, md or json", commandPath: arguments.commandPath
+                )
             }
             return format
         }

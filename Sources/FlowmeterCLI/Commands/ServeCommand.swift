@@ -112,9 +112,11 @@ enum ServeCommand {
                 detector = WatchCommand.loop(pass, every: detection.interval, logger: logger)
                 logger.info(
                     "detector started",
-                    ["interval_seconds": String(detection.interval.components.seconds),
-                     "window_seconds": String(detection.window.components.seconds),
-                     "alertmanager": detection.notifier == nil ? "no" : "yes"])
+                    [
+                        "interval_seconds": String(detection.interval.components.seconds),
+                        "window_seconds": String(detection.window.components.seconds),
+                        "alertmanager": detection.notifier == nil ? "no" : "yes",
+                    ])
             }
             let signalNumber = await signals.wait()
             logger.info("stopping", ["signal": signalNumber == SIGINT ? "SIGINT" : "SIGTERM"])
@@ -130,8 +132,10 @@ enum ServeCommand {
                 await SinkCommand.onThread { sink.stop(draining: drain) }
                 logger.info(
                     "sink stopped",
-                    ["applied": String(sink.counters.applied), "duplicates": String(sink.counters.duplicates),
-                     "bad_messages": String(sink.counters.badMessages)])
+                    [
+                        "applied": String(sink.counters.applied), "duplicates": String(sink.counters.duplicates),
+                        "bad_messages": String(sink.counters.badMessages),
+                    ])
             }
             return 0
         } catch let error as CollectorError {
@@ -151,12 +155,14 @@ enum ServeCommand {
     /// Maps `--detect-interval`, `--detect-window`, `--alertmanager` and the ungated thresholds; usage errors name
     /// the option.
     static func detection(from arguments: ParsedArguments) throws(CommandUsageError) -> Detection {
-        let interval = try arguments.parsed("detect-interval", as: "a duration such as 60s, 5m, or 0 for none") {
-            parseDuration($0)
-        } ?? .seconds(60)
-        let window = try arguments.parsed("detect-window", as: "a positive duration such as 30m or 1h") {
-            parseDuration($0).flatMap { $0 > .zero ? $0 : nil }
-        } ?? .seconds(3600)
+        let interval =
+            try arguments.parsed("detect-interval", as: "a duration such as 60s, 5m, or 0 for none") {
+                parseDuration($0)
+            } ?? .seconds(60)
+        let window =
+            try arguments.parsed("detect-window", as: "a positive duration such as 30m or 1h") {
+                parseDuration($0).flatMap { $0 > .zero ? $0 : nil }
+            } ?? .seconds(3600)
         return Detection(
             interval: interval, window: window, notifier: try WatchCommand.alertmanager(arguments),
             ungated: try WatchCommand.ungatedFinder(arguments))
@@ -187,12 +193,14 @@ enum ServeCommand {
         }
         configuration.host = String(listen[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
         configuration.port = port
-        configuration.kafka = try arguments.parsed("kafka", as: "embedded, none or HOST:PORT,...") {
-            CollectorConfiguration.KafkaMode($0)
-        } ?? .embedded
-        configuration.ackMode = try arguments.parsed("ack", as: "delivery or enqueue") {
-            CollectorConfiguration.AckMode(rawValue: $0)
-        } ?? .delivery
+        configuration.kafka =
+            try arguments.parsed("kafka", as: "embedded, none or HOST:PORT,...") {
+                CollectorConfiguration.KafkaMode($0)
+            } ?? .embedded
+        configuration.ackMode =
+            try arguments.parsed("ack", as: "delivery or enqueue") {
+                CollectorConfiguration.AckMode(rawValue: $0)
+            } ?? .delivery
         configuration.salt = try salt(arguments)
         if arguments.isSet("collector-id"), let name = arguments.value("collector-id") {
             configuration.collectorID = name
@@ -202,32 +210,46 @@ enum ServeCommand {
         configuration.maxInflatedBytes = try arguments.parsed("max-inflated-bytes", as: bytes, parseBytes) ?? (8 << 20)
         configuration.maxEventsPerBatch = try positive(arguments, "max-events-per-batch") ?? 1_000
         let duration = "a duration such as 500ms, 5s, 10m or 72h"
-        configuration.maxEventAge = try arguments.parsed("max-event-age", as: duration, parseDuration) ?? .seconds(259_200)
-        configuration.maxFutureSkew = try arguments.parsed("max-future-skew", as: duration, parseDuration) ?? .seconds(600)
-        configuration.responseDeadline = try arguments.parsed("response-deadline", as: duration, parseDuration) ?? .seconds(5)
-        configuration.requestDeadline = try arguments.parsed("request-deadline", as: duration, parseDuration) ?? .seconds(10)
-        configuration.kafkaLinger = try arguments.parsed("kafka-linger", as: duration, parseDuration) ?? .milliseconds(5)
-        configuration.shutdownFlushTimeout = try arguments.parsed("shutdown-timeout", as: duration, parseDuration) ?? .seconds(30)
-        configuration.rollupInterval = try arguments.parsed("rollup-interval", as: "a positive duration") {
-            parseDuration($0).flatMap { $0 > .zero ? $0 : nil }
-        } ?? .seconds(5)
+        configuration.maxEventAge =
+            try arguments.parsed("max-event-age", as: duration, parseDuration) ?? .seconds(259_200)
+        configuration.maxFutureSkew =
+            try arguments.parsed("max-future-skew", as: duration, parseDuration) ?? .seconds(600)
+        configuration.responseDeadline =
+            try arguments.parsed("response-deadline", as: duration, parseDuration) ?? .seconds(5)
+        configuration.requestDeadline =
+            try arguments.parsed("request-deadline", as: duration, parseDuration) ?? .seconds(10)
+        configuration.kafkaLinger =
+            try arguments.parsed("kafka-linger", as: duration, parseDuration) ?? .milliseconds(5)
+        configuration.shutdownFlushTimeout =
+            try arguments.parsed("shutdown-timeout", as: duration, parseDuration) ?? .seconds(30)
+        configuration.rollupInterval =
+            try arguments.parsed("rollup-interval", as: "a positive duration") {
+                parseDuration($0).flatMap { $0 > .zero ? $0 : nil }
+            } ?? .seconds(5)
         configuration.connectionLimit = try positive(arguments, "connection-limit") ?? 1024
         configuration.perIPConnectionLimit = try positive(arguments, "per-ip-connection-limit") ?? 256
         if arguments.isSet("threads") { configuration.threads = try positive(arguments, "threads") ?? 1 }
-        let rate = try arguments.parsed("rate-limit", as: "a positive number") { Double($0).flatMap { $0 > 0 ? $0 : nil } }
-        let burst = try arguments.parsed("rate-burst", as: "a number of at least 1") { Double($0).flatMap { $0 >= 1 ? $0 : nil } }
+        let rate = try arguments.parsed("rate-limit", as: "a positive number") {
+            Double($0).flatMap { $0 > 0 ? $0 : nil }
+        }
+        let burst = try arguments.parsed("rate-burst", as: "a number of at least 1") {
+            Double($0).flatMap { $0 >= 1 ? $0 : nil }
+        }
         configuration.defaultRateLimit = TokenBucket.Limit(perSecond: rate ?? 1_000, burst: burst ?? 5_000)
         configuration.topics.events = try arguments.required("events-topic")
         configuration.topics.rollups = try arguments.required("rollups-topic")
         configuration.topics.alerts = try arguments.required("alerts-topic")
         configuration.topics.deploys = try arguments.required("deploys-topic")
-        configuration.metricsTypeCap = try arguments.parsed("metrics-type-cap", as: "a count") { Int($0).flatMap { $0 >= 0 ? $0 : nil } } ?? 50
-        configuration.logLevel = try arguments.parsed("log-level", as: "debug, info, warning or error") {
-            CollectorLogger.Level(rawValue: $0)
-        } ?? .info
-        configuration.logFormat = try arguments.parsed("log-format", as: "json or logfmt") {
-            CollectorLogger.Format(rawValue: $0)
-        } ?? .json
+        configuration.metricsTypeCap =
+            try arguments.parsed("metrics-type-cap", as: "a count") { Int($0).flatMap { $0 >= 0 ? $0 : nil } } ?? 50
+        configuration.logLevel =
+            try arguments.parsed("log-level", as: "debug, info, warning or error") {
+                CollectorLogger.Level(rawValue: $0)
+            } ?? .info
+        configuration.logFormat =
+            try arguments.parsed("log-format", as: "json or logfmt") {
+                CollectorLogger.Format(rawValue: $0)
+            } ?? .json
         return configuration
     }
 
@@ -242,7 +264,8 @@ enum ServeCommand {
         }
         if let hex = arguments.value("salt"), !hex.isEmpty {
             guard let bytes = hexBytes(hex) else {
-                throw CommandUsageError("invalid value for --salt: expected non-empty, even-length hex", commandPath: path)
+                throw CommandUsageError(
+                    "invalid value for --salt: expected non-empty, even-length hex", commandPath: path)
             }
             return bytes
         }
@@ -268,8 +291,10 @@ enum ServeCommand {
 
     /// `1048576`, `512KiB`, `1MiB`, `2GiB` (also `KB`/`MB`/`GB` as the same binary units).
     static func parseBytes(_ text: String) -> Int? {
-        let units: [(String, Int)] = [("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30), ("KB", 1 << 10),
-                                      ("MB", 1 << 20), ("GB", 1 << 30), ("B", 1)]
+        let units: [(String, Int)] = [
+            ("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30), ("KB", 1 << 10),
+            ("MB", 1 << 20), ("GB", 1 << 30), ("B", 1),
+        ]
         for (suffix, scale) in units where text.hasSuffix(suffix) {
             return Int(text.dropLast(suffix.count)).flatMap { $0 > 0 ? $0 * scale : nil }
         }

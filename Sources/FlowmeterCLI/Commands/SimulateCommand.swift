@@ -37,26 +37,34 @@ enum SimulateCommand {
 
     private static func run(_ arguments: ParsedArguments) async throws -> Int32 {
         let path = arguments.commandPath
-        guard let target = try arguments.parsed("target", as: "an http:// URL", { text in
-            URL(string: text).flatMap { $0.scheme == "http" || $0.scheme == "https" ? $0 : nil }
-        }) else {
+        guard
+            let target = try arguments.parsed(
+                "target", as: "an http:// URL",
+                { text in
+                    URL(string: text).flatMap { $0.scheme == "http" || $0.scheme == "https" ? $0 : nil }
+                })
+        else {
             throw CommandUsageError("missing required option --target", commandPath: path)
         }
         let key = try arguments.required("key")
         let adminKey = arguments.value("admin-key").flatMap { $0.isEmpty ? nil : $0 }
         let seed = try arguments.parsed("seed", as: "a non-negative integer") { UInt64($0) } ?? 2026
-        let duration = try arguments.parsed("duration", as: "a positive duration such as 60s") {
-            ServeCommand.parseDuration($0).flatMap { $0 > .zero ? $0 : nil }
-        } ?? .seconds(60)
-        let hours = try arguments.parsed("simulated-hours", as: "a number of hours in (0, 48]") {
-            Double($0).flatMap { $0 > 0 && $0 <= 48 ? $0 : nil }
-        } ?? 4
-        let requests = try arguments.parsed("max-requests", as: "a positive integer") {
-            Int($0).flatMap { $0 > 0 ? $0 : nil }
-        } ?? 12_000
-        let concurrency = try arguments.parsed("concurrency", as: "an integer from 1 to 256") {
-            Int($0).flatMap { (1...256).contains($0) ? $0 : nil }
-        } ?? 8
+        let duration =
+            try arguments.parsed("duration", as: "a positive duration such as 60s") {
+                ServeCommand.parseDuration($0).flatMap { $0 > .zero ? $0 : nil }
+            } ?? .seconds(60)
+        let hours =
+            try arguments.parsed("simulated-hours", as: "a number of hours in (0, 48]") {
+                Double($0).flatMap { $0 > 0 && $0 <= 48 ? $0 : nil }
+            } ?? 4
+        let requests =
+            try arguments.parsed("max-requests", as: "a positive integer") {
+                Int($0).flatMap { $0 > 0 ? $0 : nil }
+            } ?? 12_000
+        let concurrency =
+            try arguments.parsed("concurrency", as: "an integer from 1 to 256") {
+                Int($0).flatMap { (1...256).contains($0) ? $0 : nil }
+            } ?? 8
         let quiet = arguments.flag("quiet")
 
         let outcome = await SimulationRun(

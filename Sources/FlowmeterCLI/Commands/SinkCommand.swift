@@ -30,7 +30,8 @@ enum SinkCommand {
                 storeOption,
                 .value("group", "NAME", help: "Consumer group.", default: "flowmeter-sink"),
                 .value("rollups-topic", "NAME", help: "Topic of partial rollups.", default: "flowmeter.rollups.v1"),
-                .value("deploys-topic", "NAME", help: "Topic of deploy markers (\"none\" reads none).",
+                .value(
+                    "deploys-topic", "NAME", help: "Topic of deploy markers (\"none\" reads none).",
                     default: "flowmeter.deploys.v1"),
                 .value("max-batch", "N", help: "Most messages per store transaction.", default: "5000"),
                 .value("log-format", "FORMAT", help: "json | logfmt.", default: "json"),
@@ -63,9 +64,11 @@ enum SinkCommand {
         let counters = sink.counters
         logger.info(
             "sink stopped",
-            ["applied": String(counters.applied), "duplicates": String(counters.duplicates),
-             "bad_messages": String(counters.badMessages), "deploys": String(counters.deploys),
-             "commits": String(counters.commits), "errors": String(counters.errors)])
+            [
+                "applied": String(counters.applied), "duplicates": String(counters.duplicates),
+                "bad_messages": String(counters.badMessages), "deploys": String(counters.deploys),
+                "commits": String(counters.commits), "errors": String(counters.errors),
+            ])
         return 0
     }
 
@@ -74,7 +77,8 @@ enum SinkCommand {
         let text = try arguments.required("kafka")
         guard case .brokers(let servers) = CollectorConfiguration.KafkaMode(text) else {
             throw CommandUsageError(
-                "invalid value '\(text)' for --kafka: expected HOST:PORT[,HOST:PORT…]", commandPath: arguments.commandPath)
+                "invalid value '\(text)' for --kafka: expected HOST:PORT[,HOST:PORT…]",
+                commandPath: arguments.commandPath)
         }
         return servers
     }

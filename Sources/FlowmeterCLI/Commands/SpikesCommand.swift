@@ -30,12 +30,14 @@ enum SpikesCommand {
         let appID = QueryOptions.appID(arguments)
         var configuration = SpikeDetector.Configuration()
         configuration.minEvents = try UngatedCommand.count(arguments, "min-events") ?? 20
-        configuration.minRatio = try arguments.parsed("min-ratio", as: "a number ≥ 1") {
-            Double($0).flatMap { $0 >= 1 && $0.isFinite ? $0 : nil }
-        } ?? 3
-        let deployWindow = try arguments.parsed("deploy-window", as: "a duration such as 30m or 2h") {
-            QueryOptions.parseDuration($0)
-        } ?? 3600
+        configuration.minRatio =
+            try arguments.parsed("min-ratio", as: "a number ≥ 1") {
+                Double($0).flatMap { $0 >= 1 && $0.isFinite ? $0 : nil }
+            } ?? 3
+        let deployWindow =
+            try arguments.parsed("deploy-window", as: "a duration such as 30m or 2h") {
+                QueryOptions.parseDuration($0)
+            } ?? 3600
         configuration.deployWindow = .seconds(deployWindow)
         let store = try QueryOptions.openStore(arguments)
         let detector = SpikeDetector(configuration: configuration)
@@ -79,10 +81,11 @@ enum SpikesCommand {
             if deploys.count == 1, let deploy = deploys.first {
                 lines.append("    suspect deploy \(TextTable.printable(deploy))")
             }
-            var table = TextTable(columns: [
-                .text("    VERSION", flexible: true), .text("ONSET"), .text("PEAK"), .number("COUNT"),
-                .number("BASELINE"), .number("RATIO"),
-            ] + (deploys.count > 1 ? [.text("DEPLOY", flexible: true)] : []))
+            var table = TextTable(
+                columns: [
+                    .text("    VERSION", flexible: true), .text("ONSET"), .text("PEAK"), .number("COUNT"),
+                    .number("BASELINE"), .number("RATIO"),
+                ] + (deploys.count > 1 ? [.text("DEPLOY", flexible: true)] : []))
             let ordered = group.spikes.sorted { ($0.appVersion == nil ? 0 : 1) < ($1.appVersion == nil ? 0 : 1) }
             for spike in ordered {
                 var row = [

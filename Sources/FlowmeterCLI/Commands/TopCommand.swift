@@ -12,7 +12,8 @@ enum TopCommand {
                 Release builds only unless --include-debug. Exit status: 0, 1 error, 2 usage error.
                 """,
             options: QueryOptions.common() + [
-                .value("kind", "KIND", help: "Only this kind (unknownType, malformedPayload, …); repeatable.",
+                .value(
+                    "kind", "KIND", help: "Only this kind (unknownType, malformedPayload, …); repeatable.",
                     repeatable: true),
                 .value("limit", "N", help: "Most rows to print (0: all).", default: "20"),
                 .flag("include-debug", help: "Count debug builds too."),
@@ -27,7 +28,8 @@ enum TopCommand {
         let appID = QueryOptions.appID(arguments)
         let kindNames = arguments.values("kind").filter { !$0.isEmpty }
         let kinds = kindNames.isEmpty ? nil : Set(kindNames.compactMap { DiagnosticKind(rawValue: $0) })
-        let limit = try arguments.parsed("limit", as: "a whole number ≥ 0") { Int($0).flatMap { $0 >= 0 ? $0 : nil } }
+        let limit =
+            try arguments.parsed("limit", as: "a whole number ≥ 0") { Int($0).flatMap { $0 >= 0 ? $0 : nil } }
             ?? 20
         let includeDebug = arguments.flag("include-debug")
         let store = try QueryOptions.openStore(arguments)
@@ -60,13 +62,15 @@ enum TopCommand {
         let window = "\(CellFormat.time(report.window.from)) – \(CellFormat.time(report.window.to)) UTC"
         guard !report.rows.isEmpty else { return "No diagnostics (\(window))." }
         var table = TextTable(columns: [
-            .text("KIND"), .text("TYPE", flexible: true, shrinkPriority: -1), .text("APP", flexible: true, shrinkPriority: 1),
+            .text("KIND"), .text("TYPE", flexible: true, shrinkPriority: -1),
+            .text("APP", flexible: true, shrinkPriority: 1),
             .text("VERSION", flexible: true), .number("EVENTS"), .number("INSTALLS"), .number("TREND"),
         ])
         for row in report.rows {
             table.append([
                 row.kind.rawValue, row.widgetType.isEmpty ? "-" : row.widgetType, row.appID, row.appVersion,
-                String(row.events), String(row.installs), CellFormat.trend(current: row.events, previous: row.previousEvents),
+                String(row.events), String(row.installs),
+                CellFormat.trend(current: row.events, previous: row.previousEvents),
             ])
         }
         let app = table.removeColumnIfUniform("APP").map { " in \($0)" } ?? ""

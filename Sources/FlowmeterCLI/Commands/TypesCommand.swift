@@ -47,7 +47,8 @@ enum TypesCommand {
         let window = "\(CellFormat.time(report.window.from)) – \(CellFormat.time(report.window.to)) UTC"
         guard !report.rows.isEmpty else { return "No widget types (\(window))." }
         var table = TextTable(columns: [
-            .text("TYPE", flexible: true, shrinkPriority: -1), .text("APP", flexible: true, shrinkPriority: 1), .text("KNOWN"),
+            .text("TYPE", flexible: true, shrinkPriority: -1), .text("APP", flexible: true, shrinkPriority: 1),
+            .text("KNOWN"),
             .text("RENDERED BY", flexible: true), .text("UNKNOWN IN", flexible: true),
         ])
         for row in report.rows {

@@ -31,9 +31,10 @@ enum UngatedCommand {
         var configuration = UngatedTypeFinder.Configuration()
         configuration.minInstalls = try count(arguments, "min-installs") ?? 5
         configuration.minEvents = try count(arguments, "min-events") ?? 20
-        let deployWindow = try arguments.parsed("deploy-window", as: "a duration such as 30m or 2h") {
-            QueryOptions.parseDuration($0)
-        } ?? 3600
+        let deployWindow =
+            try arguments.parsed("deploy-window", as: "a duration such as 30m or 2h") {
+                QueryOptions.parseDuration($0)
+            } ?? 3600
         configuration.deployWindow = .seconds(deployWindow)
         let store = try QueryOptions.openStore(arguments)
         let finder = UngatedTypeFinder(configuration: configuration)

@@ -48,7 +48,8 @@ enum VersionsCommand {
         let window = "\(CellFormat.time(report.window.from)) – \(CellFormat.time(report.window.to)) UTC"
         guard !report.rows.isEmpty else { return "No release traffic (\(window))." }
         var table = TextTable(columns: [
-            .text("APP", flexible: true, shrinkPriority: 1), .text("VERSION", flexible: true), .text("PLATFORMS", flexible: true),
+            .text("APP", flexible: true, shrinkPriority: 1), .text("VERSION", flexible: true),
+            .text("PLATFORMS", flexible: true),
             .number("INSTALLS"), .number("BATCHES"), .number("CLEAN"), .number("CAPS"),
         ])
         for row in report.rows {

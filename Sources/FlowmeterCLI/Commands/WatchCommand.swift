@@ -101,7 +101,8 @@ enum WatchCommand {
         let format = try arguments.parsed("log-format", as: "json or logfmt") { CollectorLogger.Format(rawValue: $0) }
         let logger = CollectorLogger(threshold: .info, format: format ?? .json)
         let pass = Pass(
-            store: try SinkCommand.openStore(arguments), producer: producer, topic: try arguments.required("alerts-topic"),
+            store: try SinkCommand.openStore(arguments), producer: producer,
+            topic: try arguments.required("alerts-topic"),
             notifier: notifier, window: window, appID: arguments.value("app"), ungated: ungated)
 
         if arguments.flag("once") {
@@ -182,9 +183,11 @@ enum WatchCommand {
         let count: (AlertState.Kind) -> String = { kind in String(firing.count { $0.kind == kind }) }
         logger.info(
             "watch pass",
-            ["opened": String(evaluation.opened.count), "continuing": String(evaluation.continuing.count),
-             "resolved": String(evaluation.resolved.count), "spikes": count(.spike),
-             "ungated_types": count(.ungatedType), "new_types": count(.newType)])
+            [
+                "opened": String(evaluation.opened.count), "continuing": String(evaluation.continuing.count),
+                "resolved": String(evaluation.resolved.count), "spikes": count(.spike),
+                "ungated_types": count(.ungatedType), "new_types": count(.newType),
+            ])
         for alert in evaluation.opened {
             logger.warning(
                 "alert opened", ["fingerprint": alert.fingerprint, "summary": alert.annotations["summary"] ?? ""])

@@ -64,7 +64,8 @@ enum PageWalker {
         for (index, element) in array.enumerated() {
             let elementPath = "\(path).Index \(index)"
             if areSections, let section = element as? [String: Any], section["widgets"] is [Any] {
-                try walkObject(section, path: elementPath, isPage: false, isSection: true, depth: depth + 1, into: &found)
+                try walkObject(
+                    section, path: elementPath, isPage: false, isSection: true, depth: depth + 1, into: &found)
             } else {
                 try walk(element, path: elementPath, depth: depth + 1, into: &found)
             }

@@ -26,9 +26,10 @@ enum QueryOptions {
         let time = "an RFC 3339 time such as 2026-11-30T08:44:10Z"
         // "now" is taken to the whole second, so windows print as CONTRACT §5 shows them (`…T10:00:00Z`).
         let wholeNow = Timestamp(secondsSinceEpoch: Int64(now.timeIntervalSince1970.rounded(.down)))
-        let to = try arguments.parsed("to", as: time + ", or now") { text in
-            text == "now" ? wholeNow : Timestamp(rfc3339: text)
-        } ?? wholeNow
+        let to =
+            try arguments.parsed("to", as: time + ", or now") { text in
+                text == "now" ? wholeNow : Timestamp(rfc3339: text)
+            } ?? wholeNow
         let from: Timestamp
         if let given = try arguments.parsed("from", as: time, { Timestamp(rfc3339: $0) }) {
             if arguments.isSet("since") {
@@ -36,9 +37,10 @@ enum QueryOptions {
             }
             from = given
         } else {
-            let since = try arguments.parsed("since", as: "a positive duration such as 90m, 24h or 7d") {
-                parseDuration($0)
-            } ?? 86_400
+            let since =
+                try arguments.parsed("since", as: "a positive duration such as 90m, 24h or 7d") {
+                    parseDuration($0)
+                } ?? 86_400
             from = Timestamp(secondsSinceEpoch: to.secondsSinceEpoch - since, nanoseconds: to.nanoseconds)
         }
         guard from < to else {

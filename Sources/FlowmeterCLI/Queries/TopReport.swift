@@ -17,7 +17,8 @@ struct TopReport: Sendable, JSONRepresentable {
 
         /// (events − previous) ÷ previous to 4 places; nil when the previous window had none.
         var change: Double? {
-            previousEvents == 0 ? nil : (Double(events - previousEvents) / Double(previousEvents) * 10_000).rounded() / 10_000
+            previousEvents == 0
+                ? nil : (Double(events - previousEvents) / Double(previousEvents) * 10_000).rounded() / 10_000
         }
     }
 

@@ -56,7 +56,10 @@ struct TypesReport: Sendable, JSONRepresentable {
                             ("registeringVersions", strings(row.registeringVersions)),
                             ("renderingVersions", strings(row.renderingVersions)),
                             ("unknownIn", strings(row.unknownIn)),
-                            ("events", .object(row.events.sorted { $0.key < $1.key }.map { ($0.key, .integer($0.value)) })),
+                            (
+                                "events",
+                                .object(row.events.sorted { $0.key < $1.key }.map { ($0.key, .integer($0.value)) })
+                            ),
                         ])
                     })
             ),

@@ -40,7 +40,9 @@ enum ReportCharts {
                 svg += "\(ReportFormatting.count(entry.events[day]))</title></rect>"
             }
             if totals[day] > 0 {
-                svg += text(x + barWidth / 2, y - 4, ReportFormatting.count(totals[day]), anchor: "middle", size: 10, color: muted)
+                svg += text(
+                    x + barWidth / 2, y - 4, ReportFormatting.count(totals[day]), anchor: "middle", size: 10,
+                    color: muted)
             }
             svg += text(x + barWidth / 2, top + plotHeight + 18, label, anchor: "middle", size: 11, color: muted)
         }
@@ -50,7 +52,8 @@ enum ReportCharts {
             let y = top + 8 + Double(index) * 22
             let color = entry.isOther ? otherColor : palette[index % palette.count]
             svg += "<rect x=\"\(f(legendX))\" y=\"\(f(y - 9))\" width=\"12\" height=\"12\" rx=\"2\" fill=\"\(color)\"/>"
-            svg += text(legendX + 18, y + 1, ReportFormatting.truncated(entry.label, to: 24), anchor: "start", size: 11,
+            svg += text(
+                legendX + 18, y + 1, ReportFormatting.truncated(entry.label, to: 24), anchor: "start", size: 11,
                 color: ink, title: entry.label)
         }
         return svg + "</svg>"
@@ -68,7 +71,8 @@ enum ReportCharts {
         var svg = open(width: width, height: height, title: title)
         for (index, row) in rows.enumerated() {
             let y = top + rowHeight * Double(index)
-            svg += text(left - 8, y + 16, ReportFormatting.truncated(row.label, to: 20), anchor: "end", size: 12,
+            svg += text(
+                left - 8, y + 16, ReportFormatting.truncated(row.label, to: 20), anchor: "end", size: 12,
                 color: ink, title: row.label)
             svg += "<rect x=\"\(f(left))\" y=\"\(f(y + 5))\" width=\"\(f(plotWidth))\" height=\"14\" fill=\"#eef1f4\"/>"
             if let share = row.share {
@@ -102,7 +106,8 @@ enum ReportCharts {
             let dayX = x(instant)
             svg += line(dayX, top - 4, dayX, top + 4, stroke: muted)
             if day < 7 {
-                svg += text(dayX + plotWidth / 14, top + 22, ReportFormatting.shortDay(instant), anchor: "middle",
+                svg += text(
+                    dayX + plotWidth / 14, top + 22, ReportFormatting.shortDay(instant), anchor: "middle",
                     size: 11, color: muted)
             }
         }
@@ -113,7 +118,8 @@ enum ReportCharts {
             svg += line(deployX, labelY + 3, deployX, top, stroke: "#4269d0", dash: true)
             svg += "<circle cx=\"\(f(deployX))\" cy=\"\(f(top))\" r=\"4\" fill=\"#4269d0\"/>"
             let anchor = deployX > left + plotWidth * 0.75 ? "end" : "start"
-            svg += text(deployX + (anchor == "end" ? -4 : 4), labelY, ReportFormatting.truncated(deploy.label, to: 32),
+            svg += text(
+                deployX + (anchor == "end" ? -4 : 4), labelY, ReportFormatting.truncated(deploy.label, to: 32),
                 anchor: anchor, size: 11, color: ink, title: deploy.label)
         }
         for spike in spikes {
@@ -152,7 +158,9 @@ enum ReportCharts {
         guard value > 0 else { return 1 }
         var magnitude = 1.0
         while magnitude * 10 <= value { magnitude *= 10 }
-        for step in [1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0] where step * magnitude >= value { return step * magnitude }
+        for step in [1.0, 1.2, 1.5, 2.0, 2.5, 3.0, 4.0, 5.0, 6.0, 8.0, 10.0] where step * magnitude >= value {
+            return step * magnitude
+        }
         return 10 * magnitude
     }
 

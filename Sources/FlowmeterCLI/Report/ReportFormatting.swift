@@ -46,7 +46,8 @@ enum ReportFormatting {
     /// `Mon 23`: a chart's day label.
     static func shortDay(_ instant: Timestamp) -> String {
         let names = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"]
-        let days = instant.secondsSinceEpoch >= 0
+        let days =
+            instant.secondsSinceEpoch >= 0
             ? instant.secondsSinceEpoch / 86_400 : (instant.secondsSinceEpoch - 86_399) / 86_400
         let weekday = names[Int(((days % 7) + 7) % 7)]
         return weekday + " " + String(day(instant).suffix(2))

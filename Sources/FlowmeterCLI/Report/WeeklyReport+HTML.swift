@@ -86,11 +86,15 @@ private struct HTMLWriter {
         let (now, then) = (report.current, report.previous)
         let unknown = (now.events(.unknownType), then.events(.unknownType))
         var html = "<section id=\"summary\" class=\"cards\">\n"
-        html += card("Diagnostic events", ReportFormatting.count(now.totalEvents),
-            ReportFormatting.change(now.totalEvents, from: then.totalEvents), tone: tone(now.totalEvents, then.totalEvents))
-        html += card("Unknown-type events", ReportFormatting.count(unknown.0),
+        html += card(
+            "Diagnostic events", ReportFormatting.count(now.totalEvents),
+            ReportFormatting.change(now.totalEvents, from: then.totalEvents),
+            tone: tone(now.totalEvents, then.totalEvents))
+        html += card(
+            "Unknown-type events", ReportFormatting.count(unknown.0),
             ReportFormatting.change(unknown.0, from: unknown.1), tone: tone(unknown.0, unknown.1))
-        html += card("Installs affected", ReportFormatting.count(now.installsAffected),
+        html += card(
+            "Installs affected", ReportFormatting.count(now.installsAffected),
             ReportFormatting.change(now.installsAffected, from: then.installsAffected),
             tone: tone(now.installsAffected, then.installsAffected))
         let cleanTone: String
@@ -99,9 +103,11 @@ private struct HTMLWriter {
         case (let a?, let b?) where a < b - 0.0005: cleanTone = "bad"
         default: cleanTone = "flat"
         }
-        html += card("Decode-clean rate", ReportFormatting.percent(now.decodeCleanRate, places: 2),
+        html += card(
+            "Decode-clean rate", ReportFormatting.percent(now.decodeCleanRate, places: 2),
             ReportFormatting.pointChange(now.decodeCleanRate, from: then.decodeCleanRate), tone: cleanTone)
-        html += card("Ungated types", String(now.ungatedTypes),
+        html += card(
+            "Ungated types", String(now.ungatedTypes),
             ReportFormatting.change(Int64(now.ungatedTypes), from: Int64(then.ungatedTypes)),
             tone: tone(Int64(now.ungatedTypes), Int64(then.ungatedTypes)))
         html += "</section>\n"
@@ -120,9 +126,10 @@ private struct HTMLWriter {
         rows += "(\(ReportFormatting.count(now.cleanBatches)))</td><td class=\"num\">"
         rows += "\(ReportFormatting.count(then.batches)) (\(ReportFormatting.count(then.cleanBatches)))</td>"
         rows += "<td class=\"num\">\(e(ReportFormatting.change(now.batches, from: then.batches)))</td></tr>\n"
-        return html + section(
-            "kinds", "Events by kind",
-            table(header: ["Kind", "This week", "Last week", "Change"], numeric: [1, 2, 3], rows: rows))
+        return html
+            + section(
+                "kinds", "Events by kind",
+                table(header: ["Kind", "This week", "Last week", "Change"], numeric: [1, 2, 3], rows: rows))
     }
 
     private func tone(_ current: Int64, _ previous: Int64) -> String {
@@ -155,7 +162,8 @@ private struct HTMLWriter {
             }
             html += "</span> <span class=\"meta\">"
             if showsApp { html += e(action.appID) + " · " }
-            html += "\(ReportFormatting.count(action.events)) \(action.events == 1 ? "event" : "events") this week</span></li>\n"
+            html +=
+                "\(ReportFormatting.count(action.events)) \(action.events == 1 ? "event" : "events") this week</span></li>\n"
         }
         html += "</ol>\n" + more(report.actions.count)
         return section("actions", "Actions", html)
@@ -184,7 +192,9 @@ private struct HTMLWriter {
             }
             rows += "<td>\(type.suspectDeploy.map { code("\($0.service)@\($0.version)") } ?? "–")</td></tr>\n"
         }
-        var header = ["Status", "Type", "Events", "Last week", "Affected versions (install share)", "Gate", "Suspect deploy"]
+        var header = [
+            "Status", "Type", "Events", "Last week", "Affected versions (install share)", "Gate", "Suspect deploy",
+        ]
         if showsApp { header.insert("App", at: 1) }
         return section(
             "ungated", "Ungated types",
@@ -222,7 +232,8 @@ private struct HTMLWriter {
                 rows += "<td>\(code(group.widgetType))</td>"
                 rows += "<td>\(path.codingPath.isEmpty ? "–" : code(path.codingPath))</td>"
                 rows += "<td class=\"num\">\(ReportFormatting.count(path.events))</td>"
-                rows += "<td>\(path.missingKeys.isEmpty ? "–" : path.missingKeys.map(code).joined(separator: ", "))</td>"
+                rows +=
+                    "<td>\(path.missingKeys.isEmpty ? "–" : path.missingKeys.map(code).joined(separator: ", "))</td>"
                 rows += "<td>\(path.messages.map(e).joined(separator: "<br>"))</td></tr>\n"
             }
         }
@@ -273,10 +284,13 @@ private struct HTMLWriter {
             rows: shown.map { version in
                 let rate = version.decodeCleanRate
                 let color = (rate ?? 0) >= 0.99 ? "#3ca951" : (rate ?? 0) >= 0.95 ? "#efb118" : "#d03b2f"
-                return (label: label(version), share: rate, caption: ReportFormatting.percent(rate, places: 2), color: color)
+                return (
+                    label: label(version), share: rate, caption: ReportFormatting.percent(rate, places: 2), color: color
+                )
             })
         var html = "<div class=\"pair\"><figure class=\"chart\"><figcaption>Adoption (share of installs)</figcaption>"
-        html += adoption + "</figure><figure class=\"chart\"><figcaption>Decode-clean rate (batches without diagnostics)"
+        html +=
+            adoption + "</figure><figure class=\"chart\"><figcaption>Decode-clean rate (batches without diagnostics)"
         html += "</figcaption>" + clean + "</figure></div>\n"
         var rows = ""
         for version in report.versions.prefix(maxRows) {
@@ -285,12 +299,15 @@ private struct HTMLWriter {
             rows += "<td>\(e(version.appVersion))</td>"
             rows += "<td class=\"num\">\(ReportFormatting.count(version.installs))</td>"
             rows += "<td class=\"num\">\(ReportFormatting.percent(version.adoption))</td>"
-            rows += "<td class=\"num\">\(e(ReportFormatting.change(version.installs, from: version.previousInstalls)))</td>"
+            rows +=
+                "<td class=\"num\">\(e(ReportFormatting.change(version.installs, from: version.previousInstalls)))</td>"
             rows += "<td class=\"num\">\(ReportFormatting.percent(version.decodeCleanRate, places: 2))</td>"
             rows += "<td class=\"num\">\(ReportFormatting.count(version.batches))</td>"
             rows += "<td class=\"num\">\(ReportFormatting.count(version.events))</td></tr>\n"
         }
-        var header = ["Version", "Installs", "Adoption", "Installs vs last week", "Decode-clean", "Batches", "Diagnostics"]
+        var header = [
+            "Version", "Installs", "Adoption", "Installs vs last week", "Decode-clean", "Batches", "Diagnostics",
+        ]
         if showsApp { header.insert("App", at: 0) }
         html += table(header: header, numeric: Set((showsApp ? 2 : 1)...(showsApp ? 7 : 6)), rows: rows)
         return section("versions", "Versions", html + more(report.versions.count))
@@ -300,10 +317,13 @@ private struct HTMLWriter {
         let attributed = Set(report.deploys.flatMap(\.spikes))
         let chart = ReportCharts.timeline(
             from: report.current.from, to: report.current.to,
-            deploys: report.deploys.map { (label: "\($0.deploy.service)@\($0.deploy.version)", at: $0.deploy.finishedAt) },
+            deploys: report.deploys.map {
+                (label: "\($0.deploy.service)@\($0.deploy.version)", at: $0.deploy.finishedAt)
+            },
             spikes: report.spikes.map { spike in
                 (
-                    label: "\(spike.widgetType) \(spike.kind.rawValue) ×\(ReportFormatting.fixed(spike.ratio, places: 1))",
+                    label:
+                        "\(spike.widgetType) \(spike.kind.rawValue) ×\(ReportFormatting.fixed(spike.ratio, places: 1))",
                     at: spike.onset, attributed: attributed.contains(spike)
                 )
             })
@@ -317,15 +337,22 @@ private struct HTMLWriter {
         for impact in report.deploys.prefix(maxRows) {
             rows += "<tr><td>\(ReportFormatting.minute(impact.deploy.finishedAt))</td>"
             rows += "<td>\(code("\(impact.deploy.service)@\(impact.deploy.version)"))</td><td>"
-            rows += impact.spikes.isEmpty ? "–" : impact.spikes.map { spike in
-                code(spike.widgetType) + " " + e(spike.kind.rawValue) + " on " + (spike.appVersion.map(e) ?? "all versions")
-                    + " ×" + ReportFormatting.fixed(spike.ratio, places: 1)
-            }.joined(separator: "<br>")
+            rows +=
+                impact.spikes.isEmpty
+                ? "–"
+                : impact.spikes.map { spike in
+                    code(spike.widgetType) + " " + e(spike.kind.rawValue) + " on "
+                        + (spike.appVersion.map(e) ?? "all versions")
+                        + " ×" + ReportFormatting.fixed(spike.ratio, places: 1)
+                }.joined(separator: "<br>")
             rows += "</td><td>"
-            rows += impact.ungatedTypes.isEmpty ? "–" : impact.ungatedTypes.map { code($0.widgetType) }.joined(separator: ", ")
+            rows +=
+                impact.ungatedTypes.isEmpty
+                ? "–" : impact.ungatedTypes.map { code($0.widgetType) }.joined(separator: ", ")
             rows += "</td></tr>\n"
         }
-        html += table(header: ["Finished", "Deploy", "Spikes attributed", "Ungated types attributed"], numeric: [], rows: rows)
+        html += table(
+            header: ["Finished", "Deploy", "Spikes attributed", "Ungated types attributed"], numeric: [], rows: rows)
         return section("deploys", "Deploys", html + more(report.deploys.count))
     }
 
@@ -346,7 +373,8 @@ private struct HTMLWriter {
         var header = ["Onset", "Kind", "Type", "Version", "Peak (5 min)", "Baseline", "Suspect deploy"]
         if showsApp { header.insert("App", at: 1) }
         return section(
-            "spikes", "Spikes", table(header: header, numeric: showsApp ? [5, 6] : [4, 5], rows: rows)
+            "spikes", "Spikes",
+            table(header: header, numeric: showsApp ? [5, 6] : [4, 5], rows: rows)
                 + more(report.spikes.count))
     }
 

@@ -128,7 +128,9 @@ private struct MarkdownWriter {
         var rows = [["Type", "First seen as", "First seen"]]
         if showsApp { rows[0].insert("App", at: 0) }
         for type in report.newTypes.prefix(maxRows) {
-            var row = [Self.code(type.widgetType), Self.code(type.kind.rawValue), ReportFormatting.minute(type.firstSeen)]
+            var row = [
+                Self.code(type.widgetType), Self.code(type.kind.rawValue), ReportFormatting.minute(type.firstSeen),
+            ]
             if showsApp { row.insert(Self.code(type.appID), at: 0) }
             rows.append(row)
         }
@@ -201,7 +203,8 @@ private struct MarkdownWriter {
                 ReportFormatting.minute(impact.deploy.finishedAt),
                 Self.code("\(impact.deploy.service)@\(impact.deploy.version)"),
                 spikes.isEmpty ? "–" : spikes.joined(separator: ", "),
-                impact.ungatedTypes.isEmpty ? "–" : impact.ungatedTypes.map { Self.code($0.widgetType) }.joined(separator: ", "),
+                impact.ungatedTypes.isEmpty
+                    ? "–" : impact.ungatedTypes.map { Self.code($0.widgetType) }.joined(separator: ", "),
             ])
         }
         return table(rows, numeric: []) + more(report.deploys.count)
@@ -233,7 +236,8 @@ private struct MarkdownWriter {
         guard let header = rows.first else { return [] }
         let cells = rows.map { $0.map { $0.replacingOccurrences(of: "|", with: "\\|") } }
         var lines = ["| " + cells[0].joined(separator: " | ") + " |"]
-        lines.append("|" + header.indices.map { numeric.contains($0) ? " ---: " : " --- " }.joined(separator: "|") + "|")
+        lines.append(
+            "|" + header.indices.map { numeric.contains($0) ? " ---: " : " --- " }.joined(separator: "|") + "|")
         for row in cells.dropFirst() { lines.append("| " + row.joined(separator: " | ") + " |") }
         return lines
     }

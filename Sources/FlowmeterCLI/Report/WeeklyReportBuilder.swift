@@ -142,9 +142,10 @@ public struct WeeklyReportBuilder: Sendable {
                 status: .resolved, finding: type, events: currentEvents[key(type)] ?? 0,
                 previousEvents: previousEvents[key(type)] ?? 0)
         }
-        let order = Dictionary(uniqueKeysWithValues: WeeklyReport.UngatedChange.Status.allCases.enumerated().map {
-            ($1, $0)
-        })
+        let order = Dictionary(
+            uniqueKeysWithValues: WeeklyReport.UngatedChange.Status.allCases.enumerated().map {
+                ($1, $0)
+            })
         return changes.sorted { (a: WeeklyReport.UngatedChange, b: WeeklyReport.UngatedChange) -> Bool in
             if a.status != b.status { return order[a.status]! < order[b.status]! }
             let left: Int64 = max(a.events, a.previousEvents)
@@ -159,7 +160,9 @@ public struct WeeklyReportBuilder: Sendable {
     /// Swift's `keyNotFound` description (`No value associated with key CodingKeys(stringValue: "imageURL", …`).
     public static func missingKeys(in message: String) -> [String] {
         var keys: [String] = []
-        for (prefix, terminator) in [("Missing key '", "'"), ("No value associated with key CodingKeys(stringValue: \"", "\"")] {
+        for (prefix, terminator) in [
+            ("Missing key '", "'"), ("No value associated with key CodingKeys(stringValue: \"", "\""),
+        ] {
             var rest = message[...]
             while let start = rest.range(of: prefix) {
                 rest = rest[start.upperBound...]
@@ -305,8 +308,10 @@ public struct WeeklyReportBuilder: Sendable {
         }
         var previousInstalls: [VersionID: HyperLogLog] = [:]
         for rollup in previous {
-            previousInstalls[VersionID(appID: rollup.key.appID, appVersion: rollup.key.appVersion), default: HyperLogLog()]
-                .merge(rollup.installs)
+            previousInstalls[
+                VersionID(appID: rollup.key.appID, appVersion: rollup.key.appVersion), default: HyperLogLog()
+            ]
+            .merge(rollup.installs)
         }
         var events: [VersionID: Int64] = [:]
         for rollup in series {
@@ -381,7 +386,9 @@ public struct WeeklyReportBuilder: Sendable {
                 actions.append(
                     Action(
                         kind: .stopSending, appID: type.appID, widgetType: type.widgetType, events: change.events,
-                        segments: [.text("stop sending "), .code(type.widgetType), .text(": no app version renders it")]))
+                        segments: [
+                            .text("stop sending "), .code(type.widgetType), .text(": no app version renders it"),
+                        ]))
             } else {
                 let newest = type.affectedVersions.map(\.appVersion).max(by: versionLess) ?? ""
                 actions.append(
@@ -433,7 +440,8 @@ public struct WeeklyReportBuilder: Sendable {
             .gate: 0, .fixTypo: 0, .stopSending: 0, .gateByCapability: 0, .addMissingKey: 1, .fixPayload: 1,
             .dedupeIDs: 2,
         ]
-        return actions.enumerated().sorted { (a: (offset: Int, element: Action), b: (offset: Int, element: Action)) -> Bool in
+        return actions.enumerated().sorted {
+            (a: (offset: Int, element: Action), b: (offset: Int, element: Action)) -> Bool in
             let left: Int = rank[a.element.kind]!
             let right: Int = rank[b.element.kind]!
             if left != right { return left < right }

@@ -248,6 +248,7 @@ private struct EventList {
                 kind: kind, widgetType: type, codingPath: path, message: message, pageID: page,
                 surface: random.chance(0.8) ? "page" : "sheet", backendRelease: random.chance(0.9) ? release : nil,
                 count: max(1, count),
-                occurredAt: Timestamp(secondsSinceEpoch: time, nanoseconds: Int32(random.next(below: 1000)) * 1_000_000)))
+                occurredAt: Timestamp(secondsSinceEpoch: time, nanoseconds: Int32(random.next(below: 1000)) * 1_000_000)
+            ))
     }
 }

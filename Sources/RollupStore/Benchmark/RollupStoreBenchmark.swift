@@ -24,7 +24,8 @@ public enum RollupStoreBenchmark {
         public var description: String {
             let median = String(format: "%9.1f", medianSeconds * 1000)
             let best = String(format: "%9.1f", bestSeconds * 1000)
-            return "\(name.padding(toLength: 52, withPad: " ", startingAt: 0)) median \(median) ms  best \(best) ms  \(rows) rows"
+            return
+                "\(name.padding(toLength: 52, withPad: " ", startingAt: 0)) median \(median) ms  best \(best) ms  \(rows) rows"
         }
     }
 
@@ -88,7 +89,8 @@ public enum RollupStoreBenchmark {
             } else if let sql = store as? PostgresRollupStore {
                 try sql.core.bulkLoad(series: seriesRollups, versions: versionRollups)
             } else {
-                let partials = (seriesRollups.map { PartialRollup.Rollup.series($0) }
+                let partials =
+                    (seriesRollups.map { PartialRollup.Rollup.series($0) }
                     + versionRollups.map { PartialRollup.Rollup.version($0) })
                     .map { rollup in
                         sequence += 1
@@ -107,30 +109,50 @@ public enum RollupStoreBenchmark {
         let release = SeriesQuery(from: from, to: to, buildConfiguration: .release)
         let queries: [(String, () throws -> Int)] = [
             ("series buckets 30 d x 1 h (release)", { try store.seriesBuckets(release, bucketSeconds: 3600).count }),
-            ("series buckets 30 d x 1 d (one app)", {
-                try store.seriesBuckets(
-                    SeriesQuery(from: from, to: to, appID: series[0].appID), bucketSeconds: 86_400
-                ).count
-            }),
-            ("series buckets 4 h x 5 min (release)", {
-                try store.seriesBuckets(SeriesQuery(from: recent, to: to, buildConfiguration: .release), bucketSeconds: 300)
+            (
+                "series buckets 30 d x 1 d (one app)",
+                {
+                    try store.seriesBuckets(
+                        SeriesQuery(from: from, to: to, appID: series[0].appID), bucketSeconds: 86_400
+                    ).count
+                }
+            ),
+            (
+                "series buckets 4 h x 5 min (release)",
+                {
+                    try store.seriesBuckets(
+                        SeriesQuery(from: recent, to: to, buildConfiguration: .release), bucketSeconds: 300
+                    )
                     .count
-            }),
-            ("series rollups 4 h (unknownType, release)", {
-                try store.seriesRollups(
-                    SeriesQuery(from: recent, to: to, kinds: [.unknownType], buildConfiguration: .release)
-                ).count
-            }),
-            ("version buckets 30 d x 1 h", {
-                try store.versionBuckets(from: from, to: to, appID: nil, bucketSeconds: 3600).count
-            }),
+                }
+            ),
+            (
+                "series rollups 4 h (unknownType, release)",
+                {
+                    try store.seriesRollups(
+                        SeriesQuery(from: recent, to: to, kinds: [.unknownType], buildConfiguration: .release)
+                    ).count
+                }
+            ),
+            (
+                "version buckets 30 d x 1 h",
+                {
+                    try store.versionBuckets(from: from, to: to, appID: nil, bucketSeconds: 3600).count
+                }
+            ),
             ("version rollups 4 h", { try store.versionRollups(from: recent, to: to, appID: nil).count }),
-            ("firstSeen (unknownType, release)", {
-                try store.firstSeen(appID: nil, kind: .unknownType, buildConfiguration: .release).count
-            }),
-            ("series buckets 30 d x 5 min (minute table, worst)", {
-                try store.seriesBuckets(release, bucketSeconds: 300).count
-            }),
+            (
+                "firstSeen (unknownType, release)",
+                {
+                    try store.firstSeen(appID: nil, kind: .unknownType, buildConfiguration: .release).count
+                }
+            ),
+            (
+                "series buckets 30 d x 5 min (minute table, worst)",
+                {
+                    try store.seriesBuckets(release, bucketSeconds: 300).count
+                }
+            ),
         ]
         var timings: [Timing] = []
         for (name, query) in queries {
@@ -170,11 +192,14 @@ public enum RollupStoreBenchmark {
         let events = Int64(3 + Double(index % 7 + 1) * 10 * (1 + sin(phase * 2 * .pi)))
         var installs = HyperLogLog()
         for install in 0..<Int(1 + events % 3) {
-            installs.insert(hash: UInt64(truncatingIfNeeded: window.start &* 31 &+ Int64(index * 7 + install)) &* 0x9E37_79B9_7F4A_7C15)
+            installs.insert(
+                hash: UInt64(truncatingIfNeeded: window.start &* 31 &+ Int64(index * 7 + install))
+                    &* 0x9E37_79B9_7F4A_7C15)
         }
         return SeriesRollup(
             series: series, window: window, events: events, installs: installs,
-            firstSeen: Timestamp(secondsSinceEpoch: window.start + 1), lastSeen: Timestamp(secondsSinceEpoch: window.start + 58),
+            firstSeen: Timestamp(secondsSinceEpoch: window.start + 1),
+            lastSeen: Timestamp(secondsSinceEpoch: window.start + 58),
             releases: ["page-api@2026.\(window.start / 86_400 % 5)": events],
             samples: [RollupSample(codingPath: "Index 1.children", message: "unknown type", pageID: "home")])
     }

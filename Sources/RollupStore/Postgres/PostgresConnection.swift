@@ -1,5 +1,5 @@
-import Foundation
 import CLibPQ
+import Foundation
 
 /// One libpq connection: the only owner of a `PGconn` handle.
 ///
@@ -115,7 +115,8 @@ final class PostgresConnection: @unchecked Sendable {
         }
         let sqlState = PQresultErrorField(result, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
         throw error(
-            sqlState: sqlState, message: String(cString: PQresultErrorMessage(result)), sql: sql, file: file, line: line)
+            sqlState: sqlState, message: String(cString: PQresultErrorMessage(result)), sql: sql, file: file, line: line
+        )
     }
 
     /// The one place libpq failures become store errors, classified by SQLSTATE class.

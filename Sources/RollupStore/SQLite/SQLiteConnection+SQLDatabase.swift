@@ -23,7 +23,8 @@ extension SQLiteConnection: SQLDatabase {
 
     func bulkInsert(table: String, columns: [String], rows: [[SQLValue]]) throws {
         let placeholders = (1...columns.count).map { "?\($0)" }.joined(separator: ", ")
-        let statement = try statement("INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(placeholders))")
+        let statement = try statement(
+            "INSERT INTO \(table) (\(columns.joined(separator: ", "))) VALUES (\(placeholders))")
         for row in rows {
             statement.reset()
             try statement.bind(row)

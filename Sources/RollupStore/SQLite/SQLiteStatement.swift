@@ -37,7 +37,9 @@ final class SQLiteStatement {
         case .blob(let bytes):
             code = bytes.withUnsafeBytes { buffer in
                 // A zero-length blob with a nil pointer would bind NULL.
-                sqlite3_bind_blob(handle, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buffer.count), sqliteTransient)
+                sqlite3_bind_blob(
+                    handle, index, buffer.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(buffer.count),
+                    sqliteTransient)
             }
         }
         try connection.check(code)

@@ -108,7 +108,8 @@ private struct BlobReader {
 
     init(_ bytes: [UInt8]) throws {
         guard bytes.first == RollupBlobCodec.version else {
-            throw RollupStoreError(.invalidData, "Stored rollup detail has unknown version \(bytes.first.map(String.init) ?? "none")")
+            throw RollupStoreError(
+                .invalidData, "Stored rollup detail has unknown version \(bytes.first.map(String.init) ?? "none")")
         }
         self.bytes = bytes
     }

@@ -41,12 +41,14 @@ struct RollupTables {
                 case .series(let rollup):
                     let id = try seriesID(rollup.series, cache: cache, pending: &pending)
                     try mergeSeries(rollup, id: id, table: "series_minutes", windowStart: rollup.window.start)
-                    try mergeSeries(rollup, id: id, table: "series_hours", windowStart: Self.hourStart(rollup.window.start))
+                    try mergeSeries(
+                        rollup, id: id, table: "series_hours", windowStart: Self.hourStart(rollup.window.start))
                     try recordFirstSeen(rollup)
                 case .version(let rollup):
                     let id = try versionID(rollup.key, cache: cache, pending: &pending)
                     try mergeVersion(rollup, id: id, table: "version_minutes", windowStart: rollup.window.start)
-                    try mergeVersion(rollup, id: id, table: "version_hours", windowStart: Self.hourStart(rollup.window.start))
+                    try mergeVersion(
+                        rollup, id: id, table: "version_hours", windowStart: Self.hourStart(rollup.window.start))
                 }
             }
             try database.update("DELETE FROM applied_messages WHERE applied_at < $1", [.integer(pruneBefore)])
@@ -75,7 +77,9 @@ struct RollupTables {
                 hourly.window = MinuteWindow(start: hour)
                 let key = BucketKey(id: id, bucketStart: hour)
                 if hours[key] == nil { hours[key] = hourly } else { hours[key]!.merge(hourly) }
-                if earliest[rollup.series].map({ rollup.firstSeen < $0.firstSeen }) ?? true { earliest[rollup.series] = rollup }
+                if earliest[rollup.series].map({ rollup.firstSeen < $0.firstSeen }) ?? true {
+                    earliest[rollup.series] = rollup
+                }
             }
             let seriesColumns = [
                 "series_id", "window_start", "events", "installs", "first_seen_s", "first_seen_ns", "last_seen_s",
@@ -356,7 +360,8 @@ struct RollupTables {
         return rollups.sorted { $0.window != $1.window ? $0.window < $1.window : $0.key < $1.key }
     }
 
-    func versionBuckets(from: Timestamp, to: Timestamp, appID: String?, bucketSeconds: Int64) throws -> [VersionBucket] {
+    func versionBuckets(from: Timestamp, to: Timestamp, appID: String?, bucketSeconds: Int64) throws -> [VersionBucket]
+    {
         guard bucketSeconds > 0 else { throw RollupStoreError(.queryFailed, "bucketSeconds must be positive") }
         let range = Self.windowRange(from: from, to: to)
         guard range.lowerBound < range.upperBound else { return [] }
@@ -375,17 +380,22 @@ struct RollupTables {
             ) { row in
                 let key = BucketKey(id: try row.int64(0), bucketStart: try row.int64(1))
                 let old = sums[key] ?? (0, 0, 0)
-                sums[key] = (old.batches + (try row.int64(2)), old.clean + (try row.int64(3)), old.decodes + (try row.int64(4)))
+                sums[key] = (
+                    old.batches + (try row.int64(2)), old.clean + (try row.int64(3)), old.decodes + (try row.int64(4))
+                )
             }
         }
         var keys: [Int64: VersionKey] = [:]
         if !sums.isEmpty {
-            try database.query("SELECT id, app_id, platform, app_version, build_configuration FROM versions", []) { row in
+            try database.query("SELECT id, app_id, platform, app_version, build_configuration FROM versions", []) {
+                row in
                 keys[try row.int64(0)] = try Self.versionKey(row, offset: 1)
             }
         }
         return try sums.map { key, sum in
-            guard let version = keys[key.id] else { throw RollupStoreError(.invalidData, "No version row with id \(key.id)") }
+            guard let version = keys[key.id] else {
+                throw RollupStoreError(.invalidData, "No version row with id \(key.id)")
+            }
             return VersionBucket(
                 key: version, bucketStart: key.bucketStart, batches: sum.batches, cleanBatches: sum.clean,
                 decodes: sum.decodes)
@@ -393,7 +403,9 @@ struct RollupTables {
         .sorted { $0.bucketStart != $1.bucketStart ? $0.bucketStart < $1.bucketStart : $0.key < $1.key }
     }
 
-    func firstSeen(appID: String?, kind: DiagnosticKind, buildConfiguration: BuildConfiguration) throws -> [TypeFirstSeen] {
+    func firstSeen(appID: String?, kind: DiagnosticKind, buildConfiguration: BuildConfiguration) throws
+        -> [TypeFirstSeen]
+    {
         var records: [TypeFirstSeen] = []
         try database.query(
             """
@@ -548,7 +560,8 @@ struct RollupTables {
         guard let buildConfiguration = BuildConfiguration(rawValue: configuration),
             let diagnosticKind = DiagnosticKind(rawValue: kind)
         else {
-            throw RollupStoreError(.invalidData, "Stored series has build configuration '\(configuration)', kind '\(kind)'")
+            throw RollupStoreError(
+                .invalidData, "Stored series has build configuration '\(configuration)', kind '\(kind)'")
         }
         return RollupSeries(
             appID: try row.text(offset), platform: try row.text(offset + 1), appVersion: try row.text(offset + 2),
@@ -591,7 +604,9 @@ struct RollupTables {
     }
 
     private static func window(_ start: Int64) throws -> MinuteWindow {
-        guard start % 60 == 0 else { throw RollupStoreError(.invalidData, "Stored window start \(start) is not a minute") }
+        guard start % 60 == 0 else {
+            throw RollupStoreError(.invalidData, "Stored window start \(start) is not a minute")
+        }
         return MinuteWindow(start: start)
     }
 

@@ -39,7 +39,8 @@ final class SQLRollupStoreCore: Sendable {
 
     func bulkLoad(series: [SeriesRollup], versions: [VersionRollup]) throws {
         try writer.withLock { writer in
-            try RollupTables(database: writer.database).bulkLoad(series: series, versions: versions, cache: &writer.cache)
+            try RollupTables(database: writer.database).bulkLoad(
+                series: series, versions: versions, cache: &writer.cache)
         }
     }
 
