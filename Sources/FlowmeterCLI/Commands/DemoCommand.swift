@@ -118,6 +118,7 @@ struct DemoRun {
         if !waited {
             print("    " + Terminal.styled("not every batch reached the store in time; results may be short", .yellow))
         }
+        await describeStore(store)
 
         let since = "\(Int(simulatedHours.rounded(.up)) + 1)h"
         Terminal.heading("flowmeter ungated --since \(since)   (types sent to app versions that cannot render them)")
@@ -210,6 +211,28 @@ struct DemoRun {
             try? await Task.sleep(for: .milliseconds(500))
         }
         return false
+    }
+
+    /// Says what the sink merged into the store: the rollups the queries below read.
+    private func describeStore(_ store: any RollupStore) async {
+        let summary = await SinkCommand.onThread { () -> (series: Int, minutes: Int, events: Int64, batches: Int64)? in
+            let now = Int64(Date().timeIntervalSince1970)
+            let from = Timestamp(secondsSinceEpoch: now - 2 * 86_400)
+            let to = Timestamp(secondsSinceEpoch: now + 3_600)
+            guard let series = try? store.seriesRollups(SeriesQuery(from: from, to: to)),
+                let versions = try? store.versionRollups(from: from, to: to, appID: nil)
+            else { return nil }
+            return (
+                Set(series.map(\.series)).count, series.count, series.reduce(0) { $0 + $1.events },
+                versions.reduce(0) { $0 + $1.batches }
+            )
+        }
+        guard let summary else { return }
+        Terminal.heading("rollups in the store (merged by the sink from flowmeter.rollups.v1)")
+        print(
+            "    \(CellFormat.count(Int64(summary.minutes))) series-minutes of \(CellFormat.count(Int64(summary.series))) "
+                + "series: \(CellFormat.count(summary.events)) occurrences (events × count) from "
+                + "\(CellFormat.count(summary.batches)) batches\n")
     }
 
     /// Runs a query command in this process, exactly as `flowmeter ARGUMENTS` would.
