@@ -7,6 +7,11 @@ extension PartialRollup {
     ///
     /// Not for the per-event path: a collector calls it once per series and minute per flush.
     public func jsonBytes() -> [UInt8] {
+        PartialRollupJSONWriter.bytes(of: self)
+    }
+
+    /// The same message through `JSONEncoder` and the Codable form: the reference the byte writer is tested against.
+    func codableJSONBytes() -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Encoding plain value types into JSON cannot fail: no floats, no non-string keys.

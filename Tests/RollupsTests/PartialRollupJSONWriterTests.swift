@@ -1,0 +1,54 @@
+import FlowmeterModels
+import Foundation
+import Testing
+
+@testable import Rollups
+
+/// The byte writer against the Codable reference (`JSONEncoder` over the wire form).
+@Suite struct PartialRollupJSONWriterTests {
+    typealias F = RollupFixtures
+
+    @Test(arguments: 0..<40)
+    func seriesBytesDecodeLikeTheReference(seed: Int) throws {
+        var random = SeededGenerator(seed: UInt64(seed) &+ 7_000)
+        var rollup = F.seriesRollup(&random, releasePool: 30, samplePool: 9)
+        if seed % 5 == 0 { rollup.series.widgetType = "" }
+        if seed % 7 == 0 { rollup.series.appID = "com.example.\"quoted\"\\slash/é\u{1}\n" }
+        if seed % 3 == 0 { rollup.firstSeen = Timestamp(secondsSinceEpoch: -62_135_596_800 + Int64(seed)) }
+        let partial = PartialRollup(id: "c-\(seed)/1/\(seed)", collector: "collector \"a\"", rollup: .series(rollup))
+        try expectSame(partial)
+    }
+
+    @Test(arguments: 0..<40)
+    func versionBytesDecodeLikeTheReference(seed: Int) throws {
+        var random = SeededGenerator(seed: UInt64(seed) &+ 9_000)
+        var rollup = F.versionRollup(&random)
+        if seed % 4 == 0 { rollup.registeredTypes.insert("type\u{7f}\t\"x\"") }
+        if seed % 6 == 0 { rollup.decodes = .max }
+        let partial = PartialRollup(id: "c/\(seed)/0", collector: "c", rollup: .version(rollup))
+        try expectSame(partial)
+    }
+
+    @Test func extremeCountsAndEmptySketchesMatch() throws {
+        var random = SeededGenerator(seed: 1)
+        var rollup = F.seriesRollup(&random)
+        rollup.events = .max
+        rollup.installs = HyperLogLog()
+        try expectSame(PartialRollup(id: "x", collector: "c", rollup: .series(rollup)))
+        var version = VersionRollup(key: F.version, window: MinuteWindow(start: -60), batches: 0, decodes: .max)
+        version.installs.insert(hash: 1)
+        try expectSame(PartialRollup(id: "y", collector: "c", rollup: .version(version)))
+    }
+
+    /// Both spellings decode to the partial, and parse to the same JSON object.
+    private func expectSame(_ partial: PartialRollup) throws {
+        let written = partial.jsonBytes()
+        let reference = partial.codableJSONBytes()
+        let fromWritten = try PartialRollup(jsonBytes: written)
+        #expect(fromWritten == (try PartialRollup(jsonBytes: reference)))
+        #expect(fromWritten == partial)
+        let object = try JSONSerialization.jsonObject(with: Data(written)) as? NSDictionary
+        let referenceObject = try JSONSerialization.jsonObject(with: Data(reference)) as? NSDictionary
+        #expect(object != nil && object == referenceObject)
+    }
+}
