@@ -2,6 +2,7 @@ import Detector
 import FlowmeterModels
 import Foundation
 import Rollups
+import TestSupport
 import Testing
 
 @Suite struct AlertTests {
@@ -72,17 +73,17 @@ import Testing
     }
 
     @Test func alertmanagerReceivesThenResolvesTheAlert() async throws {
-        guard AlertmanagerProcess.isInstalled else {
-            print("SKIPPED alertmanagerReceivesThenResolvesTheAlert: \(AlertmanagerProcess.binary) is not installed")
+        guard AlertmanagerServer.isInstalled else {
+            print("SKIPPED alertmanagerReceivesThenResolvesTheAlert: \(AlertmanagerServer.binary) is not installed")
             return
         }
-        let alertmanager = try AlertmanagerProcess()
+        let alertmanager = try AlertmanagerServer()
         defer { alertmanager.stop() }
         try #require(try await alertmanager.waitUntilReady(), "Alertmanager did not become ready within 20 s")
 
         let store = InMemoryRollupStore()
         let evaluator = AlertEvaluator(store: store)
-        let notifier = AlertmanagerNotifier(baseURL: alertmanager.baseURL)
+        let notifier = AlertmanagerNotifier(baseURL: try #require(URL(string: alertmanager.baseURL)))
         let now = Timestamp(Date())
         let opened = try evaluator.evaluate([AlertFinding(spike: spike())], at: now)
         try await notifier.send(opened.alertmanagerAlerts)
@@ -107,8 +108,8 @@ import Testing
     }
 
     @Test func alertmanagerRefusalIsAnError() async throws {
-        guard AlertmanagerProcess.isInstalled else { return }
-        let alertmanager = try AlertmanagerProcess()
+        guard AlertmanagerServer.isInstalled else { return }
+        let alertmanager = try AlertmanagerServer()
         defer { alertmanager.stop() }
         try #require(try await alertmanager.waitUntilReady(), "Alertmanager did not become ready within 20 s")
         var bad = AlertFinding(spike: spike())
@@ -116,8 +117,9 @@ import Testing
         let alert = Alert(
             fingerprint: bad.fingerprint, status: .firing, kind: .spike, labels: bad.labels, annotations: [:],
             startsAt: Timestamp(Date()), endsAt: nil, payload: .null)
+        let url = try #require(URL(string: alertmanager.baseURL))
         await #expect(throws: DetectorError.self) {
-            try await AlertmanagerNotifier(baseURL: alertmanager.baseURL).send([alert])
+            try await AlertmanagerNotifier(baseURL: url).send([alert])
         }
     }
 
@@ -129,15 +131,15 @@ import Testing
     }
 
     /// Reads `GET /api/v2/alerts` until `done` holds, for at most ten seconds; returns the last list.
-    func poll(_ alertmanager: AlertmanagerProcess, until done: ([ListedAlert]) -> Bool) async throws
+    func poll(_ alertmanager: AlertmanagerServer, until done: ([ListedAlert]) -> Bool) async throws
         -> [ListedAlert]
     {
         let deadline = ContinuousClock.now + .seconds(10)
         var alerts: [ListedAlert] = []
         repeat {
-            let (data, status) = try await alertmanager.get("api/v2/alerts")
-            #expect(status == 200)
-            alerts = try JSONDecoder().decode([ListedAlert].self, from: data)
+            let answer = try await alertmanager.get("/api/v2/alerts")
+            #expect(answer.status == 200)
+            alerts = try JSONDecoder().decode([ListedAlert].self, from: Data(answer.body))
             if done(alerts) { return alerts }
             try await Task.sleep(for: .milliseconds(100))
         } while ContinuousClock.now < deadline

@@ -16,10 +16,10 @@ import Testing
         defer { directory.remove() }
         let storePath = directory.file("flowmeter.sqlite")
         let serve = try await startServe(in: directory, store: storePath)
-        defer { _ = serve.child.terminate(timeout: .zero) }
+        defer { serve.child.terminate(timeout: .zero) }
 
         let truthPath = directory.file("truth.json")
-        let simulated = try await EndToEndProcess.run(
+        let simulated = try await FlowmeterExecutable.run(
             [
                 "simulate", "--target", "http://127.0.0.1:\(serve.port)", "--key", Self.ingestKey, "--admin-key",
                 Self.adminKey, "--seed", "7", "--duration", "15s", "--simulated-hours", "4", "--max-requests", "3000",
@@ -134,13 +134,8 @@ import Testing
 
     // MARK: - Helpers
 
-    private struct Serve {
-        let port: UInt16
-        let child: EndToEndChild
-    }
-
     /// Starts `flowmeter serve --kafka embedded --store` on a free loopback port and waits (bounded) for /healthz.
-    private func startServe(in directory: TemporaryDirectory, store: String) async throws -> Serve {
+    private func startServe(in directory: TemporaryDirectory, store: String) async throws -> ServerProcess {
         let keys = directory.file("keys.json")
         try Data(
             """
@@ -149,29 +144,11 @@ import Testing
              "adminKeys": ["\(Self.adminKey)"]}
             """.utf8
         ).write(to: URL(fileURLWithPath: keys))
-        for _ in 0..<3 {
-            let port = UInt16.random(in: 20_000...40_000)
-            let process = Process()
-            process.executableURL = try EndToEndProcess.executable()
-            process.arguments = [
-                "serve", "--kafka", "embedded", "--store", store, "--listen", "127.0.0.1:\(port)", "--keys", keys,
-                "--rollup-interval", "1s", "--salt", "00112233445566778899aabbccddeeff", "--log-level", "warning",
-                "--shutdown-timeout", "10s",
-            ]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            let child = EndToEndChild(process)
-            for _ in 0..<100 where process.isRunning {
-                if let client = try? HTTPTestClient(port: port), (try? client.request("GET", "/healthz").status) == 200
-                {
-                    return Serve(port: port, child: child)
-                }
-                try await Task.sleep(for: .milliseconds(100))
-            }
-            _ = child.terminate(timeout: .seconds(5))
-        }
-        throw EndToEndFailure("flowmeter serve did not come up on three ports")
+        return try await FlowmeterExecutable.serve(
+            [
+                "--kafka", "embedded", "--store", store, "--keys", keys, "--rollup-interval", "1s", "--salt",
+                "00112233445566778899aabbccddeeff", "--log-level", "warning", "--shutdown-timeout", "10s",
+            ], within: .seconds(10), attempts: 3)
     }
 
     /// Polls the store (at most 30 s) until it holds `batches` batches; returns how many it holds.
@@ -194,7 +171,7 @@ import Testing
 
     /// The subcommands `flowmeter --help` lists.
     private func availableCommands() async throws -> Set<String> {
-        let help = try await EndToEndProcess.run(["--help"], timeout: .seconds(10)).output
+        let help = try await FlowmeterExecutable.run(["--help"], timeout: .seconds(10)).output
         let lines = help.split(separator: "\n", omittingEmptySubsequences: false)
         guard let start = lines.firstIndex(of: "COMMANDS:") else { return [] }
         var names: Set<String> = []
@@ -218,7 +195,7 @@ import Testing
 
     /// Runs a query command and checks that its output is one JSON object.
     private func query(_ arguments: [String]) async throws -> QueryResult {
-        let result = try await EndToEndProcess.run(arguments, timeout: .seconds(30))
+        let result = try await FlowmeterExecutable.run(arguments, timeout: .seconds(30))
         let parsed = try? JSONSerialization.jsonObject(with: Data(result.output.utf8))
         #expect(
             parsed is [String: Any], "\(arguments.prefix(2)) printed no JSON object: \(result.output) \(result.errors)")
@@ -230,14 +207,5 @@ import Testing
         calendar.timeZone = TimeZone(identifier: "UTC")!
         let parts = calendar.dateComponents([.yearForWeekOfYear, .weekOfYear], from: date)
         return String(format: "%04d-W%02d", parts.yearForWeekOfYear ?? 0, parts.weekOfYear ?? 0)
-    }
-}
-
-/// A failed step of the end-to-end test.
-struct EndToEndFailure: Error, CustomStringConvertible {
-    let description: String
-
-    init(_ description: String) {
-        self.description = description
     }
 }

@@ -2,55 +2,30 @@ import Foundation
 import TestSupport
 import Testing
 
-#if canImport(Glibc)
-    import Glibc
-#endif
-
 /// `flowmeter serve --kafka none` from the executable built next to the test bundle, on a free loopback port.
-final class CollectorProcess: @unchecked Sendable {
+final class CollectorProcess: Sendable {
     static let ingestKey = "key-ops-0123456789"
     static let app = "com.example.shop"
 
-    /// The executable, or nil when it was not built.
-    static var executable: URL? {
-        let bundle = URL(fileURLWithPath: CommandLine.arguments[0])
-        let candidates = [
-            bundle.deletingLastPathComponent().appendingPathComponent("flowmeter"),
-            bundle.deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-                .appendingPathComponent("flowmeter"),
-        ]
-        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }
-    }
-
-    let port: Int
-    private let process = Process()
     private let directory: TemporaryDirectory
+    private let server: ServerProcess
+
+    /// The loopback port it listens on.
+    var port: Int { Int(server.port) }
 
     /// Starts the collector and waits (at most 15 s) for `/healthz`.
     init() async throws {
-        let executable = try #require(Self.executable, "no flowmeter executable next to the test bundle: swift build")
         directory = try TemporaryDirectory(prefix: "flowmeter-ops")
         let keys = directory.file("keys.json")
         try Data(
             #"{"ingestKeys": [{"key": "\#(Self.ingestKey)", "apps": ["*"], "rateLimit": {"eventsPerSecond": 1000000, "burst": 1000000}}]}"#
                 .utf8
         ).write(to: URL(fileURLWithPath: keys))
-        port = try FreePort.next()
-        process.executableURL = executable
-        process.arguments = [
-            "serve", "--kafka", "none", "--listen", "127.0.0.1:\(port)", "--keys", keys,
-            "--salt", "00112233445566778899aabbccddeeff", "--collector-id", "ops-test", "--log-level", "warning",
-        ]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        var isUp = false
-        for _ in 0..<150 where !isUp && process.isRunning {
-            isUp = (try? await get("/healthz").status) == 200
-            if !isUp { try await Task.sleep(for: .milliseconds(100)) }
-        }
-        if !isUp { stop() }
-        try #require(isUp, "flowmeter serve did not come up on 127.0.0.1:\(port)")
+        server = try await FlowmeterExecutable.serve(
+            [
+                "--kafka", "none", "--keys", keys, "--salt", "00112233445566778899aabbccddeeff", "--collector-id",
+                "ops-test", "--log-level", "warning",
+            ], within: .seconds(15))
     }
 
     deinit {
@@ -60,22 +35,12 @@ final class CollectorProcess: @unchecked Sendable {
 
     /// Sends SIGTERM, then SIGKILL after ten seconds.
     func stop() {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGTERM)
-        let deadline = Date().addingTimeInterval(10)
-        while process.isRunning && Date() < deadline { usleep(20_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        server.child.terminate(timeout: .seconds(10))
     }
 
     /// GETs `path`.
     func get(_ path: String) async throws -> HTTPTestResponse {
-        let port = UInt16(port)
-        return try await HTTPTestClient.onThread {
-            let client = try HTTPTestClient(port: port, readTimeout: .seconds(10))
-            defer { client.close() }
-            return try client.request("GET", path)
-        }
+        try await server.get(path, readTimeout: .seconds(10))
     }
 
     /// Posts one batch of `index` with an unknown type, a malformed payload, an event of a newer client's kind, an
@@ -130,27 +95,5 @@ final class CollectorProcess: @unchecked Sendable {
             }
         }
         return names
-    }
-}
-
-/// Free loopback TCP ports.
-enum FreePort {
-    /// A loopback port that was free a moment ago (bound to port 0 and released).
-    static func next() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw POSIXError(.EMFILE) }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { pointer -> Bool in
-                bind(fd, pointer, length) == 0 && getsockname(fd, pointer, &length) == 0
-            }
-        }
-        guard bound else { throw POSIXError(.EADDRINUSE) }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The deployment files: systemd units, the image's runtime libraries, the topic script, the Kubernetes manifests.
@@ -10,10 +11,10 @@ import Testing
     @Test(
         .enabled(if: Tool.canVerifyUnits, "systemd-analyze is missing or cannot verify even a trivial unit here"),
         .enabled(
-            if: CollectorProcess.executable != nil, "no flowmeter executable next to the test bundle: swift build"),
+            if: FlowmeterExecutable.path != nil, "no flowmeter executable next to the test bundle: swift build"),
         arguments: units)
     func systemdUnitPassesVerify(file: String) throws {
-        let executable = try #require(CollectorProcess.executable).path
+        let executable = try FlowmeterExecutable.requiredPath()
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("flowmeter-units-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -31,10 +32,10 @@ import Testing
     /// The runtime stage installs a package for every shared library the built binary links directly.
     @Test(
         .enabled(if: Tool(path: "/usr/bin/readelf").isInstalled, "readelf missing: apt-get install binutils"),
-        .enabled(if: CollectorProcess.executable != nil, "no flowmeter executable next to the test bundle: swift build")
+        .enabled(if: FlowmeterExecutable.path != nil, "no flowmeter executable next to the test bundle: swift build")
     )
     func runtimeImageHasEveryLibraryTheBinaryLinks() throws {
-        let executable = try #require(CollectorProcess.executable).path
+        let executable = try FlowmeterExecutable.requiredPath()
         let script = Tool(path: Repository.path("scripts/ops/runtime-packages.sh"))
         let run = try script.run([executable])
         try #require(run.succeeded, "\(run.transcript)")

@@ -1,11 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// A real Prometheus scrapes a live collector on loopback and evaluates the shipped rules.
 @Suite struct LivePrometheusTests {
     @Test(
         .enabled(if: Tool.prometheus.isInstalled, "prometheus missing: apt-get install prometheus"),
-        .enabled(if: CollectorProcess.executable != nil, "no flowmeter executable next to the test bundle: swift build")
+        .enabled(if: FlowmeterExecutable.path != nil, "no flowmeter executable next to the test bundle: swift build")
     )
     func prometheusScrapesTheCollectorAndARecordingRuleReturnsData() async throws {
         let collector = try await CollectorProcess()

@@ -1,11 +1,12 @@
 import Foundation
+import TestSupport
 import Testing
 
 /// The rules and dashboards read only what a live collector exports, and only recording rules that exist.
 @Suite struct MetricNamesTests {
     @Test(
         .enabled(
-            if: CollectorProcess.executable != nil, "no flowmeter executable next to the test bundle: swift build"),
+            if: FlowmeterExecutable.path != nil, "no flowmeter executable next to the test bundle: swift build"),
         .enabled(if: Tool.hasYAML, "python3-yaml missing: apt-get install python3-yaml"))
     func everyMetricNamedInARuleOrDashboardIsExportedByALiveCollector() async throws {
         let collector = try await CollectorProcess()

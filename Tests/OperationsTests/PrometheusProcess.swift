@@ -4,15 +4,12 @@ import TestSupport
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
-#if canImport(Glibc)
-    import Glibc
-#endif
 
 /// A real Prometheus (Debian's `/usr/bin/prometheus`) on a free loopback port with its own temp config and storage,
 /// scraping one target every second and evaluating the shipped rule files every second.
-final class PrometheusProcess: @unchecked Sendable {
+final class PrometheusProcess: Sendable {
     let baseURL: URL
-    private let process = Process()
+    private let server: ServerProcess
     private let directory: TemporaryDirectory
 
     /// Starts Prometheus scraping `target` (`host:port`) as job `flowmeter-collector`.
@@ -32,16 +29,14 @@ final class PrometheusProcess: @unchecked Sendable {
                   - targets: ["\(target)"]
             """
         try config.write(toFile: directory.file("prometheus.yml"), atomically: true, encoding: .utf8)
-        let port = try FreePort.next()
+        let port = try ServerProcess.freeLoopbackPort()
         baseURL = URL(string: "http://127.0.0.1:\(port)")!
-        process.executableURL = URL(fileURLWithPath: Tool.prometheus.path)
-        process.arguments = [
-            "--config.file=\(directory.file("prometheus.yml"))", "--storage.tsdb.path=\(directory.file("data"))",
-            "--web.listen-address=127.0.0.1:\(port)", "--log.level=warn",
-        ]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle(forWritingAtPath: "/dev/null")
-        try process.run()
+        server = try ServerProcess(
+            Tool.prometheus.path, port: port,
+            arguments: [
+                "--config.file=\(directory.file("prometheus.yml"))", "--storage.tsdb.path=\(directory.file("data"))",
+                "--web.listen-address=127.0.0.1:\(port)", "--log.level=warn",
+            ])
     }
 
     deinit {
@@ -51,12 +46,7 @@ final class PrometheusProcess: @unchecked Sendable {
 
     /// Waits (at most `timeout`) until `/-/ready` answers 200.
     func waitUntilReady(timeout: Duration = .seconds(30)) async throws -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline && process.isRunning {
-            if let (_, status) = try? await get("-/ready"), status == 200 { return true }
-            try await Task.sleep(for: .milliseconds(200))
-        }
-        return false
+        await server.waitUntilReady(path: "/-/ready", timeout: timeout, interval: .milliseconds(200))
     }
 
     /// The `data` object of `/api/v1/<path>` (JSON), or nil when Prometheus did not answer success.
@@ -79,20 +69,8 @@ final class PrometheusProcess: @unchecked Sendable {
         return result.map { $0["metric"] as? [String: String] ?? [:] }
     }
 
-    private func get(_ path: String) async throws -> (Data, Int) {
-        var request = URLRequest(url: baseURL.appendingPathComponent(path))
-        request.timeoutInterval = 5
-        let (data, response) = try await URLSession.shared.data(for: request)
-        return (data, (response as? HTTPURLResponse)?.statusCode ?? 0)
-    }
-
     /// SIGTERM, then SIGKILL after ten seconds.
     func stop() {
-        guard process.isRunning else { return }
-        process.terminate()
-        let deadline = Date().addingTimeInterval(10)
-        while process.isRunning && Date() < deadline { usleep(20_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
+        server.child.terminate(timeout: .seconds(10))
     }
 }

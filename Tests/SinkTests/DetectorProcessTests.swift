@@ -3,8 +3,8 @@ import Foundation
 import Kafka
 import RollupStore
 import Rollups
-import Testing
 import TestSupport
+import Testing
 
 /// The detector as users run it: `watch --once` into a real Alertmanager, and `serve --store` detecting in process.
 @Suite struct DetectorProcessTests {
@@ -13,7 +13,9 @@ import TestSupport
 
     @Test func watchOnceWithAlertmanagerPutsTheUngatedAlertIntoItsAPI() async throws {
         guard AlertmanagerServer.isInstalled else {
-            print("SKIPPED watchOnceWithAlertmanager…: \(AlertmanagerServer.binary) is not installed (make test installs it)")
+            print(
+                "SKIPPED watchOnceWithAlertmanager…: \(AlertmanagerServer.binary) is not installed (make test installs it)"
+            )
             return
         }
         let alertmanager = try AlertmanagerServer()
@@ -24,7 +26,7 @@ import TestSupport
         try Self.seedUngatedType(into: openRollupStore(url: path))
         try #require(try await alertmanager.waitUntilReady(), "Alertmanager did not become ready within 20 s")
 
-        let watched = try await FlowmeterProcess.run([
+        let watched = try await FlowmeterExecutable.run([
             "watch", "--once", "--store", path, "--since", "1h", "--alertmanager", alertmanager.baseURL,
         ])
         #expect(watched.status == 3, "\(watched.errors)")
@@ -96,13 +98,14 @@ import TestSupport
         let keys = try TemporaryDirectory(prefix: "flowmeter-serve-usage")
         defer { keys.remove() }
         let file = keys.file("keys.json")
-        try Data(#"{"ingestKeys": [{"key": "k-0123456789", "apps": ["*"]}]}"#.utf8).write(to: URL(fileURLWithPath: file))
-        let badURL = try await FlowmeterProcess.run([
+        try Data(#"{"ingestKeys": [{"key": "k-0123456789", "apps": ["*"]}]}"#.utf8).write(
+            to: URL(fileURLWithPath: file))
+        let badURL = try await FlowmeterExecutable.run([
             "serve", "--keys", file, "--kafka", "none", "--alertmanager", "ftp://example", "--listen", "127.0.0.1:0",
         ])
         #expect(badURL.status == 2)
         #expect(badURL.errors.contains("--alertmanager"))
-        let badInterval = try await FlowmeterProcess.run([
+        let badInterval = try await FlowmeterExecutable.run([
             "serve", "--keys", file, "--kafka", "none", "--detect-interval", "soon", "--listen", "127.0.0.1:0",
         ])
         #expect(badInterval.status == 2)

@@ -4,8 +4,8 @@ import Kafka
 import RollupStore
 import Rollups
 import Sink
-import Testing
 import TestSupport
+import Testing
 
 /// The real `flowmeter` executable end to end: serve → Kafka → sink → SQLite, deploy markers, and watch.
 @Suite struct PipelineProcessTests {
@@ -99,7 +99,7 @@ import TestSupport
         defer { storeDirectory.remove() }
         let path = storeDirectory.file("flowmeter.sqlite")
         let finished = Timestamp(secondsSinceEpoch: Int64(Date().timeIntervalSince1970) - 3600).rfc3339String
-        let added = try await FlowmeterProcess.run([
+        let added = try await FlowmeterExecutable.run([
             "deploys", "add", "--service", "page-api", "--version", "2026.11.30-2", "--finished-at", finished,
             "--commit", "9f2c1ab", "--store", path, "--kafka", kafka.bootstrapServers.joined(separator: ","),
         ])
@@ -107,19 +107,19 @@ import TestSupport
         let id = added.output.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(!id.isEmpty)
 
-        let listed = try await FlowmeterProcess.run(["deploys", "list", "--store", path, "--format", "json"])
+        let listed = try await FlowmeterExecutable.run(["deploys", "list", "--store", path, "--format", "json"])
         #expect(listed.status == 0)
         let json = try JSONSerialization.jsonObject(with: Data(listed.output.utf8)) as? [String: Any]
         let deploys = try #require(json?["deploys"] as? [[String: Any]])
         #expect(deploys.map { $0["id"] as? String } == [id])
         #expect(deploys.first?["service"] as? String == "page-api")
-        let table = try await FlowmeterProcess.run(["deploys", "list", "--store", path])
+        let table = try await FlowmeterExecutable.run(["deploys", "list", "--store", path])
         #expect(table.output.contains("page-api") && table.output.contains("2026.11.30-2"))
 
         let published = try await kafka.consumeAll(topic: KafkaFixture.deploysTopic, expecting: 1)
         #expect(try published.map { try DeployMarker(jsonBytes: $0.value).id } == [id])
 
-        let missing = try await FlowmeterProcess.run(["deploys", "add", "--service", "x", "--store", path])
+        let missing = try await FlowmeterExecutable.run(["deploys", "add", "--service", "x", "--store", path])
         #expect(missing.status == 2)
     }
 
@@ -133,7 +133,7 @@ import TestSupport
         _ = try await serve.postTraffic(batches: 30, installs: 10)
         #expect(try await serve.terminate() == 0)
 
-        let watched = try await FlowmeterProcess.run([
+        let watched = try await FlowmeterExecutable.run([
             "watch", "--once", "--store", path, "--kafka", kafka.bootstrapServers.joined(separator: ","),
             "--since", "1h",
         ])
@@ -151,7 +151,7 @@ import TestSupport
         }
 
         // A second pass finds the same alerts still open: nothing new is published, and the exit status says firing.
-        let again = try await FlowmeterProcess.run(["watch", "--once", "--store", path, "--since", "1h"])
+        let again = try await FlowmeterExecutable.run(["watch", "--once", "--store", path, "--since", "1h"])
         #expect(again.status == 3)
         #expect(try openRollupStore(url: path).openAlerts().count >= ungated.count)
     }

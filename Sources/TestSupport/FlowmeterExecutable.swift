@@ -1,0 +1,43 @@
+import Foundation
+
+/// The real `flowmeter` executable, built next to the test bundle, for tests that run it as a subprocess.
+///
+/// `swift build` (or `--build-tests`) must have built it; ``path`` is nil otherwise, so tests can skip or fail
+/// with ``requiredPath()``.
+public enum FlowmeterExecutable {
+    /// The executable's path, or nil when it was not built.
+    public static var path: String? {
+        let bundle = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        // The test runner sits in the build directory itself or in an .xctest bundle two levels below it.
+        let candidates = [
+            bundle.appendingPathComponent("flowmeter"),
+            bundle.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("flowmeter"),
+        ]
+        return candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) }?.path
+    }
+
+    /// The executable's path, or a failure telling to build it first.
+    public static func requiredPath() throws -> String {
+        guard let path else {
+            throw ChildProcess.Failure("no flowmeter executable next to the test bundle: run swift build first")
+        }
+        return path
+    }
+
+    /// Runs `flowmeter arguments` to completion (killed after `timeout`); returns its status and output.
+    public static func run(_ arguments: [String], timeout: Duration = .seconds(60)) async throws
+        -> ChildProcess.Result
+    {
+        try await ChildProcess.run(requiredPath(), arguments, timeout: timeout)
+    }
+
+    /// Starts `flowmeter serve --listen 127.0.0.1:<free port> arguments` and waits (at most `within`, on up to
+    /// `attempts` ports) for `/healthz` to answer 200.
+    public static func serve(_ arguments: [String], within: Duration = .seconds(30), attempts: Int = 1) async throws
+        -> ServerProcess
+    {
+        try await ServerProcess.start(requiredPath(), within: within, attempts: attempts) { port in
+            ["serve", "--listen", "127.0.0.1:\(port)"] + arguments
+        }
+    }
+}

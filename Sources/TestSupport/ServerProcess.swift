@@ -1,0 +1,91 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A server binary a test runs as a ``ChildProcess`` on a loopback port, with a bounded wait for its readiness
+/// endpoint.
+///
+/// `start(_:readyPath:within:attempts:arguments:)` picks a free port, starts the binary and waits until the endpoint
+/// answers 200, trying fresh ports when one is taken meanwhile. Stop it with ``ChildProcess/terminate(timeout:)`` or
+/// ``ChildProcess/stop(timeout:)`` on ``child``; releasing the last reference kills it.
+public final class ServerProcess: Sendable {
+    /// The loopback port the server was told to listen on.
+    public let port: UInt16
+    /// The running binary: signal, wait for and read it here.
+    public let child: ChildProcess
+
+    /// Starts `path` with `arguments` (which name `port`) without waiting for it.
+    public init(_ path: String, port: UInt16, arguments: [String]) throws {
+        self.port = port
+        child = try ChildProcess(path, arguments)
+    }
+
+    /// Starts `path` with `arguments(port)` on a free loopback port and waits (at most `within`) for `GET readyPath`
+    /// to answer 200, on up to `attempts` ports; throws with the server's standard error when it never does.
+    public static func start(
+        _ path: String, readyPath: String = "/healthz", within: Duration = .seconds(30), attempts: Int = 1,
+        arguments: (UInt16) -> [String]
+    ) async throws -> ServerProcess {
+        var lastFailure = ""
+        for _ in 0..<attempts {
+            let port = try freeLoopbackPort()
+            let server = try ServerProcess(path, port: port, arguments: arguments(port))
+            if await server.waitUntilReady(path: readyPath, timeout: within) { return server }
+            let answer: String
+            do {
+                answer = "answered \(try await server.get(readyPath).status)"
+            } catch {
+                answer = "\(error)"
+            }
+            let exited = server.child.isRunning ? "still running" : "exited with \(server.child.status)"
+            server.child.terminate(timeout: .seconds(5))
+            lastFailure = "port \(port), last try: \(answer), \(exited); stderr: \(server.child.errors.suffix(2000))"
+        }
+        let name = URL(fileURLWithPath: path).lastPathComponent
+        throw ChildProcess.Failure(
+            "\(name) did not answer \(readyPath) with 200 within \(within) on \(attempts) port(s): \(lastFailure)")
+    }
+
+    /// Waits (at most `timeout`) until `GET path` answers 200; false when it did not or the process exited.
+    public func waitUntilReady(
+        path: String = "/healthz", timeout: Duration, interval: Duration = .milliseconds(100)
+    ) async -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline && child.isRunning {
+            if let answer = try? await get(path), answer.status == 200 { return true }
+            try? await Task.sleep(for: interval)
+        }
+        return false
+    }
+
+    /// GETs `path` from the server on a connection of its own.
+    public func get(_ path: String, readTimeout: Duration = .seconds(5)) async throws -> HTTPTestResponse {
+        let port = port
+        return try await HTTPTestClient.onThread {
+            let client = try HTTPTestClient(port: port, readTimeout: readTimeout)
+            defer { client.close() }
+            return try client.request("GET", path, headers: [("Connection", "close")])
+        }
+    }
+
+    /// A loopback TCP port that was free a moment ago (bound to port 0 and released).
+    public static func freeLoopbackPort() throws -> UInt16 {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard descriptor >= 0 else { throw ChildProcess.Failure("socket() failed: errno \(errno)") }
+        defer { close(descriptor) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = 0
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let named = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(descriptor, $0, length) == 0 && getsockname(descriptor, $0, &length) == 0
+            }
+        }
+        guard named else { throw ChildProcess.Failure("bind() failed: errno \(errno)") }
+        return UInt16(bigEndian: address.sin_port)
+    }
+}
