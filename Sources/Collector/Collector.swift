@@ -72,8 +72,10 @@ public final class Collector: Sendable {
                 servers = cluster.bootstrapServers
                 logger.info(
                     "embedded kafka cluster started",
-                    ["bootstrap_servers": servers.joined(separator: ","),
-                     "topics": configuration.topics.all.joined(separator: ",")])
+                    [
+                        "bootstrap_servers": servers.joined(separator: ","),
+                        "topics": configuration.topics.all.joined(separator: ","),
+                    ])
             } catch {
                 throw CollectorError(.kafkaUnavailable, "could not start the embedded cluster: \(error)")
             }
@@ -197,12 +199,15 @@ public final class Collector: Sendable {
             try server.start()
         } catch {
             ingest.stop()
-            throw CollectorError(.listenFailed, "could not listen on \(configuration.host):\(configuration.port): \(error)")
+            throw CollectorError(
+                .listenFailed, "could not listen on \(configuration.host):\(configuration.port): \(error)")
         }
         logger.info(
             "collector listening",
-            ["address": "\(configuration.host):\(port)", "kafka": Self.describe(configuration.kafka),
-             "ack": configuration.ackMode.rawValue, "collector": configuration.collectorID])
+            [
+                "address": "\(configuration.host):\(port)", "kafka": Self.describe(configuration.kafka),
+                "ack": configuration.ackMode.rawValue, "collector": configuration.collectorID,
+            ])
     }
 
     /// Starts, serves until SIGTERM or SIGINT, then shuts down gracefully.

@@ -225,7 +225,8 @@ struct ByteReader {
         }
         // Below 1e308 nothing can overflow; near it, let the correctly rounded parser decide.
         if sawNonZero && magnitude >= 308 {
-            let literal = String(decoding: UnsafeBufferPointer(start: base + start, count: index - start), as: UTF8.self)
+            let literal = String(
+                decoding: UnsafeBufferPointer(start: base + start, count: index - start), as: UTF8.self)
             if let value = Double(literal), value.isFinite {
                 return fractional
             }

@@ -59,7 +59,8 @@ extension ClientInfo {
         self.osVersion = try container.string(.osVersion)
         self.sdkVersion = try container.string(.sdkVersion)
         self.installID = try container.string(.installID)
-        self.buildConfiguration = try container.string(.buildConfiguration).map(BuildConfiguration.init(wireValue:))
+        self.buildConfiguration =
+            try container.string(.buildConfiguration).map(BuildConfiguration.init(wireValue:))
             ?? .release
         self.unknownPolicy = try container.string(.unknownPolicy).flatMap(UnknownPolicy.init(rawValue:))
         if try container.object(.capabilities, keyedBy: Capabilities.CodingKeys.self, required: false) != nil {

@@ -169,7 +169,8 @@ struct FastBatchParser {
                     client = try parseClient()
                 } else {
                     let value = try reader.scanValue(depth: 1)
-                    client = .failure(batchError(.typeMismatch, "", expected: "Object", key: "client", found: value.type))
+                    client = .failure(
+                        batchError(.typeMismatch, "", expected: "Object", key: "client", found: value.type))
                 }
             case 3 where decodes == nil: decodes = try reader.scanValue(depth: 1)
             case 4 where !sawEvents:
@@ -201,7 +202,8 @@ struct FastBatchParser {
             if let eventsSlot {
                 throw mismatch(expected: "Array", key: "events", found: eventsSlot.type)
             }
-            let batch = DiagnosticBatch(id: batchID, sentAt: sentTime, client: info, decodes: decodeCount, events: events)
+            let batch = DiagnosticBatch(
+                id: batchID, sentAt: sentTime, client: info, decodes: decodeCount, events: events)
             return .success(DecodedBatch(batch: batch, dropped: dropped))
         } catch {
             return .failure(BatchDecodingError(code: error.code, path: "", message: error.message))
@@ -316,7 +318,8 @@ struct FastBatchParser {
                         .typeMismatch, "client.capabilities.registeredTypes.Index \(badType.index)",
                         expected: "String", key: nil, found: badType.type))
             }
-            return .success(Capabilities(maxSchemaVersion: version, registeredTypes: sawTypes && typesSlot == nil ? types : nil))
+            return .success(
+                Capabilities(maxSchemaVersion: version, registeredTypes: sawTypes && typesSlot == nil ? types : nil))
         } catch {
             return .failure(BatchDecodingError(code: error.code, path: "client.capabilities", message: error.message))
         }
@@ -377,14 +380,18 @@ struct FastBatchParser {
             }
             let occurredAt = try timestamp(time, key: "occurredAt")
             let id = try optionalString(slot(2), key: "id", limit: FieldLimits.other)
-            let widgetType = try optionalString(slot(3), key: "widgetType", limit: FieldLimits.widgetType, interned: true)
+            let widgetType = try optionalString(
+                slot(3), key: "widgetType", limit: FieldLimits.widgetType, interned: true)
             let codingPath = try optionalString(slot(4), key: "codingPath", limit: FieldLimits.codingPath)
             let message = try optionalString(slot(5), key: "message", limit: FieldLimits.message)
             let pageID = try optionalString(slot(6), key: "pageID", limit: FieldLimits.other, interned: true)
             let surface = try optionalString(slot(7), key: "surface", limit: FieldLimits.other, interned: true)
-            let backendRelease = try optionalString(slot(8), key: "backendRelease", limit: FieldLimits.other, interned: true)
+            let backendRelease = try optionalString(
+                slot(8), key: "backendRelease", limit: FieldLimits.other, interned: true)
             let count = try optionalInt(slot(9), key: "count") ?? 1
-            guard count >= 1 else { throw Problem(code: .invalidValue, message: DecodeMessages.invalidCount(count, key: "count")) }
+            guard count >= 1 else {
+                throw Problem(code: .invalidValue, message: DecodeMessages.invalidCount(count, key: "count"))
+            }
             return .success(
                 DiagnosticEvent(
                     id: id, kind: kind, widgetType: widgetType, codingPath: codingPath, message: message,

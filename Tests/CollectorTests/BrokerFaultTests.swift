@@ -2,8 +2,8 @@ import Collector
 import Foundation
 import Kafka
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// RELIABILITY.md K2, K5 and K6 through the collector: transient broker errors, a slow broker, a fatal producer error.
 /// The invariant every case checks is the same: what got a 202 is in the topic (acknowledged ⊆ consumed).
@@ -30,12 +30,15 @@ import TestSupport
         async throws
     {
         let messages = try await kafka.consume(topic: KafkaFixture.eventsTopic, timeout: .seconds(30)) { messages in
-            let ids = Set(messages.compactMap { try? JSONDecoder().decode(EventRecordProbe.self, from: Data($0.value)).id })
+            let ids = Set(
+                messages.compactMap { try? JSONDecoder().decode(EventRecordProbe.self, from: Data($0.value)).id })
             return acknowledged.isSubset(of: ids)
         }
         let ids = messages.compactMap { try? JSONDecoder().decode(EventRecordProbe.self, from: Data($0.value)).id }
         #expect(acknowledged.isSubset(of: Set(ids)), "\(label): acknowledged ⊆ consumed")
-        print("\(label): \(acknowledged.count) acknowledged, \(ids.count) consumed, \(ids.count - Set(ids).count) duplicates")
+        print(
+            "\(label): \(acknowledged.count) acknowledged, \(ids.count) consumed, \(ids.count - Set(ids).count) duplicates"
+        )
     }
 
     /// K2: retriable produce errors (the ones a rolling restart or a leader election causes) are retried inside the
@@ -45,8 +48,10 @@ import TestSupport
         let fixture = try CollectorFixture(kafka: kafka) { $0.responseDeadline = .seconds(10) }
         kafka.cluster.pushRequestErrors(
             api: .produce,
-            errors: [.notLeaderForPartition, .requestTimedOut, .notEnoughReplicas, .kafkaStorageError,
-                     .notLeaderForPartition, .requestTimedOut])
+            errors: [
+                .notLeaderForPartition, .requestTimedOut, .notEnoughReplicas, .kafkaStorageError,
+                .notLeaderForPartition, .requestTimedOut,
+            ])
         let (acknowledged, statuses) = try await post(fixture, prefix: "k2", count: 30)
         #expect(statuses.allSatisfy { $0 == 202 }, "every batch is taken: \(statuses)")
         #expect(try await fixture.metric("flowmeter_kafka_delivery_errors_total") == nil)

@@ -1,8 +1,8 @@
 import Collector
 import Foundation
 import Gzip
-import Testing
 import TestSupport
+import Testing
 
 /// RELIABILITY.md H2–H5, H8, H10, H11: each hostile request gets its answer, and a good request still succeeds.
 @Suite struct HostileInputTests {
@@ -22,7 +22,8 @@ import TestSupport
 
     @Test func invalidUTF8Is400() async throws {
         let fixture = try CollectorFixture()
-        var body = Array(#"{"client":{"appID":"com.example.shop","appVersion":"1","platform":"ios"},"events":[],"x":""#.utf8)
+        var body = Array(
+            #"{"client":{"appID":"com.example.shop","appVersion":"1","platform":"ios"},"events":[],"x":""#.utf8)
         body += [0xFF, 0xFE, 0xC0] + Array(#""}"#.utf8)
         #expect(try await fixture.post(body).status == 400)
         try await expectStillServing(fixture)
@@ -40,8 +41,10 @@ import TestSupport
             try client.send(
                 HTTPTestClient.head(
                     "POST", "/v1/diagnostics",
-                    headers: [("Authorization", "Bearer \(CollectorFixture.shopKey)"),
-                              ("Content-Type", "application/json"), ("Content-Length", String(body.count))])
+                    headers: [
+                        ("Authorization", "Bearer \(CollectorFixture.shopKey)"),
+                        ("Content-Type", "application/json"), ("Content-Length", String(body.count)),
+                    ])
                     + body[..<min(body.count, 64 * 1024)])
             return try client.readResponse()
         }
@@ -57,7 +60,8 @@ import TestSupport
 
     @Test func aTenMegabyteStringIs413AtTheBodyLimitAndGzippedAtTheInflatedCap() async throws {
         let fixture = try CollectorFixture()
-        let huge = Array(#"{"x":""#.utf8) + [UInt8](repeating: UInt8(ascii: "a"), count: 10_000_000) + Array(#""}"#.utf8)
+        let huge =
+            Array(#"{"x":""#.utf8) + [UInt8](repeating: UInt8(ascii: "a"), count: 10_000_000) + Array(#""}"#.utf8)
         let early = try await postOversized(huge, to: fixture)
         #expect(early.status == 413)
         #expect(early.json["error"] as? String == "too_large")
@@ -73,7 +77,8 @@ import TestSupport
     @Test func aMillionElementArrayIsRefused() async throws {
         let fixture = try CollectorFixture()
         let elements = Array(repeating: "0", count: 1_000_000).joined(separator: ",")
-        let text = #"{"client":{"appID":"com.example.shop","appVersion":"1","platform":"ios"},"events":["# + elements + "]}"
+        let text =
+            #"{"client":{"appID":"com.example.shop","appVersion":"1","platform":"ios"},"events":["# + elements + "]}"
         let plain = try await postOversized(Array(text.utf8), to: fixture)
         #expect(plain.status == 413)
         let gzipped = try await fixture.post(Gzip.compress(Array(text.utf8)), encoding: "gzip")
@@ -108,7 +113,9 @@ import TestSupport
             do {
                 try client.sendChunkedRequest(
                     "POST", "/v1/diagnostics",
-                    headers: [("Authorization", "Bearer \(CollectorFixture.shopKey)"), ("Content-Type", "application/json")],
+                    headers: [
+                        ("Authorization", "Bearer \(CollectorFixture.shopKey)"), ("Content-Type", "application/json"),
+                    ],
                     chunks: Array(repeating: chunk, count: 8), finish: false)
             } catch HTTPTestClientError.closedByPeer {
                 return true
@@ -126,8 +133,10 @@ import TestSupport
         let port = fixture.port
         let request = HTTPTestClient.head(
             "POST", "/v1/diagnostics",
-            headers: [("Authorization", "Bearer \(CollectorFixture.shopKey)"), ("Content-Type", "application/json"),
-                      ("Content-Length", "100000")])
+            headers: [
+                ("Authorization", "Bearer \(CollectorFixture.shopKey)"), ("Content-Type", "application/json"),
+                ("Content-Length", "100000"),
+            ])
         let sent = try await HTTPTestClient.onThread {
             let client = try HTTPTestClient(port: port)
             defer { client.close() }

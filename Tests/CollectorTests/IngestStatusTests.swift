@@ -1,8 +1,8 @@
 import Collector
 import Foundation
 import Gzip
-import Testing
 import TestSupport
+import Testing
 
 /// CONTRACT §1's status table, case by case, in `--kafka none` mode.
 @Suite struct IngestStatusTests {
@@ -33,7 +33,8 @@ import TestSupport
         #expect(diagnostics.map { $0["path"] } == ["events.Index 1", "events.Index 2", "events.Index 3"])
         #expect(diagnostics.allSatisfy { $0["kind"] == "malformedPayload" && !($0["message"] ?? "").isEmpty })
         #expect(diagnostics[0]["message"] == "Missing key 'kind'")
-        #expect(try await fixture.metric(#"flowmeter_events_total{kind="__undecoded__",outcome="dropped_malformed"}"#) == 3)
+        #expect(
+            try await fixture.metric(#"flowmeter_events_total{kind="__undecoded__",outcome="dropped_malformed"}"#) == 3)
         await fixture.shutdown()
     }
 
@@ -140,7 +141,9 @@ import TestSupport
 
     @Test func oldAndFutureEventsAreDroppedAfterSkewCorrection() async throws {
         let fixture = try CollectorFixture()
-        func at(_ offset: Double) -> String { #"{"kind":"unknownType","occurredAt":"\#(Batches.now(offset: offset))"}"# }
+        func at(_ offset: Double) -> String {
+            #"{"kind":"unknownType","occurredAt":"\#(Batches.now(offset: offset))"}"#
+        }
         let body = Batches.batch(events: [at(-73 * 3600), at(-1), at(11 * 60), at(9 * 60)])
         let response = try await fixture.post(body)
         #expect(response.status == 202)

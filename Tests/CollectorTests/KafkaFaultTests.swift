@@ -2,8 +2,8 @@ import Collector
 import Foundation
 import Kafka
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 /// RELIABILITY.md K1/K5 in small: a 202 only for what Kafka has, 503 within the deadline otherwise.
 @Suite struct KafkaFaultTests {
@@ -46,7 +46,8 @@ import TestSupport
 
         let expected = acknowledged
         let messages = try await kafka.consume(topic: KafkaFixture.eventsTopic, timeout: .seconds(20)) { messages in
-            let ids = Set(messages.compactMap { try? JSONDecoder().decode(EventRecordProbe.self, from: Data($0.value)).id })
+            let ids = Set(
+                messages.compactMap { try? JSONDecoder().decode(EventRecordProbe.self, from: Data($0.value)).id })
             return expected.isSubset(of: ids)
         }
         let ids = messages.compactMap { try? JSONDecoder().decode(EventRecordProbe.self, from: Data($0.value)).id }

@@ -1,8 +1,8 @@
 import Collector
 import Foundation
 import Kafka
-import Testing
 import TestSupport
+import Testing
 
 /// End to end through the mock cluster: what a 202 means in `flowmeter.events.v1`.
 @Suite struct PublishTests {
@@ -12,7 +12,10 @@ import TestSupport
         let rawInstall = "RAW-INSTALL-7F3A9C1E-6B7D-4E8F"
         let body = Batches.batch(
             id: "batch-e2e", installID: rawInstall,
-            events: [Batches.event(widgetType: "hologram_projector", id: "ev-1"), Batches.event(kind: "droppedElement", widgetType: nil)])
+            events: [
+                Batches.event(widgetType: "hologram_projector", id: "ev-1"),
+                Batches.event(kind: "droppedElement", widgetType: nil),
+            ])
         let response = try await fixture.post(body)
         #expect(response.status == 202)
         #expect(response.json["accepted"] as? Int == 2)
@@ -32,7 +35,11 @@ import TestSupport
         #expect(records.allSatisfy { $0.installHash?.count == 32 })
         #expect(Set(records.compactMap(\.installHash)).count == 1)
         let keys = Set(messages.compactMap { $0.key.map { String(decoding: $0, as: UTF8.self) } })
-        #expect(keys == [#"["com.example.shop","unknownType","hologram_projector"]"#, #"["com.example.shop","droppedElement",null]"#])
+        #expect(
+            keys == [
+                #"["com.example.shop","unknownType","hologram_projector"]"#,
+                #"["com.example.shop","droppedElement",null]"#,
+            ])
         #expect(!fixture.logs.joined().contains(rawInstall))
         #expect(!fixture.logs.joined().contains(CollectorFixture.shopKey))
         await fixture.shutdown()

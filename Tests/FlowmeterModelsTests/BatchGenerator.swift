@@ -11,9 +11,11 @@ final class BatchGenerator {
         "\u{10FFFF}max", "\u{E000}private",
     ]
     static let times = [
-        "2026-11-30T08:59:58Z", "2026-11-30T08:59:58.250Z", "2026-11-30T10:59:58+02:00", "2026-11-30T08:59:58.123456789123Z",
+        "2026-11-30T08:59:58Z", "2026-11-30T08:59:58.250Z", "2026-11-30T10:59:58+02:00",
+        "2026-11-30T08:59:58.123456789123Z",
         "2026-11-30t08:59:58z", "2026-02-29T00:00:00Z", "2024-02-29T00:00:00Z", "2026-13-01T00:00:00Z",
-        "2026-11-31T00:00:00Z", "2026-11-30T24:00:00Z", "2026-11-30T23:59:60Z", "2026-11-30 08:59:58Z", "2026-11-30T08:59:58",
+        "2026-11-31T00:00:00Z", "2026-11-30T24:00:00Z", "2026-11-30T23:59:60Z", "2026-11-30 08:59:58Z",
+        "2026-11-30T08:59:58",
         "2026-11-30T08:59:58.Z", "2026-11-30T08:59:58+0200", "0000-01-01T00:00:00Z", "0000-01-01T00:00:00+00:01",
         "9999-12-31T23:59:59.999999999Z", "9999-12-31T23:59:59-00:01", "", "yesterday",
     ]
@@ -28,7 +30,10 @@ final class BatchGenerator {
     init(seed: UInt64) { random = TestRandom(seed: seed) }
 
     func string() -> TestJSON {
-        .string(random.chance(70) ? "w\(random.next(below: 1000))_\(random.pick(["card", "grid", "tile"]))" : random.pick(Self.oddStrings))
+        .string(
+            random.chance(70)
+                ? "w\(random.next(below: 1000))_\(random.pick(["card", "grid", "tile"]))" : random.pick(Self.oddStrings)
+        )
     }
 
     /// A value of a random type, occasionally deep or large.
@@ -40,7 +45,8 @@ final class BatchGenerator {
         case 3 where depth < 3:
             return .array((0..<random.next(below: 3)).map { _ in anyValue(depth: depth + 1) })
         case 4 where depth < 3:
-            return .object((0..<random.next(below: 3)).map { _ in ("k\(random.next(below: 5))", anyValue(depth: depth + 1)) })
+            return .object(
+                (0..<random.next(below: 3)).map { _ in ("k\(random.next(below: 5))", anyValue(depth: depth + 1)) })
         case 5: return deep(random.pick([10, 200, 509, 510, 511, 512, 600]))
         default: return string()
         }
@@ -65,17 +71,30 @@ final class BatchGenerator {
         }
         maybe("id", 80) { field({ .string("E-\(random.next(below: 99999))") }, wrongChance: wrongChance) }
         maybe("kind", 100 - wrongChance / 2) {
-            field({ .string(random.chance(95) ? random.pick(Self.kinds.dropLast()) : random.pick(Self.kinds)) }, wrongChance: wrongChance)
+            field(
+                { .string(random.chance(95) ? random.pick(Self.kinds.dropLast()) : random.pick(Self.kinds)) },
+                wrongChance: wrongChance)
         }
         maybe("widgetType", 90) { field({ string() }, wrongChance: wrongChance) }
-        maybe("codingPath", 80) { field({ .string("page.sections.Index \(random.next(below: 5)).widgets.Index 1") }, wrongChance: wrongChance) }
+        maybe("codingPath", 80) {
+            field({ .string("page.sections.Index \(random.next(below: 5)).widgets.Index 1") }, wrongChance: wrongChance)
+        }
         maybe("message", 80) { field({ string() }, wrongChance: wrongChance) }
         maybe("pageID", 70) { field({ string() }, wrongChance: wrongChance) }
         maybe("surface", 50) { field({ .string("page") }, wrongChance: wrongChance) }
         maybe("backendRelease", 50) { field({ .string("page-api@2026.11.30-2") }, wrongChance: wrongChance) }
-        maybe("count", 50) { field({ .number(random.chance(80) ? "\(1 + random.next(below: 9))" : random.pick(Self.numbers)) }, wrongChance: wrongChance) }
+        maybe("count", 50) {
+            field(
+                { .number(random.chance(80) ? "\(1 + random.next(below: 9))" : random.pick(Self.numbers)) },
+                wrongChance: wrongChance)
+        }
         maybe("occurredAt", 100 - wrongChance / 2) {
-            field({ .string(random.chance(85) ? "2026-11-30T08:59:\(10 + random.next(below: 49)).25Z" : random.pick(Self.times)) }, wrongChance: wrongChance)
+            field(
+                {
+                    .string(
+                        random.chance(85)
+                            ? "2026-11-30T08:59:\(10 + random.next(below: 49)).25Z" : random.pick(Self.times))
+                }, wrongChance: wrongChance)
         }
         maybe("futureKey", 10) { anyValue() }
         maybe("kind", 3) { anyValue() }  // a duplicate key: the first occurrence must win on both paths
@@ -91,34 +110,61 @@ final class BatchGenerator {
         }
         let batchWrong = wrongChance / 5
         maybe("appID", 100 - batchWrong) { field({ .string("com.example.shop") }, wrongChance: batchWrong) }
-        maybe("appVersion", 100 - batchWrong) { field({ .string(random.pick(["5.2.1", "5.10.0 (5210)", "6"])) }, wrongChance: batchWrong) }
+        maybe("appVersion", 100 - batchWrong) {
+            field({ .string(random.pick(["5.2.1", "5.10.0 (5210)", "6"])) }, wrongChance: batchWrong)
+        }
         maybe("build", 60) { field({ .string("5210") }, wrongChance: batchWrong) }
         maybe("platform", 100 - batchWrong) { field({ .string("ios") }, wrongChance: batchWrong) }
         maybe("osVersion", 60) { field({ string() }, wrongChance: batchWrong) }
         maybe("sdkVersion", 60) { field({ .string("1.4.0") }, wrongChance: batchWrong) }
         maybe("installID", 80) { field({ .string("3F2A9C1E-6B7D-4E8F-9A0B-1C2D3E4F5A6B") }, wrongChance: batchWrong) }
-        maybe("buildConfiguration", 60) { field({ .string(random.pick(["debug", "release", "staging"])) }, wrongChance: batchWrong) }
-        maybe("unknownPolicy", 60) { field({ .string(random.pick(["skip", "placeholder", "explode"])) }, wrongChance: batchWrong) }
+        maybe("buildConfiguration", 60) {
+            field({ .string(random.pick(["debug", "release", "staging"])) }, wrongChance: batchWrong)
+        }
+        maybe("unknownPolicy", 60) {
+            field({ .string(random.pick(["skip", "placeholder", "explode"])) }, wrongChance: batchWrong)
+        }
         maybe("capabilities", 40) {
-            field({
-                var members: [(String, TestJSON)] = []
-                if random.chance(80) { members.append(("maxSchemaVersion", field({ .number("7") }, wrongChance: batchWrong))) }
-                if random.chance(80) {
-                    members.append(("registeredTypes", field({ .array((0..<random.next(below: 4)).map { _ in field({ string() }, wrongChance: batchWrong) }) }, wrongChance: batchWrong)))
-                }
-                return .object(members)
-            }, wrongChance: batchWrong)
+            field(
+                {
+                    var members: [(String, TestJSON)] = []
+                    if random.chance(80) {
+                        members.append(("maxSchemaVersion", field({ .number("7") }, wrongChance: batchWrong)))
+                    }
+                    if random.chance(80) {
+                        members.append(
+                            (
+                                "registeredTypes",
+                                field(
+                                    {
+                                        .array(
+                                            (0..<random.next(below: 4)).map { _ in
+                                                field({ string() }, wrongChance: batchWrong)
+                                            })
+                                    }, wrongChance: batchWrong)
+                            ))
+                    }
+                    return .object(members)
+                }, wrongChance: batchWrong)
         }
         var members: [(String, TestJSON)] = []
         func top(_ key: String, _ percent: Int, _ value: () -> TestJSON) {
             if random.chance(percent) { members.append((key, value())) }
         }
         top("id", 80) { field({ .string("B-\(random.next(below: 99999))") }, wrongChance: batchWrong) }
-        top("sentAt", 70) { field({ .string(random.chance(90) ? "2026-11-30T09:00:00.250Z" : random.pick(Self.times)) }, wrongChance: batchWrong) }
+        top("sentAt", 70) {
+            field(
+                { .string(random.chance(90) ? "2026-11-30T09:00:00.250Z" : random.pick(Self.times)) },
+                wrongChance: batchWrong)
+        }
         top("client", 100 - batchWrong) { field({ .object(client) }, wrongChance: batchWrong) }
-        top("decodes", 60) { field({ .number(random.chance(90) ? "132" : random.pick(Self.numbers)) }, wrongChance: batchWrong) }
+        top("decodes", 60) {
+            field({ .number(random.chance(90) ? "132" : random.pick(Self.numbers)) }, wrongChance: batchWrong)
+        }
         top("events", 100 - batchWrong) {
-            field({ .array((0..<random.next(below: 12)).map { _ in event(wrongChance: wrongChance) }) }, wrongChance: batchWrong)
+            field(
+                { .array((0..<random.next(below: 12)).map { _ in event(wrongChance: wrongChance) }) },
+                wrongChance: batchWrong)
         }
         top("extra", 10) { anyValue() }
         top("events", 2) { .array([]) }
@@ -134,7 +180,8 @@ final class BatchGenerator {
         switch random.next(below: 9) {
         case 0: bytes.removeSubrange(at...)
         case 1: bytes[at] = UInt8(truncatingIfNeeded: random.next())
-        case 2: bytes.insert(random.pick([0xFF, 0xC0, 0xED, 0xF4, 0x80, 0x00, 0x7F, 0x22, 0x5C, 0x2C, 0x5D, 0x7D]), at: at)
+        case 2:
+            bytes.insert(random.pick([0xFF, 0xC0, 0xED, 0xF4, 0x80, 0x00, 0x7F, 0x22, 0x5C, 0x2C, 0x5D, 0x7D]), at: at)
         case 3:
             if let comma = bytes[at...].firstIndex(where: { $0 == UInt8(ascii: "}") || $0 == UInt8(ascii: "]") }) {
                 bytes.insert(UInt8(ascii: ","), at: comma)
@@ -143,12 +190,17 @@ final class BatchGenerator {
         case 5: bytes.insert(contentsOf: [0xEF, 0xBB, 0xBF], at: random.chance(70) ? 0 : at)
         case 6:
             if let slash = bytes[at...].firstIndex(of: UInt8(ascii: "\"")) {
-                bytes.insert(contentsOf: Array(random.pick(["\\ud800", "\\udc00", "\\ud83d\\ude00", "\\u00e9", "\\x", "\\u12G4", "\\ud800\\u0041"]).utf8), at: slash)
+                bytes.insert(
+                    contentsOf: Array(
+                        random.pick([
+                            "\\ud800", "\\udc00", "\\ud83d\\ude00", "\\u00e9", "\\x", "\\u12G4", "\\ud800\\u0041",
+                        ]).utf8), at: slash)
             }
         case 7: bytes.removeSubrange(at..<min(bytes.count, at + random.next(below: 4) + 1))
         default:
             if let space = bytes[at...].firstIndex(of: UInt8(ascii: ":")) {
-                bytes.insert(contentsOf: Array(random.pick([" ", "\t", "\r\n", "\u{0B}", "\u{A0}"]).utf8), at: space + 1)
+                bytes.insert(
+                    contentsOf: Array(random.pick([" ", "\t", "\r\n", "\u{0B}", "\u{A0}"]).utf8), at: space + 1)
             }
         }
         return bytes

@@ -4,7 +4,8 @@ import Testing
 @testable import FlowmeterModels
 
 @Suite struct EventRecordWriterTests {
-    static let client = ClientInfo(appID: "com.example.shop", appVersion: "5.2.1 (5210)", platform: "ios",
+    static let client = ClientInfo(
+        appID: "com.example.shop", appVersion: "5.2.1 (5210)", platform: "ios",
         buildConfiguration: .debug)
     static let receivedAt = Timestamp(secondsSinceEpoch: 1_796_029_200, nanoseconds: 5_000)
 
@@ -13,7 +14,8 @@ import Testing
         for seed in 0..<10 as Range<UInt64> {
             let batch = SyntheticBatches.batchValue(seed: seed, events: 10)
             for (index, event) in batch.events.enumerated() {
-                let record = EventRecord(event: event, index: index, batchID: "B", client: batch.client,
+                let record = EventRecord(
+                    event: event, index: index, batchID: "B", client: batch.client,
                     installHash: seed % 2 == 0 ? "h\(seed)" : nil, receivedAt: Self.receivedAt, collector: "c-1")
                 buffer.removeAll(keepingCapacity: true)
                 EventRecordWriter.append(record, to: &buffer)
@@ -26,12 +28,15 @@ import Testing
 
     @Test(arguments: BatchGenerator.oddStrings)
     func escapesEveryString(text: String) throws {
-        let event = DiagnosticEvent(kind: .unknownType, widgetType: text, message: text,
+        let event = DiagnosticEvent(
+            kind: .unknownType, widgetType: text, message: text,
             occurredAt: Timestamp(secondsSinceEpoch: 0))
-        let record = EventRecord(event: event, index: 3, batchID: text, client: Self.client, installHash: text,
+        let record = EventRecord(
+            event: event, index: 3, batchID: text, client: Self.client, installHash: text,
             receivedAt: Self.receivedAt, collector: text)
         var direct: [UInt8] = []
-        EventRecordWriter.append(event: event, index: 3, batchID: text, client: Self.client, installHash: text,
+        EventRecordWriter.append(
+            event: event, index: 3, batchID: text, client: Self.client, installHash: text,
             receivedAt: Self.receivedAt, collector: text, to: &direct)
         var viaRecord: [UInt8] = []
         EventRecordWriter.append(record, to: &viaRecord)
@@ -46,7 +51,8 @@ import Testing
         #expect(first != second)
         let parts = try JSONDecoder().decode([String?].self, from: Data(first))
         #expect(parts == ["a\",\"b", "unknownType", "c"])
-        #expect(String(decoding: SeriesKey.bytes(appID: "x", kind: .duplicateID, widgetType: nil), as: UTF8.self)
-            == #"["x","duplicateID",null]"#)
+        #expect(
+            String(decoding: SeriesKey.bytes(appID: "x", kind: .duplicateID, widgetType: nil), as: UTF8.self)
+                == #"["x","duplicateID",null]"#)
     }
 }

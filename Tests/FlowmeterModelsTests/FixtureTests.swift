@@ -61,20 +61,21 @@ import Testing
     @Test func badEventsAreDroppedWithReadableReasons() throws {
         let decoded = try Self.decode("hostile-wrong-event-types.json")
         #expect(decoded.batch.events.count == 1)
-        #expect(decoded.dropped.map(\.message) == [
-            "Expected String for 'widgetType' but found number",
-            "Expected Int for 'count' but found string",
-            "Invalid RFC 3339 time '2026-13-01T00:00:00Z' for 'occurredAt'",
-            "Empty value for 'kind'",
-            "Expected a positive count for 'count' but found 0",
-            "Expected Int for 'count' but found number",
-            "Expected String for 'kind' but found null",
-            "Expected Object but found string",
-            "Expected Object but found null",
-            "Expected Object but found array",
-            "Missing key 'occurredAt'",
-            "Expected String for 'message' but found object",
-        ])
+        #expect(
+            decoded.dropped.map(\.message) == [
+                "Expected String for 'widgetType' but found number",
+                "Expected Int for 'count' but found string",
+                "Invalid RFC 3339 time '2026-13-01T00:00:00Z' for 'occurredAt'",
+                "Empty value for 'kind'",
+                "Expected a positive count for 'count' but found 0",
+                "Expected Int for 'count' but found number",
+                "Expected String for 'kind' but found null",
+                "Expected Object but found string",
+                "Expected Object but found null",
+                "Expected Object but found array",
+                "Missing key 'occurredAt'",
+                "Expected String for 'message' but found object",
+            ])
         #expect(decoded.dropped.map(\.path).last == "events.Index 12")
     }
 
@@ -84,9 +85,14 @@ import Testing
         ("hostile-events-not-array.json", "typeMismatch", "", "Expected Array for 'events' but found object"),
         ("hostile-missing-events.json", "missingKey", "", "Missing key 'events'"),
         ("hostile-not-object.json", "typeMismatch", "", "Expected Object but found array"),
-        ("hostile-sent-at-invalid.json", "invalidValue", "", "Invalid RFC 3339 time '2026-02-30T00:00:00Z' for 'sentAt'"),
-        ("hostile-registered-type-wrong.json", "typeMismatch", "client.capabilities.registeredTypes.Index 1",
-         "Expected String but found number"),
+        (
+            "hostile-sent-at-invalid.json", "invalidValue", "",
+            "Invalid RFC 3339 time '2026-02-30T00:00:00Z' for 'sentAt'"
+        ),
+        (
+            "hostile-registered-type-wrong.json", "typeMismatch", "client.capabilities.registeredTypes.Index 1",
+            "Expected String but found number"
+        ),
     ])
     func batchLevelProblemsAreOneError(name: String, code: String, path: String, message: String) throws {
         let error = try Self.error(name)
@@ -110,8 +116,9 @@ import Testing
         // First occurrence wins, as in JSONDecoder: `"kind": 5` and the later `"widgetType": "x"` are ignored.
         #expect(duplicate.kind == .unknownType && duplicate.widgetType == "second")
         #expect(try Self.decode("hostile-escapes.json").batch.events[0].widgetType == "hé😀\n\t\"\\/")
-        #expect(try Self.decode("hostile-huge-integer.json").dropped.map(\.message)
-            == ["Expected Int for 'count' but found number"])
+        #expect(
+            try Self.decode("hostile-huge-integer.json").dropped.map(\.message)
+                == ["Expected Int for 'count' but found number"])
     }
 
     @Test func tenThousandDeepArraysFailWithoutRecursion() throws {

@@ -10,7 +10,9 @@ import Testing
         #expect(newer.rawValue == "unknownArrangement")
         #expect(!newer.isNamed && DiagnosticKind.duplicateID.isNamed)
         #expect(DiagnosticKind(rawValue: "") == nil)
-        #expect(throws: DecodingError.self) { try JSONDecoder().decode([DiagnosticKind].self, from: Data(#"[""]"#.utf8)) }
+        #expect(throws: DecodingError.self) {
+            try JSONDecoder().decode([DiagnosticKind].self, from: Data(#"[""]"#.utf8))
+        }
     }
 
     @Test func unknownBuildConfigurationMeansRelease() {
@@ -40,8 +42,11 @@ import Testing
         }
         let odd = DiagnosticBatch(
             client: ClientInfo(appID: "a\"\\\u{0}", appVersion: "1", platform: "ios", buildConfiguration: .debug),
-            events: [DiagnosticEvent(kind: DiagnosticKind(rawValue: "new😀")!, message: "line\nbreak", count: 7,
-                occurredAt: Timestamp(secondsSinceEpoch: -5, nanoseconds: 1))])
+            events: [
+                DiagnosticEvent(
+                    kind: DiagnosticKind(rawValue: "new😀")!, message: "line\nbreak", count: 7,
+                    occurredAt: Timestamp(secondsSinceEpoch: -5, nanoseconds: 1))
+            ])
         #expect(try FastBatchDecoder.decode(try JSONEncoder().encode(odd)).batch == odd)
     }
 

@@ -33,8 +33,9 @@ import Testing
 
     @Test func formatsUTCWithTheShortestFraction() {
         #expect(Timestamp(secondsSinceEpoch: 1_796_029_198).rfc3339String == "2026-11-30T08:59:58Z")
-        #expect(Timestamp(secondsSinceEpoch: 1_796_029_198, nanoseconds: 250_000_000).rfc3339String
-            == "2026-11-30T08:59:58.25Z")
+        #expect(
+            Timestamp(secondsSinceEpoch: 1_796_029_198, nanoseconds: 250_000_000).rfc3339String
+                == "2026-11-30T08:59:58.25Z")
         #expect(Timestamp(secondsSinceEpoch: -1, nanoseconds: 1).rfc3339String == "1969-12-31T23:59:59.000000001Z")
     }
 

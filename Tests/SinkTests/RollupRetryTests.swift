@@ -4,8 +4,8 @@ import Kafka
 import RollupStore
 import Rollups
 import Sink
-import Testing
 import TestSupport
+import Testing
 
 /// The collector's rollup publisher under a Kafka outage, end to end into the store through the sink.
 @Suite struct RollupRetryTests {

@@ -5,8 +5,8 @@ import RollupStore
 import Rollups
 import Sink
 import Synchronization
-import Testing
 import TestSupport
+import Testing
 
 @Suite struct RollupSinkTests {
     @Test(arguments: SinkStoreKind.allCases)
@@ -80,7 +80,8 @@ import TestSupport
             _ = try await producer.send(KafkaProducerMessage(topic: KafkaFixture.rollupsTopic, key: [1], value: value))
         }
         _ = try await producer.send(
-            KafkaProducerMessage(topic: KafkaFixture.deploysTopic, key: Array("page-api".utf8), value: Array("{}".utf8)))
+            KafkaProducerMessage(topic: KafkaFixture.deploysTopic, key: Array("page-api".utf8), value: Array("{}".utf8))
+        )
         _ = await producer.shutdown(timeout: .seconds(5))
 
         let sink = try fixture.makeSink(group: "bad-\(UUID().uuidString)")

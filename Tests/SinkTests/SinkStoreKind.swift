@@ -1,6 +1,6 @@
 import RollupStore
-import Testing
 import TestSupport
+import Testing
 
 /// The stores the sink's end-to-end tests run against: SQLite in a temp file and PostgreSQL in the throwaway cluster
 /// that the store tests share.

@@ -39,7 +39,8 @@ final class DeployHandler: Sendable {
         let token = IngestKeys.bearerToken(fromAuthorization: request.headers["Authorization"])
         guard keys.isAdmin(token) else {
             if let token, keys.key(for: token) != nil {
-                answer(responder, .error(status: .forbidden, code: "forbidden", message: "Deploys need an admin key."),
+                answer(
+                    responder, .error(status: .forbidden, code: "forbidden", message: "Deploys need an admin key."),
                     outcome: "rejected")
             } else {
                 answer(
@@ -55,7 +56,8 @@ final class DeployHandler: Sendable {
         if let contentType = request.headers["Content-Type"], !IngestHandler.isJSON(contentType) {
             answer(
                 responder,
-                .error(status: .unsupportedMediaType, code: "unsupported_media_type",
+                .error(
+                    status: .unsupportedMediaType, code: "unsupported_media_type",
                     message: "Content-Type must be application/json."),
                 outcome: "rejected")
             return
@@ -64,7 +66,9 @@ final class DeployHandler: Sendable {
         do {
             marker = try DeployMarker(jsonBytes: request.body)
         } catch {
-            answer(responder, .json(status: .badRequest, Self.invalidBody(error.message, request.body)), outcome: "rejected")
+            answer(
+                responder, .json(status: .badRequest, Self.invalidBody(error.message, request.body)),
+                outcome: "rejected")
             return
         }
         if let store {
@@ -95,7 +99,8 @@ final class DeployHandler: Sendable {
                     }
                 }
             ) { writer in
-                try writer.append(topic: topic, key: Array(marker.service.utf8), value: marker.jsonBytes(), headers: headers)
+                try writer.append(
+                    topic: topic, key: Array(marker.service.utf8), value: marker.jsonBytes(), headers: headers)
             }
         } catch {
             logger.error("could not enqueue a deploy marker", ["error": String(describing: error)])
@@ -128,9 +133,10 @@ final class DeployHandler: Sendable {
             if path.isEmpty, let quoted = message.split(separator: "'").dropFirst().first {
                 path = String(quoted)
             } else if path.isEmpty {
-                path = ["startedAt", "finishedAt", "environment", "commit", "url", "id"].first {
-                    message.contains($0)
-                } ?? ""
+                path =
+                    ["startedAt", "finishedAt", "environment", "commit", "url", "id"].first {
+                        message.contains($0)
+                    } ?? ""
             }
         }
         var text: [UInt8] = Array(#"{"error":"invalid_json","message":"#.utf8)

@@ -74,7 +74,8 @@ public final class CollectorLogger: Sendable {
 
     private func render(_ level: Level, _ message: String, _ fields: [(key: String, value: String)]) -> String {
         let timestamp = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true))
-        let all = [("ts", timestamp + "Z"), ("level", level.rawValue), ("msg", message)] + fields.map { ($0.key, $0.value) }
+        let all =
+            [("ts", timestamp + "Z"), ("level", level.rawValue), ("msg", message)] + fields.map { ($0.key, $0.value) }
         switch format {
         case .json:
             var bytes: [UInt8] = [UInt8(ascii: "{")]

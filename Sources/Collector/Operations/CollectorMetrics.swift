@@ -128,7 +128,8 @@ public final class CollectorMetrics: Sendable {
         ).labels()
         rollupOverflow = registry.counter(
             "flowmeter_rollup_aggregator_overflow_events_total",
-            help: "Events the rollup aggregator could not hold between flushes (every shard full), counted nowhere else."
+            help:
+                "Events the rollup aggregator could not hold between flushes (every shard full), counted nowhere else."
         ).labels()
         deployMarkers = registry.counter(
             "flowmeter_deploy_markers_total", help: "POST /v1/deploys requests by outcome.", labelNames: ["outcome"])
@@ -225,7 +226,9 @@ public final class CollectorMetrics: Sendable {
     }
 
     // Clients choose the method string; only these get their own series.
-    private static let knownMethods: Set<String> = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE"]
+    private static let knownMethods: Set<String> = [
+        "GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS", "TRACE",
+    ]
 
     /// Counts accepted events' occurrences in `flowmeter_diagnostic_events_total`.
     ///
@@ -296,4 +299,3 @@ public final class CollectorMetrics: Sendable {
         return widgetTypeLimiter.admit(widgetType, kind: app + "\u{1F}" + kind)
     }
 }
-

@@ -17,8 +17,10 @@ struct ListenSocket {
         } else {
             throw HTTPServerError(.invalidAddress, "host '\(host)' is not an IPv4 or IPv6 address literal")
         }
-        let descriptor = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
-            | Int32(SOCK_NONBLOCK.rawValue), 0)
+        let descriptor = socket(
+            family,
+            Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+                | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard descriptor >= 0 else {
             throw HTTPServerError(.socketFailed, "socket() failed: \(errnoText())")
         }
