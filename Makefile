@@ -7,7 +7,7 @@ RELEASE_BIN = .build/release
 
 help:
 	@echo "make demo          run the pipeline end to end on the embedded default (installs what is missing)"
-	@echo "make test          build and run every test (installs what is missing)"
+	@echo "make test          build and run every test, then swift format lint --strict (installs what is missing)"
 	@echo "make bench-decode  fast decode path vs Foundation Codable, events/s per core, same batches, same run"
 	@echo "make bench         collector under HTTP load vs the Python peer, side by side (bounded, loopback only)"
 	@echo "make bench-store   the detector's queries over 30 days of minute rollups, SQLite and PostgreSQL"
@@ -34,6 +34,7 @@ TEST_PARALLELISM ?= 4
 test: deps-test
 	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
 	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(TEST_PARALLELISM) $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS)
+	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
 
 demo: release
 	$(RELEASE_BIN)/flowmeter demo
