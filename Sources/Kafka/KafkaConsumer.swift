@@ -7,14 +7,26 @@ import Synchronization
 public final class KafkaConsumer: Sendable {
     /// The configuration the consumer was made with.
     public let configuration: KafkaConsumerConfiguration
-    private let client: RDKafkaClient
+    // Nil once closed: dropping the last reference destroys the handle, so its broker threads stop with `close()`
+    // instead of lingering (and logging disconnects) until the consumer object goes away. A poll in progress keeps
+    // its own reference until it returns.
+    private let current: Mutex<RDKafkaClient?>
     private let isClosed = Atomic<Bool>(false)
 
     /// Makes a consumer; throws when librdkafka rejects the configuration. It reads nothing until `subscribe`.
     public init(configuration: KafkaConsumerConfiguration) throws {
         self.configuration = configuration
-        client = try RDKafkaClient.make(.consumer, properties: configuration.librdkafkaProperties())
+        let client = try RDKafkaClient.make(.consumer, properties: configuration.librdkafkaProperties())
         client.redirectEventsToConsumer()
+        current = Mutex(client)
+    }
+
+    /// The live handle, or `shutDown` after `close()`.
+    private func client() throws -> RDKafkaClient {
+        guard let client = current.withLock({ $0 }) else {
+            throw KafkaError(code: .shutDown, isRetriable: false, message: "the consumer is closed")
+        }
+        return client
     }
 
     deinit {
@@ -23,7 +35,7 @@ public final class KafkaConsumer: Sendable {
 
     /// Subscribes to topics; partitions are assigned as the group (re)balances during `poll`.
     public func subscribe(topics: [String]) throws {
-        try client.subscribe(topics: topics)
+        try client().subscribe(topics: topics)
     }
 
     /// Returns up to `maxMessages` messages, waiting up to `timeout` for the first; an empty array when none came.
@@ -31,9 +43,7 @@ public final class KafkaConsumer: Sendable {
     /// Blocks the calling thread. Throws for permanent errors such as an unauthorized topic; transient ones (a broker
     /// away) are retried by librdkafka and do not surface. Throws `shutDown` after `close()`.
     public func poll(maxMessages: Int = 500, timeout: Duration) throws -> [KafkaConsumerMessage] {
-        guard !isClosed.load(ordering: .acquiring) else {
-            throw KafkaError(code: .shutDown, isRetriable: false, message: "the consumer is closed")
-        }
+        let client = try client()
         var messages: [KafkaConsumerMessage] = []
         let deadline = ContinuousClock.now + timeout
         while messages.count < maxMessages {
@@ -50,13 +60,15 @@ public final class KafkaConsumer: Sendable {
 
     /// Commits the offsets of every message returned by `poll` so far; blocks until the coordinator answers.
     public func commit() throws {
-        try client.commitPolled()
+        try client().commitPolled()
     }
 
     /// Leaves the group (so its partitions move to other members at once) and stops the consumer; idempotent.
     public func close() {
         if !isClosed.exchange(true, ordering: .acquiringAndReleasing) {
-            client.closeConsumer()
+            let client = current.withLock { $0 }
+            client?.closeConsumer()
+            current.withLock { $0 = nil }
         }
     }
 }
