@@ -34,25 +34,15 @@ enum SpikesCommand {
             try arguments.parsed("min-ratio", as: "a number ≥ 1") {
                 Double($0).flatMap { $0 >= 1 && $0.isFinite ? $0 : nil }
             } ?? 3
-        let deployWindow =
-            try arguments.parsed("deploy-window", as: "a duration such as 30m or 2h") {
-                QueryOptions.parseDuration($0)
-            } ?? 3600
-        configuration.deployWindow = .seconds(deployWindow)
+        configuration.deployWindow = try QueryOptions.deployWindow(arguments)
         let store = try QueryOptions.openStore(arguments)
         let detector = SpikeDetector(configuration: configuration)
         let report = try await QueryOptions.read {
             try detector.report(reader: store, from: window.from, to: window.to, appID: appID)
         }
-        let output = arguments.output
-        switch format {
-        case .json:
-            output.print(report.jsonString(prettyPrinted: true))
-        case .csv:
-            output.print(csv(report).rendered())
-        case .table:
-            output.print(table(report, style: { output.styled($0, .bold) }))
-        }
+        format.print(
+            to: arguments.output, json: { report.jsonString(prettyPrinted: true) }, csv: { csv(report) },
+            table: { table(report, style: $0) })
         return report.exitStatus
     }
 

@@ -21,26 +21,24 @@ enum TypesCommand {
         let store = try QueryOptions.openStore(arguments)
         let apps = try await QueryOptions.read { try AppTraffic.load(reader: store, window: window, appID: appID) }
         let report = TypesReport.make(window: window, apps: apps)
-        let output = arguments.output
-        switch format {
-        case .json:
-            output.print(report.jsonString(prettyPrinted: true))
-        case .csv:
-            var csv = CSVTable(header: [
-                "appID", "widgetType", "known", "registeringVersions", "renderingVersions", "unknownIn", "events",
-            ])
-            for row in report.rows {
-                csv.rows.append([
-                    row.appID, row.widgetType, String(row.isKnown), row.registeringVersions.joined(separator: " "),
-                    row.renderingVersions.joined(separator: " "), row.unknownIn.joined(separator: " "),
-                    row.events.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "),
-                ])
-            }
-            output.print(csv.rendered())
-        case .table:
-            output.print(table(report, style: { output.styled($0, .bold) }))
-        }
+        format.print(
+            to: arguments.output, json: { report.jsonString(prettyPrinted: true) }, csv: { csv(report) },
+            table: { table(report, style: $0) })
         return 0
+    }
+
+    static func csv(_ report: TypesReport) -> CSVTable {
+        var csv = CSVTable(header: [
+            "appID", "widgetType", "known", "registeringVersions", "renderingVersions", "unknownIn", "events",
+        ])
+        for row in report.rows {
+            csv.rows.append([
+                row.appID, row.widgetType, String(row.isKnown), row.registeringVersions.joined(separator: " "),
+                row.renderingVersions.joined(separator: " "), row.unknownIn.joined(separator: " "),
+                row.events.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " "),
+            ])
+        }
+        return csv
     }
 
     static func table(_ report: TypesReport, style: @escaping (String) -> String) -> String {

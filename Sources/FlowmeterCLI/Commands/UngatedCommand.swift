@@ -31,25 +31,15 @@ enum UngatedCommand {
         var configuration = UngatedTypeFinder.Configuration()
         configuration.minInstalls = try count(arguments, "min-installs") ?? 5
         configuration.minEvents = try count(arguments, "min-events") ?? 20
-        let deployWindow =
-            try arguments.parsed("deploy-window", as: "a duration such as 30m or 2h") {
-                QueryOptions.parseDuration($0)
-            } ?? 3600
-        configuration.deployWindow = .seconds(deployWindow)
+        configuration.deployWindow = try QueryOptions.deployWindow(arguments)
         let store = try QueryOptions.openStore(arguments)
         let finder = UngatedTypeFinder(configuration: configuration)
         let report = try await QueryOptions.read {
             try finder.report(reader: store, from: window.from, to: window.to, appID: appID)
         }
-        let output = arguments.output
-        switch format {
-        case .json:
-            output.print(report.jsonString(prettyPrinted: true))
-        case .csv:
-            output.print(csv(report).rendered())
-        case .table:
-            output.print(table(report, style: { output.styled($0, .bold) }))
-        }
+        format.print(
+            to: arguments.output, json: { report.jsonString(prettyPrinted: true) }, csv: { csv(report) },
+            table: { table(report, style: $0) })
         return report.exitStatus
     }
 

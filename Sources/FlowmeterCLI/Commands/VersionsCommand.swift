@@ -21,27 +21,25 @@ enum VersionsCommand {
         let store = try QueryOptions.openStore(arguments)
         let apps = try await QueryOptions.read { try AppTraffic.load(reader: store, window: window, appID: appID) }
         let report = VersionsReport.make(window: window, apps: apps)
-        let output = arguments.output
-        switch format {
-        case .json:
-            output.print(report.jsonString(prettyPrinted: true))
-        case .csv:
-            var csv = CSVTable(header: [
-                "appID", "appVersion", "platforms", "installs", "batches", "cleanBatches", "decodeCleanRate",
-                "decodes", "sendsCapabilities", "registeredTypes",
-            ])
-            for row in report.rows {
-                csv.rows.append([
-                    row.appID, row.appVersion, row.platforms.joined(separator: " "), String(row.installs),
-                    String(row.batches), String(row.cleanBatches), row.decodeCleanRate.map { String($0) } ?? "",
-                    String(row.decodes), String(row.sendsCapabilities), String(row.registeredTypes),
-                ])
-            }
-            output.print(csv.rendered())
-        case .table:
-            output.print(table(report, style: { output.styled($0, .bold) }))
-        }
+        format.print(
+            to: arguments.output, json: { report.jsonString(prettyPrinted: true) }, csv: { csv(report) },
+            table: { table(report, style: $0) })
         return 0
+    }
+
+    static func csv(_ report: VersionsReport) -> CSVTable {
+        var csv = CSVTable(header: [
+            "appID", "appVersion", "platforms", "installs", "batches", "cleanBatches", "decodeCleanRate",
+            "decodes", "sendsCapabilities", "registeredTypes",
+        ])
+        for row in report.rows {
+            csv.rows.append([
+                row.appID, row.appVersion, row.platforms.joined(separator: " "), String(row.installs),
+                String(row.batches), String(row.cleanBatches), row.decodeCleanRate.map { String($0) } ?? "",
+                String(row.decodes), String(row.sendsCapabilities), String(row.registeredTypes),
+            ])
+        }
+        return csv
     }
 
     static func table(_ report: VersionsReport, style: @escaping (String) -> String) -> String {

@@ -15,3 +15,18 @@ enum OutputFormat: String, CaseIterable, Sendable {
         try arguments.parsed("format", as: "table, json or csv") { OutputFormat(rawValue: $0) } ?? .table
     }
 }
+
+extension OutputFormat {
+    /// Prints a query's result in this format: the JSON as given, the CSV rendered, or the table with headings bold on
+    /// a terminal. Each rendering is made only when it is the one asked for.
+    func print(
+        to output: CommandOutput, json: () -> String, csv: () -> CSVTable,
+        table: (_ style: @escaping (String) -> String) -> String
+    ) {
+        switch self {
+        case .json: output.print(json())
+        case .csv: output.print(csv().rendered())
+        case .table: output.print(table({ output.styled($0, .bold) }))
+        }
+    }
+}

@@ -21,6 +21,13 @@ enum QueryOptions {
     ///
     /// `--since` and `--from` together, an unparseable value, or a window that ends before it starts are usage
     /// errors.
+    /// `--deploy-window`: how long before a type's first events a deploy may have finished to be its suspect.
+    static func deployWindow(_ arguments: ParsedArguments) throws(CommandUsageError) -> Duration {
+        let seconds =
+            try arguments.parsed("deploy-window", as: "a duration such as 30m or 2h") { parseDuration($0) } ?? 3600
+        return .seconds(seconds)
+    }
+
     static func window(_ arguments: ParsedArguments, now: Date = Date()) throws(CommandUsageError) -> QueryWindow {
         let path = arguments.commandPath
         let time = "an RFC 3339 time such as 2026-11-30T08:44:10Z"
