@@ -1,0 +1,89 @@
+import Collector
+import Foundation
+import Kafka
+import TestSupport
+import Testing
+
+/// RELIABILITY.md K7, scaled down: a broker outage longer than `message.timeout.ms`. Batches posted during it get 503
+/// with Retry-After (never 202), each timed-out delivery report is counted, and after recovery what got a 202 is in
+/// the topic.
+@Suite(.serialized) struct KafkaTimeoutTests {
+    @Test func anOutageLongerThanTheMessageTimeoutGives503AndLosesNothingAcknowledged() async throws {
+        let kafka = try KafkaFixture()
+        let fixture = try CollectorFixture(kafka: kafka) { configuration in
+            configuration.kafkaProperties = ["message.timeout.ms": "2000"]
+            // Longer than the message timeout, so the delivery reports time out before the collector stops waiting.
+            configuration.responseDeadline = .seconds(4)
+        }
+        var acknowledged: Set<String> = []
+        #expect(try await fixture.post(Batches.good(events: 2, id: "k7-before")).status == 202)
+        acknowledged.formUnion(["k7-before-0", "k7-before-1"])
+
+        try kafka.cluster.setBrokerDown(KafkaMockCluster.allBrokers)
+        let outageStarted = ContinuousClock.now
+        var downEvents = 0
+        var downStatuses: [Int] = []
+        while ContinuousClock.now - outageStarted < .seconds(5) {
+            let response = try await fixture.post(Batches.good(events: 2, id: "k7-down-\(downStatuses.count)"))
+            downStatuses.append(response.status)
+            downEvents += 2
+            #expect(response.status == 503)
+            #expect(response.header("Retry-After") != nil)
+        }
+        #expect(!downStatuses.isEmpty)
+        print("K7: statuses during the outage \(downStatuses)")
+
+        // Delivery reports come from librdkafka's timeout scan; a bounded wait covers its granularity.
+        var errors = try await deliveryErrors(fixture)
+        for _ in 0..<50 where errors.values.reduce(0, +) < Double(downEvents) {
+            try await Task.sleep(for: .milliseconds(100))
+            errors = try await deliveryErrors(fixture)
+        }
+        print("K7: delivery errors \(errors)")
+        #expect(errors[#"error="_MSG_TIMED_OUT""#, default: 0] >= Double(downEvents), "timeouts counted: \(errors)")
+
+        try kafka.cluster.setBrokerUp(KafkaMockCluster.allBrokers)
+        var recovered = false
+        for attempt in 0..<40 where !recovered {
+            let id = "k7-after-\(attempt)"
+            let response = try await fixture.post(Batches.good(events: 2, id: id))
+            #expect(response.status == 202 || response.status == 503)
+            if response.status == 202 {
+                recovered = true
+                acknowledged.formUnion(["\(id)-0", "\(id)-1"])
+            } else {
+                try await Task.sleep(for: .milliseconds(250))
+            }
+        }
+        #expect(recovered, "batches get 202 again once the brokers are back")
+        for index in 0..<3 {
+            let id = "k7-later-\(index)"
+            let response = try await fixture.post(Batches.good(events: 2, id: id))
+            #expect(response.status == 202)
+            if response.status == 202 { acknowledged.formUnion(["\(id)-0", "\(id)-1"]) }
+        }
+
+        let expected = acknowledged
+        let messages = try await kafka.consume(topic: KafkaFixture.eventsTopic, timeout: .seconds(20)) { messages in
+            let ids = Set(
+                messages.compactMap { try? JSONDecoder().decode(EventRecordProbe.self, from: Data($0.value)).id })
+            return expected.isSubset(of: ids)
+        }
+        let ids = messages.compactMap { try? JSONDecoder().decode(EventRecordProbe.self, from: Data($0.value)).id }
+        #expect(acknowledged.isSubset(of: Set(ids)), "acknowledged ⊆ consumed")
+        print("K7: \(acknowledged.count) acknowledged, \(ids.count) consumed")
+        await fixture.shutdown()
+    }
+
+    /// The `flowmeter_kafka_delivery_errors_total` samples by label set, such as `error="_MSG_TIMED_OUT"`.
+    private func deliveryErrors(_ fixture: CollectorFixture) async throws -> [String: Double] {
+        let prefix = "flowmeter_kafka_delivery_errors_total{"
+        var samples: [String: Double] = [:]
+        for line in try await fixture.get("/metrics").bodyText.split(separator: "\n") where line.hasPrefix(prefix) {
+            guard let close = line.lastIndex(of: "}") else { continue }
+            let labels = String(line[line.index(line.startIndex, offsetBy: prefix.count)..<close])
+            samples[labels] = Double(line[line.index(after: close)...].trimmingCharacters(in: .whitespaces))
+        }
+        return samples
+    }
+}
