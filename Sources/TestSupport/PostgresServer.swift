@@ -61,7 +61,7 @@ public final class PostgresServer: Sendable {
         }
         var lastFailure: (any Error)?
         for _ in 0..<5 {
-            let port = try Self.freeLoopbackPort()
+            let port = Int(try ServerProcess.freeLoopbackPort())
             let options = [
                 "-c listen_addresses=127.0.0.1", "-p \(port)", "-k \(directory.path)", "-c fsync=off",
                 "-c synchronous_commit=off", "-c full_page_writes=off", "-c max_connections=200",
@@ -195,27 +195,5 @@ public final class PostgresServer: Sendable {
             .first {
                 manager.isExecutableFile(atPath: $0 + "/pg_ctl") && manager.isExecutableFile(atPath: $0 + "/initdb")
             }
-    }
-
-    private static func freeLoopbackPort() throws -> Int {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard descriptor >= 0 else { throw Failure(description: "socket() failed: errno \(errno)") }
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard bound == 0 else { throw Failure(description: "bind() failed: errno \(errno)") }
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let named = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
-        }
-        guard named == 0 else { throw Failure(description: "getsockname() failed: errno \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }

@@ -2,6 +2,7 @@ import FlowmeterModels
 import Foundation
 import Gzip
 import Kafka
+import TestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -151,7 +152,7 @@ enum IngestBenchmark {
         var rows: [Row] = []
         var halfPeak: [(target: String, result: LoadGenerator.Result, rate: Double)] = []
         for target in targets {
-            let port = freeLoopbackPort()
+            let port = try ServerProcess.freeLoopbackPort()
             let process = try target.start(port)
             defer { process.stop() }
             for encoding in options.encodings {

@@ -47,7 +47,7 @@ public struct CommandOutput: Sendable {
 
     /// `text` in `style` when colour is on, else unchanged.
     func styled(_ text: String, _ style: Terminal.Style) -> String {
-        usesColor ? "\u{1B}[\(style.rawValue)m\(text)\u{1B}[0m" : text
+        Terminal.styled(text, style, when: usesColor)
     }
 }
 

@@ -20,7 +20,12 @@ enum Terminal {
 
     /// `text` in `style` when colour is on, else unchanged.
     static func styled(_ text: String, _ style: Style) -> String {
-        usesColor ? "\u{1B}[\(style.rawValue)m\(text)\u{1B}[0m" : text
+        styled(text, style, when: usesColor)
+    }
+
+    /// `text` wrapped in `style`'s escape codes when `isOn`, else unchanged; the one place the codes are written.
+    static func styled(_ text: String, _ style: Style, when isOn: Bool) -> String {
+        isOn ? "\u{1B}[\(style.rawValue)m\(text)\u{1B}[0m" : text
     }
 
     /// A section heading such as `==> posting traffic`.
