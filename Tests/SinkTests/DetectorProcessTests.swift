@@ -12,12 +12,10 @@ import Testing
     static let ungatedType = "hologram_projector"
 
     @Test func watchOnceWithAlertmanagerPutsTheUngatedAlertIntoItsAPI() async throws {
-        guard AlertmanagerServer.isInstalled else {
-            print(
-                "SKIPPED watchOnceWithAlertmanager…: \(AlertmanagerServer.binary) is not installed (make test installs it)"
-            )
-            return
-        }
+        // `make test` installs Alertmanager, so a missing binary is a broken setup, not a reason to pass.
+        try #require(
+            AlertmanagerServer.isInstalled,
+            "\(AlertmanagerServer.binary) is missing: apt-get install prometheus-alertmanager")
         let alertmanager = try AlertmanagerServer()
         defer { alertmanager.stop() }
         let directory = try TemporaryDirectory(prefix: "flowmeter-watch")
@@ -42,19 +40,21 @@ import Testing
 
     @Test func serveWithAStoreDetectsInProcessAndPublishesTheAlert() async throws {
         let kafka = try KafkaFixture()
-        let alertmanager = AlertmanagerServer.isInstalled ? try AlertmanagerServer() : nil
-        defer { alertmanager?.stop() }
+        try #require(
+            AlertmanagerServer.isInstalled,
+            "\(AlertmanagerServer.binary) is missing: apt-get install prometheus-alertmanager")
+        let alertmanager = try AlertmanagerServer()
+        defer { alertmanager.stop() }
         let directory = try TemporaryDirectory(prefix: "flowmeter-serve-detect")
         defer { directory.remove() }
         let path = directory.file("flowmeter.sqlite")
-        if let alertmanager {
-            try #require(try await alertmanager.waitUntilReady(), "Alertmanager did not become ready within 20 s")
-        }
+        try #require(try await alertmanager.waitUntilReady(), "Alertmanager did not become ready within 20 s")
         let serve = try await ServeProcess(
             [
                 "--kafka", kafka.bootstrapServers.joined(separator: ","), "--store", path, "--rollup-interval", "1s",
                 "--detect-interval", "2s", "--detect-window", "1h",
-            ] + (alertmanager.map { ["--alertmanager", $0.baseURL] } ?? []))
+                "--alertmanager", alertmanager.baseURL,
+            ])
         try await serve.postUngatedTraffic()
 
         let messages = try await kafka.consume(topic: KafkaFixture.alertsTopic, timeout: .seconds(30)) { messages in
@@ -68,10 +68,8 @@ import Testing
         let finding = value["finding"] as? [String: Any]
         #expect((finding?["suggestedGate"] as? [String: Any])?["minAppVersion"] as? String == "5.3.0")
         #expect(finding?["renderingVersions"] as? [String] == ["5.3.0"])
-        if let alertmanager {
-            let listed = try await Self.poll(alertmanager) { alerts in alerts.contains(where: Self.isUngatedAlert) }
-            #expect(listed.contains(where: Self.isUngatedAlert))
-        }
+        let listed = try await Self.poll(alertmanager) { alerts in alerts.contains(where: Self.isUngatedAlert) }
+        #expect(listed.contains(where: Self.isUngatedAlert))
 
         // SIGTERM stops the detector before the producer, and the process still exits cleanly.
         #expect(try await serve.terminate() == 0)
