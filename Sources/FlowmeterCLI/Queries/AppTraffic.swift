@@ -38,7 +38,7 @@ struct AppTraffic: Sendable {
     }
 
     /// App versions, oldest first by CONTRACT §1's numeric order.
-    var orderedVersions: [String] { versions.keys.sorted(by: Self.versionLess) }
+    var orderedVersions: [String] { versions.keys.sorted(by: VersionOrder.less) }
 
     /// Installs of the whole app in the window (an install seen in two versions counts once).
     var totalInstalls: HyperLogLog {
@@ -111,14 +111,6 @@ struct AppTraffic: Sendable {
             best = (candidate, distance, registrations)
         }
         return best?.type
-    }
-
-    /// Whether app version `a` orders before `b`: numeric components first, then the string.
-    static func versionLess(_ a: String, _ b: String) -> Bool {
-        let left = AppVersion(a)
-        let right = AppVersion(b)
-        if left != right { return left < right }
-        return a < b
     }
 
     /// Reads the window's release traffic from `reader`, per app (one app when `appID` is set).

@@ -58,7 +58,7 @@ struct TopReport: Sendable, JSONRepresentable {
             if $0.appID != $1.appID { return $0.appID < $1.appID }
             if $0.kind != $1.kind { return $0.kind.rawValue < $1.kind.rawValue }
             if $0.widgetType != $1.widgetType { return $0.widgetType < $1.widgetType }
-            return AppTraffic.versionLess($0.appVersion, $1.appVersion)
+            return VersionOrder.less($0.appVersion, $1.appVersion)
         }
         let total = rows.count
         if limit > 0 && rows.count > limit { rows.removeLast(rows.count - limit) }

@@ -33,7 +33,7 @@ struct TypesReport: Sendable, JSONRepresentable {
                         appID: appID, widgetType: type, isKnown: app.isKnown(type),
                         registeringVersions: app.registeringVersions(of: type),
                         renderingVersions: app.renderingVersions(of: type),
-                        unknownIn: (app.unknownReporters[type] ?? []).sorted(by: AppTraffic.versionLess),
+                        unknownIn: (app.unknownReporters[type] ?? []).sorted(by: VersionOrder.less),
                         events: events))
             }
         }

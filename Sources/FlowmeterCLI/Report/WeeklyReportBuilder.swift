@@ -230,7 +230,7 @@ public struct WeeklyReportBuilder: Sendable {
             result.append(
                 WeeklyReport.MalformedGroup(
                     appID: key.appID, widgetType: key.widgetType, events: group.events,
-                    installs: group.installs.count, appVersions: group.versions.sorted(by: versionLess),
+                    installs: group.installs.count, appVersions: group.versions.sorted(by: VersionOrder.less),
                     missingKeys: keys, paths: paths))
         }
         result.sort { (a: WeeklyReport.MalformedGroup, b: WeeklyReport.MalformedGroup) -> Bool in
@@ -281,14 +281,6 @@ public struct WeeklyReportBuilder: Sendable {
         return result
     }
 
-    /// The contract's version order, made total by the string.
-    static func versionLess(_ a: String, _ b: String) -> Bool {
-        let (left, right) = (AppVersion(a), AppVersion(b))
-        if left < right { return true }
-        if right < left { return false }
-        return a < b
-    }
-
     private static func versionHealth(
         current: [VersionRollup], previous: [VersionRollup], series: [SeriesRollup]
     ) -> [WeeklyReport.VersionHealth] {
@@ -330,7 +322,7 @@ public struct WeeklyReportBuilder: Sendable {
                     batches: batches[id]?.all ?? 0, cleanBatches: batches[id]?.clean ?? 0, events: events[id] ?? 0))
         }
         result.sort { (a: WeeklyReport.VersionHealth, b: WeeklyReport.VersionHealth) -> Bool in
-            a.appID != b.appID ? a.appID < b.appID : versionLess(b.appVersion, a.appVersion)
+            a.appID != b.appID ? a.appID < b.appID : VersionOrder.less(b.appVersion, a.appVersion)
         }
         return result
     }
@@ -390,7 +382,7 @@ public struct WeeklyReportBuilder: Sendable {
                             .text("stop sending "), .code(type.widgetType), .text(": no app version renders it"),
                         ]))
             } else {
-                let newest = type.affectedVersions.map(\.appVersion).max(by: versionLess) ?? ""
+                let newest = type.affectedVersions.map(\.appVersion).max(by: VersionOrder.less) ?? ""
                 actions.append(
                     Action(
                         kind: .gateByCapability, appID: type.appID, widgetType: type.widgetType, events: change.events,
