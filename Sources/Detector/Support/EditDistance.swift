@@ -1,5 +1,36 @@
 /// Edit distances between widget type names.
 public enum EditDistance {
+    /// The known type `widgetType` is most likely a typo of, or `nil`: the nearest candidate within `maxDistance`
+    /// edits and closer than the shorter name is long.
+    ///
+    /// `known` maps each known type to how many app versions register it; ties go to the smaller distance, then
+    /// more registering versions, then the smaller name, so the answer does not depend on dictionary order.
+    public static func likelyTypoOf(_ widgetType: String, among known: [String: Int], maxDistance: Int) -> String? {
+        var best: (type: String, distance: Int, registrations: Int)?
+        for (candidate, registrations) in known where candidate != widgetType {
+            // Lengths alone bound the distance from below; skip the matrix when they already rule a candidate out.
+            let lengthGap = abs(candidate.unicodeScalars.count - widgetType.unicodeScalars.count)
+            guard lengthGap <= maxDistance else { continue }
+            let distance = damerauLevenshtein(widgetType, candidate)
+            let shorter = min(candidate.unicodeScalars.count, widgetType.unicodeScalars.count)
+            guard distance <= maxDistance, distance < shorter else { continue }
+            let better: Bool
+            if let best {
+                if distance != best.distance {
+                    better = distance < best.distance
+                } else if registrations != best.registrations {
+                    better = registrations > best.registrations
+                } else {
+                    better = candidate < best.type
+                }
+            } else {
+                better = true
+            }
+            if better { best = (candidate, distance, registrations) }
+        }
+        return best?.type
+    }
+
     /// The Damerau–Levenshtein distance between `a` and `b` over Unicode scalars: insertions, deletions,
     /// substitutions and transpositions of adjacent characters each cost one.
     ///

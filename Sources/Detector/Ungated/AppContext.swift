@@ -71,28 +71,6 @@ struct AppContext {
 
     /// The known type nearest `widgetType` within `maxDistance` edits (and closer than the shorter name is long).
     func likelyOriginal(of widgetType: String, maxDistance: Int) -> String? {
-        var best: (type: String, distance: Int, registrations: Int)?
-        for (candidate, registrations) in knownTypes where candidate != widgetType {
-            // Lengths alone bound the distance from below; skip the matrix when they already rule a candidate out.
-            let lengthGap = abs(candidate.unicodeScalars.count - widgetType.unicodeScalars.count)
-            guard lengthGap <= maxDistance else { continue }
-            let distance = EditDistance.damerauLevenshtein(widgetType, candidate)
-            let shorter = min(candidate.unicodeScalars.count, widgetType.unicodeScalars.count)
-            guard distance <= maxDistance, distance < shorter else { continue }
-            let better: Bool
-            if let best {
-                if distance != best.distance {
-                    better = distance < best.distance
-                } else if registrations != best.registrations {
-                    better = registrations > best.registrations
-                } else {
-                    better = candidate < best.type
-                }
-            } else {
-                better = true
-            }
-            if better { best = (candidate, distance, registrations) }
-        }
-        return best?.type
+        EditDistance.likelyTypoOf(widgetType, among: knownTypes, maxDistance: maxDistance)
     }
 }

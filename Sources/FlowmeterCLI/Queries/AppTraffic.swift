@@ -91,28 +91,6 @@ struct AppTraffic: Sendable {
         return known
     }
 
-    /// The known type nearest `widgetType`: Damerau–Levenshtein ≤ 2 and less than the shorter name's length; ties by
-    /// distance, then more registering versions, then name (the detector's `likelyTypoOf` rule).
-    static func likelyOriginal(of widgetType: String, among known: [String: Int]) -> String? {
-        var best: (type: String, distance: Int, registrations: Int)?
-        for (candidate, registrations) in known where candidate != widgetType {
-            guard abs(candidate.unicodeScalars.count - widgetType.unicodeScalars.count) <= 2 else { continue }
-            let distance = EditDistance.damerauLevenshtein(widgetType, candidate)
-            let shorter = min(candidate.unicodeScalars.count, widgetType.unicodeScalars.count)
-            guard distance <= 2, distance < shorter else { continue }
-            if let current = best {
-                let better =
-                    distance != current.distance
-                    ? distance < current.distance
-                    : registrations != current.registrations
-                        ? registrations > current.registrations : candidate < current.type
-                if !better { continue }
-            }
-            best = (candidate, distance, registrations)
-        }
-        return best?.type
-    }
-
     /// Reads the window's release traffic from `reader`, per app (one app when `appID` is set).
     static func load(reader: some RollupReader, window: QueryWindow, appID: String?) throws -> [String: AppTraffic] {
         var apps: [String: AppTraffic] = [:]

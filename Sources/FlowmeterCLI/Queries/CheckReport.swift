@@ -90,7 +90,11 @@ struct CheckReport: Sendable, JSONRepresentable {
                 TypeVerdict(
                     widgetType: type, occurrences: occurrences[type]!.count,
                     paths: Array(occurrences[type]!.prefix(maxPaths)), isKnown: isKnown,
-                    likelyTypoOf: isKnown ? nil : AppTraffic.likelyOriginal(of: type, among: known), apps: verdicts))
+                    likelyTypoOf: isKnown
+                        ? nil
+                        : EditDistance.likelyTypoOf(
+                            type, among: known, maxDistance: UngatedTypeFinder.Configuration().maxTypoDistance),
+                    apps: verdicts))
         }
         types.sort {
             $0.maxUnknownShare != $1.maxUnknownShare
