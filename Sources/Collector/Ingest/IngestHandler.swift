@@ -317,10 +317,10 @@ final class IngestHandler: Sendable {
     }
 
     private func inflate(_ body: [UInt8], encoding: String?) throws(IngestRejection) -> [UInt8] {
-        guard let encoding, !encoding.trimmingCharacters(in: .whitespaces).isEmpty,
-            encoding.trimmingCharacters(in: .whitespaces).lowercased() != "identity"
-        else { return body }
-        guard let format = Gzip.Format(contentEncoding: encoding) else { throw .unsupportedEncoding }
+        guard let encoding else { return body }
+        let coding = encoding.trimmingCharacters(in: .whitespaces).lowercased()
+        guard !coding.isEmpty, coding != "identity" else { return body }
+        guard let format = Gzip.Format(contentEncoding: coding) else { throw .unsupportedEncoding }
         do {
             return try Gzip.inflate(body, format: format, maxOutputBytes: settings.maxInflatedBytes)
         } catch {
