@@ -95,15 +95,10 @@ public final class RateLimiter: Sendable {
     /// Whether `keyID`'s bucket holds at least one token, without taking any: the cheap check made before a body is
     /// decoded, so a key whose limit is spent costs no decoding.
     public func check(keyID: String, limit: TokenBucket.Limit? = nil) -> TokenBucket.Decision {
-        let now = clock()
-        let limit = limit ?? defaultLimit
-        return buckets.withLock { buckets in
-            if buckets[keyID]?.limit != limit {
-                buckets[keyID] = TokenBucket(limit: limit, now: now)
-            }
-            let available = buckets[keyID]!.available(now: now)
+        withBucket(keyID: keyID, limit: limit) { bucket, now in
+            let available = bucket.available(now: now)
             guard available < 1 else { return .allowed }
-            return .limited(retryAfterSeconds: max(1, Int(((1 - available) / limit.perSecond).rounded(.up))))
+            return .limited(retryAfterSeconds: max(1, Int(((1 - available) / bucket.limit.perSecond).rounded(.up))))
         }
     }
 
@@ -111,13 +106,21 @@ public final class RateLimiter: Sendable {
     ///
     /// A changed `limit` for an existing key takes effect as a fresh, full bucket.
     public func tryTake(_ events: Int, keyID: String, limit: TokenBucket.Limit? = nil) -> TokenBucket.Decision {
+        withBucket(keyID: keyID, limit: limit) { bucket, now in bucket.tryTake(events, now: now) }
+    }
+
+    // Both calls share one rule: a key's bucket is created full on first use and replaced when its limit changes.
+    private func withBucket(
+        keyID: String, limit: TokenBucket.Limit?,
+        _ body: (inout TokenBucket, ContinuousClock.Instant) -> TokenBucket.Decision
+    ) -> TokenBucket.Decision {
         let now = clock()
         let limit = limit ?? defaultLimit
         return buckets.withLock { buckets in
-            if buckets[keyID]?.limit != limit {
-                buckets[keyID] = TokenBucket(limit: limit, now: now)
-            }
-            return buckets[keyID]!.tryTake(events, now: now)
+            var bucket = buckets[keyID].flatMap { $0.limit == limit ? $0 : nil } ?? TokenBucket(limit: limit, now: now)
+            let decision = body(&bucket, now)
+            buckets[keyID] = bucket
+            return decision
         }
     }
 }
