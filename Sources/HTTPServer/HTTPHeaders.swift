@@ -44,11 +44,6 @@ public struct HTTPHeaders: Sendable, Sequence, ExpressibleByDictionaryLiteral {
         return nil
     }
 
-    /// Every value of fields with that name in any case, in order.
-    public func values(for name: String) -> [String] {
-        fields.filter { Self.equalIgnoringASCIICase($0.name, name) }.map(\.value)
-    }
-
     /// Whether a field with that name exists in any case.
     public func contains(_ name: String) -> Bool {
         self[name] != nil
