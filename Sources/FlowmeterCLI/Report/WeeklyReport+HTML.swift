@@ -20,10 +20,7 @@ private struct HTMLWriter {
 
     init(report: WeeklyReport) {
         self.report = report
-        var apps = Set(report.versions.map(\.appID))
-        apps.formUnion(report.ungated.map(\.finding.appID))
-        apps.formUnion(report.malformed.map(\.appID))
-        self.showsApp = report.appID == nil && apps.count > 1
+        self.showsApp = report.showsAppColumn
     }
 
     private func e(_ text: String) -> String { HTMLEscaping.escape(text) }

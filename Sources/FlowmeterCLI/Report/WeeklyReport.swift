@@ -367,3 +367,13 @@ public struct WeeklyReport: Sendable {
         }
     }
 }
+
+extension WeeklyReport {
+    /// Whether renderings need an app column: the report is not for one app and its findings span more than one.
+    var showsAppColumn: Bool {
+        var apps = Set(versions.map(\.appID))
+        apps.formUnion(ungated.map(\.finding.appID))
+        apps.formUnion(malformed.map(\.appID))
+        return appID == nil && apps.count > 1
+    }
+}
