@@ -25,6 +25,8 @@ private struct HTMLWriter {
 
     private func e(_ text: String) -> String { HTMLEscaping.escape(text) }
     private func code(_ text: String) -> String { "<code>" + e(text) + "</code>" }
+    /// The paragraph a section shows when it has nothing to list.
+    private func empty(_ text: String) -> String { "<p class=\"empty\">" + e(text) + "</p>" }
 
     func render() -> String {
         let week = report.week.description
@@ -145,7 +147,7 @@ private struct HTMLWriter {
 
     private func actions() -> String {
         guard !report.actions.isEmpty else {
-            return section("actions", "Actions", "<p class=\"empty\">Nothing to do this week.</p>")
+            return section("actions", "Actions", empty("Nothing to do this week."))
         }
         var html = "<ol class=\"actions\">\n"
         for action in report.actions.prefix(maxRows) {
@@ -168,7 +170,7 @@ private struct HTMLWriter {
 
     private func ungated() -> String {
         guard !report.ungated.isEmpty else {
-            return section("ungated", "Ungated types", "<p class=\"empty\">No ungated types this week or last.</p>")
+            return section("ungated", "Ungated types", empty("No ungated types this week or last."))
         }
         var rows = ""
         for change in report.ungated.prefix(maxRows) {
@@ -208,7 +210,7 @@ private struct HTMLWriter {
             )
         }
         guard !series.isEmpty else {
-            return section("daily", "Unknown types per day", "<p class=\"empty\">No unknownType events.</p>")
+            return section("daily", "Unknown types per day", empty("No unknownType events."))
         }
         return section(
             "daily", "Unknown types per day",
@@ -217,7 +219,7 @@ private struct HTMLWriter {
 
     private func malformed() -> String {
         guard !report.malformed.isEmpty else {
-            return section("malformed", "Malformed payloads", "<p class=\"empty\">No malformed payloads.</p>")
+            return section("malformed", "Malformed payloads", empty("No malformed payloads."))
         }
         var rows = ""
         var count = 0
@@ -245,7 +247,7 @@ private struct HTMLWriter {
 
     private func duplicates() -> String {
         guard !report.duplicates.isEmpty else {
-            return section("duplicates", "Duplicate ids", "<p class=\"empty\">No duplicate ids.</p>")
+            return section("duplicates", "Duplicate ids", empty("No duplicate ids."))
         }
         var rows = ""
         for page in report.duplicates.prefix(maxRows) {
@@ -265,7 +267,7 @@ private struct HTMLWriter {
 
     private func versions() -> String {
         guard !report.versions.isEmpty else {
-            return section("versions", "Versions", "<p class=\"empty\">No release traffic this week.</p>")
+            return section("versions", "Versions", empty("No release traffic this week."))
         }
         let shown = Array(report.versions.prefix(12))
         let label = { (version: WeeklyReport.VersionHealth) in
@@ -328,7 +330,7 @@ private struct HTMLWriter {
         html += "<figcaption>Deploys (blue) finish above the line; spikes start below it, red when attributed to a "
         html += "deploy.</figcaption></figure>\n"
         guard !report.deploys.isEmpty else {
-            return section("deploys", "Deploys", html + "<p class=\"empty\">No deploys recorded this week.</p>")
+            return section("deploys", "Deploys", html + empty("No deploys recorded this week."))
         }
         var rows = ""
         for impact in report.deploys.prefix(maxRows) {
@@ -355,7 +357,7 @@ private struct HTMLWriter {
 
     private func spikes() -> String {
         guard !report.spikes.isEmpty else {
-            return section("spikes", "Spikes", "<p class=\"empty\">No spikes.</p>")
+            return section("spikes", "Spikes", empty("No spikes."))
         }
         var rows = ""
         for spike in report.spikes.prefix(maxRows) {
@@ -377,7 +379,7 @@ private struct HTMLWriter {
 
     private func newTypes() -> String {
         guard !report.newTypes.isEmpty else {
-            return section("new-types", "New types", "<p class=\"empty\">No type was seen for the first time.</p>")
+            return section("new-types", "New types", empty("No type was seen for the first time."))
         }
         var rows = ""
         for type in report.newTypes.prefix(maxRows) {
