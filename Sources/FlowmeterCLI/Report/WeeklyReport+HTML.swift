@@ -191,14 +191,13 @@ private struct HTMLWriter {
             }
             rows += "<td>\(type.suspectDeploy.map { code("\($0.service)@\($0.version)") } ?? "–")</td></tr>\n"
         }
-        var header = [
+        let header = [
             "Status", "Type", "Events", "Last week", "Affected versions (install share)", "Gate", "Suspect deploy",
         ]
-        if showsApp { header.insert("App", at: 1) }
         return section(
             "ungated", "Ungated types",
             note: "New: ungated this week only. Ongoing: both weeks. Resolved: last week only.",
-            table(header: header, numeric: showsApp ? [3, 4] : [2, 3], rows: rows) + more(report.ungated.count))
+            table(header: header, numeric: [2, 3], appColumnAt: 1, rows: rows) + more(report.ungated.count))
     }
 
     private func unknownChart() -> String {
@@ -236,12 +235,11 @@ private struct HTMLWriter {
                 rows += "<td>\(path.messages.map(e).joined(separator: "<br>"))</td></tr>\n"
             }
         }
-        var header = ["Type", "Path", "Events", "Missing keys", "Messages"]
-        if showsApp { header.insert("App", at: 0) }
+        let header = ["Type", "Path", "Events", "Missing keys", "Messages"]
         return section(
             "malformed", "Malformed payloads",
             note: "Grouped by type and normalized coding path; a minute's events are split over the paths it sampled.",
-            table(header: header, numeric: showsApp ? [3] : [2], rows: rows)
+            table(header: header, numeric: [2], appColumnAt: 0, rows: rows)
                 + more(report.malformed.map(\.paths.count).reduce(0, +)))
     }
 
@@ -258,11 +256,10 @@ private struct HTMLWriter {
             rows += "<td>\(page.widgetTypes.map(code).joined(separator: ", "))</td>"
             rows += "<td>\(page.messages.map(e).joined(separator: "<br>"))</td></tr>\n"
         }
-        var header = ["Page", "Events", "Types", "Examples"]
-        if showsApp { header.insert("App", at: 0) }
+        let header = ["Page", "Events", "Types", "Examples"]
         return section(
             "duplicates", "Duplicate ids",
-            table(header: header, numeric: showsApp ? [2] : [1], rows: rows) + more(report.duplicates.count))
+            table(header: header, numeric: [1], appColumnAt: 0, rows: rows) + more(report.duplicates.count))
     }
 
     private func versions() -> String {
@@ -304,11 +301,10 @@ private struct HTMLWriter {
             rows += "<td class=\"num\">\(ReportFormatting.count(version.batches))</td>"
             rows += "<td class=\"num\">\(ReportFormatting.count(version.events))</td></tr>\n"
         }
-        var header = [
+        let header = [
             "Version", "Installs", "Adoption", "Installs vs last week", "Decode-clean", "Batches", "Diagnostics",
         ]
-        if showsApp { header.insert("App", at: 0) }
-        html += table(header: header, numeric: Set((showsApp ? 2 : 1)...(showsApp ? 7 : 6)), rows: rows)
+        html += table(header: header, numeric: Set(1...6), appColumnAt: 0, rows: rows)
         return section("versions", "Versions", html + more(report.versions.count))
     }
 
@@ -369,11 +365,10 @@ private struct HTMLWriter {
             rows += "<td class=\"num\">\(ReportFormatting.fixed(spike.baseline, places: 1))</td>"
             rows += "<td>\(spike.suspectDeploy.map { code("\($0.service)@\($0.version)") } ?? "–")</td></tr>\n"
         }
-        var header = ["Onset", "Kind", "Type", "Version", "Peak (5 min)", "Baseline", "Suspect deploy"]
-        if showsApp { header.insert("App", at: 1) }
+        let header = ["Onset", "Kind", "Type", "Version", "Peak (5 min)", "Baseline", "Suspect deploy"]
         return section(
             "spikes", "Spikes",
-            table(header: header, numeric: showsApp ? [5, 6] : [4, 5], rows: rows)
+            table(header: header, numeric: [4, 5], appColumnAt: 1, rows: rows)
                 + more(report.spikes.count))
     }
 
@@ -388,11 +383,10 @@ private struct HTMLWriter {
             rows += "<td>\(code(type.widgetType))</td><td>\(e(type.kind.rawValue))</td>"
             rows += "<td>\(ReportFormatting.minute(type.firstSeen))</td></tr>\n"
         }
-        var header = ["Type", "First seen as", "First seen"]
-        if showsApp { header.insert("App", at: 0) }
+        let header = ["Type", "First seen as", "First seen"]
         return section(
             "new-types", "New types", note: "Types whose first release occurrence ever lies in this week.",
-            table(header: header, numeric: [], rows: rows) + more(report.newTypes.count))
+            table(header: header, numeric: [], appColumnAt: 0, rows: rows) + more(report.newTypes.count))
     }
 
     private func table(header: [String], numeric: Set<Int>, rows: String) -> String {
@@ -401,6 +395,15 @@ private struct HTMLWriter {
             html += numeric.contains(index) ? "<th class=\"num\">\(title)</th>" : "<th>\(title)</th>"
         }
         return html + "</tr></thead>\n<tbody>\n" + rows + "</tbody>\n</table>"
+    }
+
+    /// A table whose `App` column, shown only when the report spans several apps, goes at `appIndex`; `numeric`
+    /// indexes the columns without it.
+    private func table(header: [String], numeric: Set<Int>, appColumnAt appIndex: Int, rows: String) -> String {
+        guard showsApp else { return table(header: header, numeric: numeric, rows: rows) }
+        var withApp = header
+        withApp.insert("App", at: appIndex)
+        return table(header: withApp, numeric: Set(numeric.map { $0 >= appIndex ? $0 + 1 : $0 }), rows: rows)
     }
 
     private func more(_ total: Int) -> String {
