@@ -333,8 +333,19 @@ final class IngestHandler: Sendable {
     /// Whether a `Content-Type` value is `application/json`, with any parameters (such as `charset`).
     static func isJSON(_ contentType: String?) -> Bool {
         guard let contentType else { return false }
-        if contentType == "application/json" { return true }
-        let mediaType = contentType.split(separator: ";", maxSplits: 1).first ?? ""
-        return mediaType.trimmingCharacters(in: .whitespaces).lowercased() == "application/json"
+        // Compared as bytes because it runs on every request and clients commonly add `; charset=utf-8`, which
+        // would otherwise cost a split, a trim and a lowercased copy.
+        let isSpace = { (byte: UInt8) in byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
+        let bytes = contentType.utf8[...].drop(while: isSpace)
+        var index = bytes.startIndex
+        for expected in "application/json".utf8 {
+            guard index < bytes.endIndex else { return false }
+            let byte = bytes[index]
+            let isLetter = expected >= UInt8(ascii: "a") && expected <= UInt8(ascii: "z")
+            guard byte == expected || (isLetter && byte | 0x20 == expected) else { return false }
+            index = bytes.index(after: index)
+        }
+        let rest = bytes[index...].drop(while: isSpace)
+        return rest.isEmpty || rest.first == UInt8(ascii: ";")
     }
 }
