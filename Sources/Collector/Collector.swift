@@ -182,7 +182,7 @@ public final class Collector: Sendable {
             collectorID: configuration.collectorID)
         metrics.registry.gauge(
             "flowmeter_rollup_pending_messages", help: "Partial rollups waiting to be sent again after a failure."
-        ) { Double(rollups?.pendingCount ?? 0) }
+        ) { [weak rollups] in Double(rollups?.pendingCount ?? 0) }
     }
 
     /// The TCP port the server listens on once started.
