@@ -3,11 +3,12 @@ SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?=
 RELEASE_BIN = .build/release
 
-.PHONY: all deps deps-test build release test demo bench bench-decode bench-store lint clean help
+.PHONY: all deps deps-test build release test fuzz fuzz-corpus demo bench bench-decode bench-store lint clean help
 
 help:
 	@echo "make demo          run the pipeline end to end on the embedded default (installs what is missing)"
 	@echo "make test          build and run every test, then swift format lint --strict (installs what is missing)"
+	@echo "make fuzz          every libFuzzer target for FUZZ_SECONDS each (default 60), ASan build in .build-fuzz"
 	@echo "make bench-decode  fast decode path vs Foundation Codable, events/s per core, same batches, same run"
 	@echo "make bench         collector under HTTP load vs the Python peer, side by side (bounded, loopback only)"
 	@echo "make bench-store   the detector's queries over 30 days of minute rollups, SQLite and PostgreSQL"
@@ -34,7 +35,18 @@ TEST_PARALLELISM ?= 4
 test: deps-test
 	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
 	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(TEST_PARALLELISM) $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS)
+	scripts/fuzz.sh corpus
 	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
+
+# The fuzz targets (docs/fuzzing.md), built with -sanitize=fuzzer,address into .build-fuzz, apart from .build.
+FUZZ_SECONDS ?= 60
+
+fuzz: deps
+	FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh run
+
+# Each fuzz target once over its checked-in corpus, under the sanitizers (also part of make test).
+fuzz-corpus: deps
+	scripts/fuzz.sh corpus
 
 demo: release
 	$(RELEASE_BIN)/flowmeter demo
@@ -54,4 +66,4 @@ lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
 
 clean:
-	rm -rf .build
+	rm -rf .build .build-fuzz

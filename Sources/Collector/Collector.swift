@@ -1,6 +1,6 @@
 import FlowmeterModels
 import Foundation
-import HTTPServer
+package import HTTPServer
 import Hashing
 public import Kafka
 import Metrics
@@ -40,6 +40,8 @@ public final class Collector: Sendable {
     public let embeddedCluster: KafkaMockCluster?
     /// The events producer, nil in `.none` mode.
     public let producer: KafkaProducer?
+    /// The routes the server answers with; the fuzz targets drive requests through it in process, without sockets.
+    package let router: HTTPRouter
     private let server: HTTPServer
     private let ingest: IngestHandler
     private let rollups: RollupPublisher?
@@ -176,6 +178,7 @@ public final class Collector: Sendable {
                     status: .ok, headers: ["Content-Type": MetricsRegistry.contentType],
                     body: Array(metrics.registry.render().utf8)))
         }
+        self.router = router
         server = HTTPServer(configuration: serverConfiguration, router: router)
         metrics.registerGauges(
             server: server, producer: producer, isKafkaUp: isUp, version: collectorVersion,
