@@ -6,6 +6,7 @@
 #   run     fuzz each target for FUZZ_SECONDS seconds (default 60): new inputs go to $FUZZ_SCRATCH/corpus/TARGET,
 #           a crash or failed invariant stops that target and is saved to $FUZZ_SCRATCH/artifacts/TARGET/
 #   corpus  run each target once over its checked-in corpus, Tests/Fuzz/TARGET (libFuzzer -runs=0)
+#   build and run use a release build, corpus a debug one (quicker to build); FUZZ_CONFIGURATION overrides.
 # TARGET is a corpus folder name (batch-decoder, inflate, rollup-wire, blob-codec, ingest-request, page-walker);
 # none means all. Exits non-zero when any target found something.
 set -euo pipefail
@@ -14,7 +15,6 @@ cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-swift}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 FUZZ_SCRATCH=${FUZZ_SCRATCH:-.build-fuzz}
-FUZZ_CONFIGURATION=${FUZZ_CONFIGURATION:-release}
 # Extra libFuzzer flags for every target, such as -jobs=2 or -max_len=8192.
 FUZZ_FLAGS=${FUZZ_FLAGS:-}
 
@@ -31,7 +31,11 @@ targets=("$@")
 for target in "${targets[@]}"; do
   [ -n "${products[$target]:-}" ] || { echo "unknown fuzz target '$target' (${all_targets[*]})" >&2; exit 2; }
 done
-case "$mode" in build|run|corpus) ;; *) sed -n 2,12p "$0" >&2; exit 2 ;; esac
+case "$mode" in build|run|corpus) ;; *) sed -n 2,11p "$0" >&2; exit 2 ;; esac
+# Fuzzing wants speed (release); one pass over the corpus wants a short build (debug builds in under half the time).
+default_configuration=release
+[ "$mode" = corpus ] && default_configuration=debug
+FUZZ_CONFIGURATION=${FUZZ_CONFIGURATION:-$default_configuration}
 
 # -DFUZZING makes each executable's main hand over to libFuzzer; lld links libFuzzer next to SwiftPM's entry point.
 for target in "${targets[@]}"; do
