@@ -1,6 +1,7 @@
 import Collector
 import Detector
 import Foundation
+import Lifecycle
 import RollupStore
 import Rollups
 import Sink

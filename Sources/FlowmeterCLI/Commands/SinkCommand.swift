@@ -1,5 +1,6 @@
 import Collector
 import Foundation
+import Lifecycle
 import RollupStore
 import Sink
 
