@@ -57,8 +57,13 @@ public final class Logger: Sendable {
 
     /// Logs `message` with `fields` (in order) at `level`.
     public func log(_ level: Level, _ message: String, _ fields: KeyValuePairs<String, String> = [:]) {
+        log(level, message, fields: fields.map { ($0.key, $0.value) })
+    }
+
+    /// Logs `message` with `fields` (in order) at `level`, for fields only known at run time.
+    public func log(_ level: Level, _ message: String, fields: [(key: String, value: String)]) {
         guard level >= threshold else { return }
-        let line = render(level, message, Array(fields))
+        let line = render(level, message, fields)
         sink.withLock { $0(line) }
     }
 
@@ -73,31 +78,73 @@ public final class Logger: Sendable {
     /// Logs at `.error`.
     public func error(_ message: String, _ fields: KeyValuePairs<String, String> = [:]) { log(.error, message, fields) }
 
+    // Every value may hold text an app sent (a widget type inside an error, a libmicrohttpd line quoting a request):
+    // whatever ``DisplaySafety`` flags is escaped, so one line stays one line and no terminal escape gets through.
     private func render(_ level: Level, _ message: String, _ fields: [(key: String, value: String)]) -> String {
         let timestamp = Date().formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true))
         let all =
             [("ts", timestamp + "Z"), ("level", level.rawValue), ("msg", message)] + fields.map { ($0.key, $0.value) }
         switch format {
         case .json:
-            var bytes: [UInt8] = [UInt8(ascii: "{")]
+            var line = "{"
             for (index, (key, value)) in all.enumerated() {
-                if index > 0 { bytes.append(UInt8(ascii: ",")) }
-                EventRecordWriter.appendString(key, to: &bytes)
-                bytes.append(UInt8(ascii: ":"))
-                EventRecordWriter.appendString(value, to: &bytes)
+                if index > 0 { line += "," }
+                line += Self.jsonString(key) + ":" + Self.jsonString(value)
             }
-            bytes.append(UInt8(ascii: "}"))
-            return String(decoding: bytes, as: UTF8.self)
+            return line + "}"
         case .logfmt:
-            return all.map { key, value in "\(key)=\(Self.logfmtValue(value))" }.joined(separator: " ")
+            return all.map { key, value in "\(Self.logfmtKey(key))=\(Self.logfmtValue(value))" }.joined(separator: " ")
         }
     }
 
-    private static func logfmtValue(_ value: String) -> String {
-        let needsQuotes = value.isEmpty || value.contains { $0 == " " || $0 == "=" || $0 == "\"" || $0.isNewline }
+    /// `text` as a JSON string: quote and backslash escaped, and every character ``DisplaySafety`` flags as `\uXXXX`
+    /// (RFC 8259 requires it only below U+0020).
+    static func jsonString(_ text: String) -> String {
+        var output = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": output += "\\\""
+            case "\\": output += "\\\\"
+            case "\n": output += "\\n"
+            case "\r": output += "\\r"
+            case "\t": output += "\\t"
+            default:
+                if DisplaySafety.mustEscape(scalar) {
+                    output += unicodeEscape(scalar)
+                } else {
+                    output.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return output + "\""
+    }
+
+    /// A logfmt value: bare when it is a plain word, else quoted with `\\`, `\"`, `\n`, `\r`, `\t` and `\uXXXX`
+    /// escapes, so a value can never start another key or another line.
+    static func logfmtValue(_ value: String) -> String {
+        let needsQuotes =
+            value.isEmpty
+            || value.unicodeScalars.contains {
+                $0 == " " || $0 == "=" || $0 == "\"" || $0 == "\\" || DisplaySafety.mustEscape($0)
+                    || $0.properties.isWhitespace
+            }
         guard needsQuotes else { return value }
-        let escaped = value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-            .replacingOccurrences(of: "\n", with: "\\n")
-        return "\"" + escaped + "\""
+        return jsonString(value)
+    }
+
+    /// A logfmt key: letters, digits, `_`, `.`, `-` and `/`; anything else (a space, `=`, a quote) becomes `_`.
+    static func logfmtKey(_ key: String) -> String {
+        let safe = key.unicodeScalars.map { scalar -> Unicode.Scalar in
+            scalar.isASCII
+                && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar)
+                    || "_.-/".unicodeScalars.contains(scalar))
+                ? scalar : "_"
+        }
+        return safe.isEmpty ? "_" : String(String.UnicodeScalarView(safe))
+    }
+
+    private static func unicodeEscape(_ scalar: Unicode.Scalar) -> String {
+        let hex = String(scalar.value, radix: 16)
+        return "\\u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
     }
 }

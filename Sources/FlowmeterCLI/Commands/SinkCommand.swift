@@ -112,12 +112,12 @@ enum SinkCommand {
     /// The sink's log lines through the collector's logger.
     static func log(to logger: CollectorLogger) -> RollupSink.Log {
         { level, message, fields in
-            let pairs = fields.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-            let text = pairs.isEmpty ? message : "\(message) (\(pairs))"
+            // Fields stay fields (the logger escapes each value), sorted so a line reads the same every time.
+            let pairs = fields.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value) }
             switch level {
-            case .info: logger.info(text)
-            case .warning: logger.warning(text)
-            case .error: logger.error(text)
+            case .info: logger.log(.info, message, fields: pairs)
+            case .warning: logger.log(.warning, message, fields: pairs)
+            case .error: logger.log(.error, message, fields: pairs)
             }
         }
     }
