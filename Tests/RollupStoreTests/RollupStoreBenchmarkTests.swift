@@ -1,5 +1,6 @@
 import Foundation
 import RollupStore
+import RollupStoreBenchmarks
 import Testing
 
 /// Runs the query benchmark when `FLOWMETER_STORE_BENCH` is set (use a release build: `swift test -c release`);

@@ -37,9 +37,9 @@ final class SQLiteStatement {
             // would go in as one string and come out as another.
             var text = text
             code = text.withUTF8 { utf8 in
-                sqlite3_bind_text(
-                    handle, index, UnsafeRawPointer(utf8.baseAddress ?? UnsafePointer(bitPattern: 1)!)
-                        .assumingMemoryBound(to: CChar.self), Int32(utf8.count), sqliteTransient)
+                let bytes = UnsafeRawPointer(utf8.baseAddress ?? UnsafePointer(bitPattern: 1)!)
+                return sqlite3_bind_text(
+                    handle, index, bytes.assumingMemoryBound(to: CChar.self), Int32(utf8.count), sqliteTransient)
             }
         case .blob(let bytes):
             code = bytes.withUnsafeBytes { buffer in
