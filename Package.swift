@@ -70,12 +70,19 @@ let package = Package(
         // The client apps use to send batches (Foundation only, like the models).
         .target(name: "Reporter", dependencies: ["FlowmeterModels"], swiftSettings: strictSettings),
 
+        // Builds the running system of each long-running command (serve, sink, watch) as a ServiceGroup.
+        .target(
+            name: "FlowmeterRuntime",
+            dependencies: ["Collector", "Sink", "RollupStore", "Detector", "Kafka", "Lifecycle", "Logging", "Rollups"],
+            swiftSettings: strictSettings
+        ),
+
         // Command tree and output formats; the executable only calls into it.
         .target(
             name: "FlowmeterCLI",
             dependencies: [
                 "FlowmeterModels", "Kafka", "Collector", "Reporter", "Gzip", "Sink", "RollupStore", "Detector",
-                "Rollups", "Lifecycle", "Logging",
+                "Rollups", "Lifecycle", "Logging", "FlowmeterRuntime",
             ],
             swiftSettings: strictSettings
         ),

@@ -1,5 +1,6 @@
 import Collector
 import FlowmeterModels
+import FlowmeterRuntime
 import Foundation
 import Gzip
 import Reporter
@@ -90,7 +91,7 @@ struct DemoRun {
             configuration: try configuration(), logger: logger, store: ServeCommand.StoreWriter(store: store))
         var sinkConfiguration = RollupSinkConfiguration(bootstrapServers: collector.bootstrapServers)
         sinkConfiguration.groupID = "flowmeter-demo-sink"
-        let sink = try RollupSink(configuration: sinkConfiguration, store: store, log: SinkCommand.log(to: logger))
+        let sink = try RollupSink(configuration: sinkConfiguration, store: store, log: RollupSink.log(to: logger))
         sink.start()
         try collector.start()
         let baseURL = URL(string: "http://127.0.0.1:\(collector.port)")!

@@ -1,5 +1,6 @@
 import Collector
 import Detector
+import FlowmeterRuntime
 import Foundation
 import Lifecycle
 import RollupStore
@@ -99,7 +100,7 @@ enum ServeCommand {
                 sinkConfiguration.deploysTopic = configuration.topics.deploys
                 sinkConfiguration.deadLetterPath = try arguments.required("dead-letters")
                 let started = try RollupSink(
-                    configuration: sinkConfiguration, store: store, log: SinkCommand.log(to: logger))
+                    configuration: sinkConfiguration, store: store, log: RollupSink.log(to: logger))
                 collector.metrics.attachSink {
                     let counters = started.counters
                     return CollectorMetrics.SinkCounters(
