@@ -57,7 +57,10 @@ import Testing
         }
         let report = try SpikeDetector().report(reader: history.store, from: start, to: end)
         #expect(report.incidents.count == 2)
-        #expect(report.incidents.map(\.onset) == [History.time("2026-11-30T10:00:00Z"), History.time("2026-11-30T11:30:00Z")])
+        #expect(
+            report.incidents.map(\.onset) == [
+                History.time("2026-11-30T10:00:00Z"), History.time("2026-11-30T11:30:00Z"),
+            ])
     }
 
     @Test func differentTypesAreDifferentIncidents() {

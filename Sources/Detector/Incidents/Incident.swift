@@ -94,7 +94,8 @@ public struct Incident: Hashable, Sendable, JSONRepresentable {
                     incidents.append(Incident(spikes: current))
                     current = []
                 }
-                currentEnd = current.isEmpty ? spike.end.secondsSinceEpoch : max(currentEnd, spike.end.secondsSinceEpoch)
+                currentEnd =
+                    current.isEmpty ? spike.end.secondsSinceEpoch : max(currentEnd, spike.end.secondsSinceEpoch)
                 current.append(spike)
             }
             if !current.isEmpty { incidents.append(Incident(spikes: current)) }
