@@ -89,7 +89,8 @@ enum GatesCommand {
                 + "that share falls under \(threshold).", indent: "")
         if report.gates.contains(where: { $0.forecast.basis == .tooThin }) {
             lines += UngatedCommand.wrapped(
-                "Too thin: a forecast needs 7 days of traffic in the window (try --since 28d).", indent: "")
+                "Too thin: a forecast needs traffic on at least 7 days of the window, and the store has less.",
+                indent: "")
         }
         return lines.joined(separator: "\n")
     }

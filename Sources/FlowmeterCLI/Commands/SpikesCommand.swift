@@ -71,7 +71,7 @@ enum SpikesCommand {
             if let deploy = incident.suspectDeploy {
                 facts.append(
                     "suspect deploy \(TextTable.printable("\(deploy.service)@\(deploy.version)"))"
-                        + " (finished \(deploy.lagSeconds) s before)")
+                        + " (\(lag(deploy.lagSeconds)))")
             }
             if let team = owners?.team(appID: incident.appID, widgetType: incident.widgetType, pages: incident.pages) {
                 facts.append("team \(TextTable.printable(team))")
@@ -103,6 +103,14 @@ enum SpikesCommand {
         }
         let last = UngatedCommand.wrapped("\(summary) (\(window)).", indent: "").joined(separator: "\n")
         return blocks.joined(separator: "\n\n") + "\n\n" + last
+    }
+
+    /// The deploy's lag from the onset in words. The onset is a bucket's start, so a deploy that finished inside
+    /// the onset bucket has a small negative lag (CONTRACT §5); a larger one is events that came before the marker.
+    static func lag(_ seconds: Int64, bucketSeconds: Int64 = 300) -> String {
+        if seconds >= 0 { return "finished \(seconds) s before the onset" }
+        if -seconds < bucketSeconds { return "finished inside the onset's \(bucketSeconds / 60)-minute bucket" }
+        return "finished \(-seconds) s after the onset"
     }
 
     private static func typeName(_ incident: Incident) -> String {

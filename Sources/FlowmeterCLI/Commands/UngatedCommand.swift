@@ -85,10 +85,9 @@ enum UngatedCommand {
             head += "  \(CellFormat.count(type.events)) events from \(CellFormat.count(type.installs)) installs"
             lines.append(head)
             var facts: [String] = []
-            if type.status == .regressed {
-                facts.append(
-                    "back after a quiet stretch"
-                        + (type.lastSeenBefore.map { " (last seen before: \(CellFormat.time($0)))" } ?? ""))
+            if type.status == .regressed, let last = type.lastSeenBefore {
+                let quiet = (type.firstSeen.secondsSinceEpoch - last.secondsSinceEpoch) / 3600
+                facts.append("back after \(quiet) h without it (last seen \(CellFormat.time(last)))")
             }
             if let gate = type.suggestedMinAppVersion {
                 facts.append("gate at ≥ \(gate)")
