@@ -47,17 +47,6 @@ enum GatesCommand {
         return 0
     }
 
-    /// When a gate can go, in words: a date, now, or why there is no date.
-    static func when(_ forecast: GateForecast) -> String {
-        switch forecast.basis {
-        case .fit: return forecast.date.map { String(CellFormat.time($0).prefix(10)) } ?? "-"
-        case .alreadyBelow: return "now"
-        case .tooThin: return "too thin to forecast"
-        case .notFalling: return "not falling"
-        case .beyondHorizon: return "over a year away"
-        }
-    }
-
     /// The weekly trend as `62% → 55% → 48%` (the last four weeks at most).
     static func trend(_ gate: DroppableGate) -> String {
         let points = gate.trend.suffix(4).map { CellFormat.wholePercent($0.belowShare) }
@@ -77,7 +66,7 @@ enum GatesCommand {
             table.append([
                 TextTable.printable(gate.widgetType), TextTable.printable(gate.appID),
                 "≥ " + TextTable.printable(gate.minAppVersion), CellFormat.wholePercent(gate.belowShare),
-                trend(gate), when(gate.forecast),
+                trend(gate), FindingWording.canDrop(gate.forecast),
             ])
         }
         let app = table.removeColumnIfUniform("APP").map { " in \($0)" } ?? ""

@@ -64,7 +64,8 @@ enum SpikesCommand {
         var blocks: [String] = []
         for incident in report.incidents {
             var heading = style(TextTable.printable(typeName(incident)))
-            heading += "  \(TextTable.printable(incident.kind.rawValue))  \(reach(incident))"
+            heading +=
+                "  \(TextTable.printable(incident.kind.rawValue))  \(TextTable.printable(FindingWording.reach(incident)))"
             if apps.count > 1 { heading += "  \(TextTable.printable(incident.appID))" }
             var lines = [heading]
             var facts = ["onset \(CellFormat.time(incident.onset))"]
@@ -97,7 +98,7 @@ enum SpikesCommand {
         if report.incidents.count == 1, let only = report.incidents.first {
             summary =
                 "1 incident: \(TextTable.printable(typeName(only))) \(TextTable.printable(only.kind.rawValue)) "
-                + "\(reach(only))\(app)"
+                + "\(TextTable.printable(FindingWording.reach(only)))\(app)"
         } else {
             summary = "\(report.incidents.count) incidents (\(report.spikes.count) spikes)\(app)"
         }
@@ -115,15 +116,6 @@ enum SpikesCommand {
 
     private static func typeName(_ incident: Incident) -> String {
         incident.widgetType.isEmpty ? "(no type)" : incident.widgetType
-    }
-
-    /// `on 4 versions`, `on 5.2.1`, or `across versions` when no single version crossed the thresholds.
-    private static func reach(_ incident: Incident) -> String {
-        switch incident.versions.count {
-        case 0: return "across versions"
-        case 1: return "on \(TextTable.printable(incident.versions[0].appVersion))"
-        default: return "on \(incident.versions.count) versions"
-        }
     }
 
     static func csv(_ report: SpikesReport) -> CSVTable {
