@@ -30,7 +30,7 @@ let package = Package(
         .target(name: "FlowmeterModels", swiftSettings: strictSettings),
 
         // Wrappers around the C libraries.
-        .target(name: "Kafka", dependencies: ["CRdKafka", "Lifecycle"], swiftSettings: strictSettings),
+        .target(name: "Kafka", dependencies: ["CRdKafka", "Lifecycle", "Logging"], swiftSettings: strictSettings),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"], swiftSettings: strictSettings),
         .target(name: "Gzip", dependencies: ["CZlib"], swiftSettings: strictSettings),
         .target(name: "Hashing", dependencies: ["CCrypto"], swiftSettings: strictSettings),

@@ -48,7 +48,7 @@ public final class Collector: Sendable {
     private let http: HTTPIngestService
     private let rollups: RollupPublisher?
     private let publisher: RollupPublisherService?
-    private let producerService: ProducerService?
+    private let producerService: KafkaProducerService?
     private let health: KafkaHealth
     private let isShutDown = Atomic<Bool>(false)
 
@@ -139,7 +139,7 @@ public final class Collector: Sendable {
                 publisher: $0, producer: eventsProducer, flushTimeout: configuration.shutdownFlushTimeout / 2)
         }
         producerService = eventsProducer.map {
-            ProducerService(producer: $0, flushTimeout: configuration.shutdownFlushTimeout, logger: logger)
+            KafkaProducerService($0, flushTimeout: configuration.shutdownFlushTimeout, logger: logger)
         }
         let ingest = IngestHandler(
             configuration: configuration, hasher: InstallIDHasher(salt: salt), producer: producer,

@@ -40,10 +40,7 @@ final class IngestHandler: Sendable {
         self.metrics = metrics
         self.health = health
         self.logger = logger
-        self.headers = [
-            KafkaHeader(name: "content-type", value: "application/json"),
-            KafkaHeader(name: "schema", value: configuration.topics.events),
-        ]
+        self.headers = KafkaHeader.json(schema: configuration.topics.events)
         let unavailable = IngestRejection.unavailable(reason: .deadline)
         self.deadlines = DeadlineQueue { [metrics] batch in
             if batch.responder.respond(unavailable.response) {
