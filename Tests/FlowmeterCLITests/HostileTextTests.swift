@@ -123,7 +123,7 @@ import Testing
         #expect(status == 0)
         let text = buffer.standardOutput.replacingOccurrences(of: "\r\n", with: "\n")
         #expect(Self.hazards(in: text).isEmpty, "\(Self.hazards(in: text))")
-        #expect(text.contains("\\u{1B}[2J"))
+        #expect(text.contains("abc\\u{202E}fed"))
     }
 
     /// Whether a spreadsheet would evaluate `field` (a parsed CSV field).
@@ -238,7 +238,9 @@ import Testing
         #expect(table.status == 0, "\(table.standardError)")
         #expect(Self.hazards(in: table.standardOutput).isEmpty)
         #expect(table.standardOutput.split(separator: "\n").count == 3, "\(table.standardOutput)")
-        #expect(table.standardOutput.contains("\\u{1B}[2J"))
+        #expect(table.standardOutput.contains("abc\\u{202E}fed"))
+        #expect(table.standardError.contains("unreadable"), "the marker breaking the identifier rule is reported")
+        #expect(Self.hazards(in: table.standardError).isEmpty, "\(table.standardError)")
         let json = await CLI.run(["deploys", "list", "--format", "json"] + options)
         #expect(json.status == 0)
         let deploys = try #require(try CLI.json(json)["deploys"] as? [[String: Any]])
