@@ -36,6 +36,13 @@ import Testing
         let now = Int64(Date().timeIntervalSince1970)
         var batches = HostileBatches(seed: Self.seed, now: now)
         let context = "seed \(Self.seed)"
+        let clock = ContinuousClock()
+        var phases: [(String, Duration)] = []
+        var phaseStart = clock.now
+        func endPhase(_ name: String) {
+            phases.append((name, phaseStart.duration(to: clock.now)))
+            phaseStart = clock.now
+        }
 
         // Warm up the allocator, the producer and the sink before the baseline is taken.
         let warmUp = (0..<100).map { _ in
@@ -44,6 +51,9 @@ import Testing
         let warmed = try await Self.post(warmUp, port: port, workers: Self.workers)
         #expect(warmed.allSatisfy { $0.answer?.status == 202 }, "\(context): warm-up \(Self.summary(warmed))")
         let residentBefore = try Self.residentBytes(of: pid)
+        let descriptorsBefore = try Self.openDescriptors(of: pid)
+        let kindsBefore = Self.descriptorKinds(of: pid)
+        endPhase("start and warm-up")
 
         // Mutated batches on kept-alive connections: each gets an answer, 202 or a JSON 4xx.
         let bodies = (0..<Self.batchCount).map { _ in batches.next() }
@@ -65,6 +75,8 @@ import Testing
         let accepted = posted.filter { $0.answer?.status == 202 }.count
         #expect(accepted > Self.batchCount / 20, "\(context): only \(accepted) batches accepted; the run tests little")
 
+        endPhase("\(Self.batchCount) batches")
+
         // Hostile deploy markers through the admin endpoint.
         let deploys = Self.deployBodies(now: now)
         let deployed = try await Self.post(deploys, port: port, workers: 2, path: "/v1/deploys", key: Self.adminKey)
@@ -82,6 +94,7 @@ import Testing
             cases.append(.init(name: "fuzzed #\(index)", bytes: MalformedRequests.fuzzed(request, random: &random)))
         }
         let exchanged = try await Self.exchange(cases, port: port, workers: 8)
+        endPhase("\(cases.count) raw requests")
         var libmicrohttpdAnswers: [String: [Int]] = [:]
         var fuzzedPages = 0
         var unexpected: [String] = []
@@ -127,9 +140,18 @@ import Testing
         #expect(
             growth < 64 << 20,
             "\(context): RSS grew \(growth >> 20) MiB (\(residentBefore >> 20) → \(residentAfter >> 20))")
-        if ProcessInfo.processInfo.environment["FLOWMETER_HOSTILE_VERBOSE"] != nil {
-            print("RSS \(residentBefore >> 10) KiB → \(residentAfter >> 10) KiB")
+        // Every connection the run opened is closed again. The baseline moves by a few on its own (librdkafka's
+        // broker connections, the store's), so the slack is small against the 4,000 connections the run opened.
+        var descriptorsAfter = try Self.openDescriptors(of: pid)
+        for _ in 0..<50 where descriptorsAfter > descriptorsBefore + 16 {
+            try await Task.sleep(for: .milliseconds(100))
+            descriptorsAfter = try Self.openDescriptors(of: pid)
         }
+        let kindsAfter = Self.descriptorKinds(of: pid)
+        #expect(
+            descriptorsAfter <= descriptorsBefore + 16,
+            "\(context): open descriptors \(kindsBefore.sorted { $0.key < $1.key }) before the run, \(kindsAfter.sorted { $0.key < $1.key }) after"
+        )
         let finalBody = batches.base(appVersion: "9.9.9-final", widgetType: "hostile_run_final").bytes
         let final = try await Self.post(
             [HostileBatches.Body(bytes: finalBody, isGzipped: false, mutations: [])], port: port, workers: 1)
@@ -143,6 +165,7 @@ import Testing
         // Every query command, every format, over what the run stored.
         let failures = try await Self.runEveryQuery(store: storePath, directory: directory)
         #expect(failures.isEmpty, "\(context): \(failures.joined(separator: "\n"))")
+        endPhase("store and every query")
 
         // Every log line the run produced is one JSON object without a raw control character.
         for line in serve.child.errors.split(separator: "\n") where line.hasPrefix("{") {
@@ -156,6 +179,12 @@ import Testing
         #expect(
             serve.child.terminate(timeout: .seconds(30)) == 0,
             "serve did not stop cleanly: \(serve.child.errors.suffix(1000))")
+        endPhase("stop")
+        if ProcessInfo.processInfo.environment["FLOWMETER_HOSTILE_VERBOSE"] != nil {
+            print(
+                "RSS \(residentBefore >> 10) KiB → \(residentAfter >> 10) KiB; descriptors \(descriptorsBefore) → "
+                    + "\(descriptorsAfter); phases \(phases.map { "\($0.0) \($0.1)" }.joined(separator: ", "))")
+        }
     }
 
     // MARK: - Sending
@@ -271,7 +300,7 @@ import Testing
             let deadline = ContinuousClock.now + .seconds(12)
             while ContinuousClock.now < deadline {
                 let answered = !MalformedRequests.answers(in: received).isEmpty
-                let wait: Duration = answered ? .milliseconds(200) : isHalfClosed ? .seconds(5) : .seconds(1)
+                let wait: Duration = answered ? .milliseconds(100) : isHalfClosed ? .seconds(5) : .seconds(1)
                 guard let chunk = try client.receive(timeout: wait) else { break }
                 if !chunk.isEmpty {
                     received += chunk
@@ -359,6 +388,21 @@ import Testing
         let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") })
         let kilobytes = try #require(Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]))
         return kilobytes * 1024
+    }
+
+    /// How many descriptors process `pid` holds open, from `/proc/<pid>/fd`.
+    static func openDescriptors(of pid: Int32) throws -> Int {
+        try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd").count
+    }
+
+    /// What process `pid`'s open descriptors are, by kind (`socket`, `pipe`, a file's path), for a failure message.
+    static func descriptorKinds(of pid: Int32) -> [String: Int] {
+        var kinds: [String: Int] = [:]
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/fd")) ?? [] {
+            let target = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/\(pid)/fd/\(entry)")) ?? "?"
+            kinds[target.split(separator: ":").first.map(String.init) ?? target, default: 0] += 1
+        }
+        return kinds
     }
 
     /// Polls the store (at most 40 s) until the version rollup of `appVersion` is there, then waits two more

@@ -101,13 +101,15 @@ enum MalformedRequests {
             Array("\(String(body.count, radix: 16))\r\n".utf8) + body + Array("\r\n0\r\n\r\n".utf8)
         }
 
-        /// A request head up to (not including) the blank line, with the key and JSON content type, and `extra`.
+        /// A request head up to (not including) the blank line, with the key and JSON content type, and `extra`;
+        /// `Connection: close` unless `keepsAlive`, so the server closes once it has answered.
         func head(
             _ extra: String = "", method: String = "POST", path: String = "/v1/diagnostics",
-            version: String = "HTTP/1.1", host: Bool = true
+            version: String = "HTTP/1.1", host: Bool = true, keepsAlive: Bool = false
         ) -> [UInt8] {
             var text = "\(method) \(path) \(version)\r\n"
             if host { text += "Host: 127.0.0.1\r\n" }
+            if !keepsAlive { text += "Connection: close\r\n" }
             text += "Authorization: Bearer \(key)\r\nContent-Type: application/json\r\n" + extra
             return Array(text.utf8)
         }
@@ -153,7 +155,7 @@ enum MalformedRequests {
                 { p in p.head((0..<5000).map { "X-H\($0): v\r\n" }.joined() + p.length + "\r\n") + p.body }
             ),
             ("header without a colon", { p in p.head("NoColonHere\r\n" + p.length + "\r\n") + p.body }),
-            ("header with an empty name", { p in p.head(": v\r\n" + p.length + "\r\n") + p.body }),
+            ("header with an empty name", { p in p.head(": v\r\n" + p.length + "\r\n", keepsAlive: true) + p.body }),
             ("folded header", { p in p.head("X-Fold: a\r\n  continued\r\n" + p.length + "\r\n") + p.body }),
             ("NUL in a header", { p in p.head("X-Nul: a\u{0}b\r\n" + p.length + "\r\n") + p.body }),
             (
@@ -216,10 +218,13 @@ enum MalformedRequests {
             ("head never ends", { p in p.head(p.length) }),
             ("nothing", { _ in [] }),
             ("blank lines", { _ in Array("\r\n\r\n\r\n".utf8) }),
-            ("garbage after a request", { p in p.head(p.length + "\r\n") + p.body + Array("GARBAGE\r\n\r\n".utf8) }),
+            (
+                "garbage after a request",
+                { p in p.head(p.length + "\r\n", keepsAlive: true) + p.body + Array("GARBAGE\r\n\r\n".utf8) }
+            ),
             (
                 "two requests, second broken",
-                { p in p.head(p.length + "\r\n") + p.body + Array("POST / HTTP/9.9\r\n\r\n".utf8) }
+                { p in p.head(p.length + "\r\n", keepsAlive: true) + p.body + Array("POST / HTTP/9.9\r\n\r\n".utf8) }
             ),
             ("gzip that is not gzip", { p in p.head("Content-Encoding: gzip\r\n" + p.length + "\r\n") + p.body }),
         ]
