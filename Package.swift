@@ -50,7 +50,8 @@ let package = Package(
         // Spikes, ungated types, typos, new types, deploy attribution, alerts.
         .target(name: "Detector", dependencies: ["Rollups", "FlowmeterModels"], swiftSettings: strictSettings),
         // Consumes flowmeter.rollups.v1 into a store.
-        .target(name: "Sink", dependencies: ["Rollups", "RollupStore", "Kafka"], swiftSettings: strictSettings),
+        .target(
+            name: "Sink", dependencies: ["Rollups", "RollupStore", "Kafka", "Lifecycle"], swiftSettings: strictSettings),
 
         // The ingest service.
         .target(

@@ -7,7 +7,7 @@ public import Logging
 /// it, and tests build one directly. Durations and sizes are validated by `makeCollector`, not here.
 public struct CollectorConfiguration: Sendable {
     /// Where the collector publishes.
-    public enum KafkaMode: Sendable, Hashable {
+    public enum KafkaMode: Sendable, Hashable, CustomStringConvertible {
         /// An in-process mock cluster of three brokers with the four topics; its bootstrap servers are logged first.
         case embedded
         /// No Kafka: decode, count and answer 202 without publishing (for trying the collector out).
@@ -27,6 +27,15 @@ public struct CollectorConfiguration: Sendable {
                     return nil
                 }
                 self = .brokers(servers)
+            }
+        }
+
+        /// `embedded`, `none` or the servers joined by commas: what `init?(_:)` parses back.
+        public var description: String {
+            switch self {
+            case .embedded: "embedded"
+            case .none: "none"
+            case .brokers(let servers): servers.joined(separator: ",")
             }
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Kafka
+import Lifecycle
 public import RollupStore
 import Rollups
 import Synchronization
@@ -96,16 +97,14 @@ public final class RollupSink: Sendable {
 
     /// Runs `run()` on a thread of its own; errors are logged.
     public func start() {
-        let thread = Thread { [self] in
+        isRunning.store(true, ordering: .releasing)
+        startThread(named: "rollup-sink") { [self] in
             do {
                 try run()
             } catch {
                 log(.error, "rollup sink stopped", ["error": String(describing: error)])
             }
         }
-        thread.name = "rollup-sink"
-        isRunning.store(true, ordering: .releasing)
-        thread.start()
     }
 
     /// Asks the loop to stop after the current poll (at most `pollTimeout`, or a store retry's pause) and, when it

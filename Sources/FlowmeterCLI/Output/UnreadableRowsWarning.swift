@@ -36,8 +36,7 @@ final class UnreadableRowsWarning: Sendable {
         switch sink {
         case .output(let output):
             guard warned.withLock({ $0.insert(report.table).inserted }) else { return }
-            // The problem quotes the row with Swift escapes, which leave C1 controls and bidi overrides as they are.
-            output.printError("warning: " + Terminal.printable(report.description) + "; the answer leaves them out")
+            output.printError("warning: \(Terminal.printable(report.description)); the answer leaves them out")
         case .logger(let logger):
             logger.warning(
                 "store rows could not be read and were skipped",

@@ -475,7 +475,8 @@ struct RollupTables {
         ) { row in
             try readRow(&skipped) {
                 do {
-                    markers.append(try DeployMarker(jsonBytes: try row.blob(0)))
+                    // Stored markers are read as they are; the identifier rule was the writer's to apply.
+                    markers.append(try DeployMarker(jsonBytes: try row.blob(0), checkingIdentifiers: false))
                 } catch let error as RollupsError {
                     throw RollupStoreError(.invalidData, "Stored deploy marker does not decode: \(error.message)")
                 }
@@ -640,16 +641,11 @@ struct RollupTables {
                 "Stored series has build configuration \(String(reflecting: configuration)), kind \(String(reflecting: kind))"
             )
         }
-        let series = RollupSeries(
+        // Other strings are shown as stored (a store written some other way may hold anything): every writer
+        // escapes what an app could have sent.
+        return RollupSeries(
             appID: try row.text(offset), platform: try row.text(offset + 1), appVersion: try row.text(offset + 2),
             buildConfiguration: buildConfiguration, kind: diagnosticKind, widgetType: try row.text(offset + 5))
-        // The collector only writes identifiers (IdentifierRule); a row edited by hand may hold anything.
-        for value in [series.appID, series.platform, series.appVersion, series.widgetType]
-        where IdentifierRule.violation(in: value) == .controlCharacter {
-            throw RollupStoreError(
-                .invalidData, "Stored series has a control character in \(String(reflecting: value))")
-        }
-        return series
     }
 
     private static func versionKey(_ row: any SQLRow, offset: Int32) throws -> VersionKey {
