@@ -85,7 +85,7 @@ import Testing
             #expect(problem == nil, "\(context): deploy #\(index): \(problem ?? "")")
         }
 
-        // Raw malformed requests, each on its own connection, half-closed after sending.
+        // Raw malformed requests, each on its own connection (half-closed when the server waits for more).
         var cases = MalformedRequests.catalog(key: Self.ingestKey) { batches.base().bytes }
         var random = HostileBatches.Random(state: Self.seed ^ 0xF00D)
         for index in 0..<Self.fuzzedRequestCount {
