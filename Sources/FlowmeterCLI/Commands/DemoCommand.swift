@@ -1,5 +1,6 @@
 import Collector
 import FlowmeterModels
+import FlowmeterRuntime
 import Foundation
 import Gzip
 import Reporter
@@ -90,7 +91,7 @@ struct DemoRun {
             configuration: try configuration(), logger: logger, store: ServeCommand.StoreWriter(store: store))
         var sinkConfiguration = RollupSinkConfiguration(bootstrapServers: collector.bootstrapServers)
         sinkConfiguration.groupID = "flowmeter-demo-sink"
-        let sink = try RollupSink(configuration: sinkConfiguration, store: store, log: SinkCommand.log(to: logger))
+        let sink = try RollupSink(configuration: sinkConfiguration, store: store, log: RollupSink.log(to: logger))
         sink.start()
         try collector.start()
         let baseURL = URL(string: "http://127.0.0.1:\(collector.port)")!
@@ -102,7 +103,7 @@ struct DemoRun {
 
         Terminal.heading(
             "simulating \(hoursText) of 3 apps' traffic in ~\(duration.components.seconds) s, with backend deploys")
-        print("    6,800 installs, shop 5.3.0 ramping up, 3% debug builds; page-api deploys 4 times")
+        print("    6,800 installs, shop 5.3.0 ramping up, 3% debug builds; page-api deploys 4 times (and twice before)")
         let outcome = await SimulationRun(
             target: baseURL, ingestKey: ingestKey, adminKey: adminKey, seed: seed, duration: duration,
             simulatedHours: simulatedHours, maxRequests: requests, concurrency: 8, showsProgress: true
@@ -127,6 +128,9 @@ struct DemoRun {
         Terminal.heading("flowmeter spikes --since \(since)   (diagnostics rising sharply, and the deploy behind them)")
         _ = await query(["spikes", "--store", storePath, "--since", since])
         print("")
+        Terminal.heading("flowmeter gates   (version gates the backend needs, and when each can go)")
+        _ = await query(["gates", "--store", storePath])
+        print("")
 
         let reportPath = directory + "/schema-health"
         Terminal.heading("the weekly schema-health report")
@@ -137,8 +141,15 @@ struct DemoRun {
         print(Terminal.styled("What happened", .bold))
         print("    page-api \(truth.ungated[0].introducedBy.version) sent `hologram_projector` to every shop version;")
         print("    only 5.3.0 renders it. The fix: gate it at 5.3.0 (suggestedGate above).")
+        if let regression = truth.regressions.first {
+            print(
+                "    It is a regression: page-api \(regression.earlierDeploy.version) had sent it two days before, for an"
+            )
+            print("    hour, until the next deploy rolled it back.")
+        }
         print("    page-api \(truth.typos[0].introducedBy.version) misspelled `image_text_card` as `imgae_text_card`;")
-        print("    page-api \(truth.malformed[0].introducedBy.version) dropped `imageURL` from it (the spike).")
+        print("    page-api \(truth.malformed[0].introducedBy.version) dropped `imageURL` from it.")
+        print("    Each cause is one incident in `spikes`, however many app versions it hit.")
         print("    Debug builds' `dev_playground_widget` and the gated `story_ring` are rightly not flagged.")
         print("Explore: export FLOWMETER_STORE=\(storePath)")
         print("         flowmeter top; flowmeter versions; flowmeter types; flowmeter deploys list")

@@ -1,5 +1,6 @@
 import Collector
 import Detector
+import FlowmeterRuntime
 import Foundation
 import Lifecycle
 import RollupStore
@@ -62,6 +63,10 @@ enum ServeCommand {
                 .value("alertmanager", "URL", help: "Send the detector's alerts to this Alertmanager (v2 API)."),
                 .value("min-installs", "N", help: "Installs before a type counts as ungated.", default: "5"),
                 .value("min-events", "N", help: "Events before a type counts as ungated.", default: "20"),
+                .value(
+                    "regression-quiet", "DURATION", help: "Quiet before an ungated type's return is a regression.",
+                    default: "48h"),
+                OwnerOptions.owners,
                 .value("shutdown-timeout", "DURATION", help: "Bound on flushing Kafka at exit.", default: "30s"),
                 .value("metrics-type-cap", "N", help: "Widget types per app and kind in metrics.", default: "50"),
                 .value("log-level", "LEVEL", help: "debug | info | warning | error.", default: "info"),
@@ -99,7 +104,7 @@ enum ServeCommand {
                 sinkConfiguration.deploysTopic = configuration.topics.deploys
                 sinkConfiguration.deadLetterPath = try arguments.required("dead-letters")
                 let started = try RollupSink(
-                    configuration: sinkConfiguration, store: store, log: SinkCommand.log(to: logger))
+                    configuration: sinkConfiguration, store: store, log: RollupSink.log(to: logger))
                 collector.metrics.attachSink {
                     let counters = started.counters
                     return CollectorMetrics.SinkCounters(
@@ -116,7 +121,8 @@ enum ServeCommand {
             if let store, detection.interval > .zero {
                 let pass = WatchCommand.Pass(
                     store: store, producer: collector.producer, topic: configuration.topics.alerts,
-                    notifier: detection.notifier, window: detection.window, appID: nil, ungated: detection.ungated)
+                    notifier: detection.notifier, window: detection.window, appID: nil, ungated: detection.ungated,
+                    owners: detection.owners)
                 detector = WatchCommand.loop(pass, every: detection.interval, logger: logger)
                 logger.info(
                     "detector started",
@@ -158,6 +164,7 @@ enum ServeCommand {
         var window: Duration
         var notifier: AlertmanagerNotifier?
         var ungated: UngatedTypeFinder
+        var owners: OwnerRules?
     }
 
     /// Maps `--detect-interval`, `--detect-window`, `--alertmanager` and the ungated thresholds; usage errors name
@@ -173,7 +180,7 @@ enum ServeCommand {
             } ?? .seconds(3600)
         return Detection(
             interval: interval, window: window, notifier: try WatchCommand.alertmanager(arguments),
-            ungated: try WatchCommand.ungatedFinder(arguments))
+            ungated: try WatchCommand.ungatedFinder(arguments), owners: try OwnerOptions.rules(arguments))
     }
 
     /// Lets the collector write rollups and deploy markers into a `RollupStore`.

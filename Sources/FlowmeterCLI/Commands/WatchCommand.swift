@@ -7,8 +7,8 @@ import Lifecycle
 import RollupStore
 import Rollups
 
-/// `flowmeter watch`: every `--interval`, runs the detector (spikes, ungated types, new types) over the store,
-/// opens and resolves alerts in it, and publishes the changes to `flowmeter.alerts.v1` and Alertmanager.
+/// `flowmeter watch`: every `--interval`, runs the detector (spike incidents, ungated types, new types) over the
+/// store, opens and resolves alerts in it, and publishes the changes to `flowmeter.alerts.v1` and Alertmanager.
 enum WatchCommand {
     static var command: Command {
         Command(
@@ -16,7 +16,8 @@ enum WatchCommand {
             abstract: "Detect spikes, ungated and new types over the store in a loop; publish alerts.",
             discussion: """
                 Each pass looks at the last --since, opens alerts for new findings and resolves alerts whose finding
-                is gone (the alert state lives in the store). Opened and resolved alerts go to the alerts topic
+                is gone (the alert state lives in the store). Spikes alert once per incident (all the versions one
+                cause hit), and resolve when the incident ends. With --owners, every alert carries a team label. Opened and resolved alerts go to the alerts topic
                 (key = fingerprint) with --kafka, and every firing or resolved alert to Alertmanager's v2 API with
                 --alertmanager. --once runs one pass and exits 0 when nothing fires, 3 when something does.
                 SIGTERM or SIGINT stops the loop between passes.
@@ -31,6 +32,10 @@ enum WatchCommand {
                 .value("app", "APPID", help: "Only this app."),
                 .value("min-installs", "N", help: "Installs before a type counts as ungated.", default: "5"),
                 .value("min-events", "N", help: "Events before a type counts as ungated.", default: "20"),
+                .value(
+                    "regression-quiet", "DURATION", help: "Quiet before an ungated type's return is a regression.",
+                    default: "48h"),
+                OwnerOptions.owners,
                 .flag("once", help: "Run one pass and exit."),
                 .value("log-format", "FORMAT", help: "json | logfmt.", default: "json"),
             ],
@@ -47,6 +52,8 @@ enum WatchCommand {
         let window: Duration
         let appID: String?
         let ungated: UngatedTypeFinder
+        /// Who owns what: each alert's `team` label.
+        var owners: OwnerRules?
 
         /// Runs the detectors and the evaluator, then publishes; returns the evaluation.
         func run(now: Timestamp = Timestamp(Date())) async throws -> AlertEvaluation {
@@ -73,12 +80,24 @@ enum WatchCommand {
         private func evaluate(now: Timestamp) throws -> AlertEvaluation {
             let from = Timestamp(secondsSinceEpoch: now.secondsSinceEpoch - window.components.seconds)
             var findings: [AlertFinding] = []
-            findings += try SpikeDetector().report(reader: store, from: from, to: now, appID: appID).spikes
-                .map(AlertFinding.init(spike:))
-            findings += try ungated.report(reader: store, from: from, to: now, appID: appID).ungated
-                .map(AlertFinding.init(ungated:))
-            findings += try NewTypeFinder().newTypes(reader: store, from: from, to: now, appID: appID)
-                .map(AlertFinding.init(newType:))
+            let detector = SpikeDetector()
+            let bucket = detector.configuration.bucketSeconds
+            let gap = detector.configuration.mergeGapBuckets
+            // One alert per incident while it goes on; once two whole buckets pass without a flagged one, the
+            // incident is over and its alert resolves, even though its spikes stay in the window for a while.
+            for incident in try detector.report(reader: store, from: from, to: now, appID: appID).incidents
+            where incident.isOngoing(at: now, bucketSeconds: bucket, gapBuckets: gap) {
+                let team = owners?.team(appID: incident.appID, widgetType: incident.widgetType, pages: incident.pages)
+                findings.append(AlertFinding(incident: incident, team: team))
+            }
+            for type in try ungated.report(reader: store, from: from, to: now, appID: appID).ungated {
+                let team = owners?.team(appID: type.appID, widgetType: type.widgetType, pages: type.pages)
+                findings.append(AlertFinding(ungated: type, team: team))
+            }
+            for type in try NewTypeFinder().newTypes(reader: store, from: from, to: now, appID: appID) {
+                findings.append(
+                    AlertFinding(newType: type, team: owners?.team(appID: type.appID, widgetType: type.widgetType)))
+            }
             return try AlertEvaluator(store: store).evaluate(
                 findings, at: now, scope: AlertEvaluator.Scope(appID: appID))
         }
@@ -104,7 +123,8 @@ enum WatchCommand {
         let pass = Pass(
             store: try SinkCommand.openStore(arguments), producer: producer,
             topic: try arguments.required("alerts-topic"),
-            notifier: notifier, window: window, appID: arguments.value("app"), ungated: ungated)
+            notifier: notifier, window: window, appID: arguments.value("app"), ungated: ungated,
+            owners: try OwnerOptions.rules(arguments))
 
         if arguments.flag("once") {
             let evaluation = try await pass.run()
@@ -120,11 +140,13 @@ enum WatchCommand {
         return 0
     }
 
-    /// The ungated-type finder with `--min-installs` and `--min-events`, which `watch` and `serve` both declare.
+    /// The ungated-type finder with `--min-installs`, `--min-events` and `--regression-quiet`, which `watch` and
+    /// `serve` both declare.
     static func ungatedFinder(_ arguments: ParsedArguments) throws(CommandUsageError) -> UngatedTypeFinder {
         var configuration = UngatedTypeFinder.Configuration()
         configuration.minInstalls = try arguments.parsed("min-installs", as: "a count") { Int64($0) } ?? 5
         configuration.minEvents = try arguments.parsed("min-events", as: "a count") { Int64($0) } ?? 20
+        configuration.regressionQuiet = try UngatedCommand.regressionQuiet(arguments)
         return UngatedTypeFinder(configuration: configuration)
     }
 
