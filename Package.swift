@@ -128,7 +128,7 @@ let package = Package(
             name: "SinkTests", dependencies: ["Sink", "Collector", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(
             name: "FlowmeterCLITests",
-            dependencies: ["FlowmeterCLI", "TestSupport", "RollupStore", "Rollups", "Detector"],
+            dependencies: ["FlowmeterCLI", "TestSupport", "RollupStore", "Rollups", "Detector", "Gzip"],
             resources: [.copy("Fixtures")],
             swiftSettings: strictSettings
         ),
