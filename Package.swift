@@ -31,7 +31,7 @@ let package = Package(
 
         // Wrappers around the C libraries.
         .target(name: "Kafka", dependencies: ["CRdKafka", "Lifecycle", "Logging"], swiftSettings: strictSettings),
-        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"], swiftSettings: strictSettings),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "FlowmeterModels"], swiftSettings: strictSettings),
         .target(name: "Gzip", dependencies: ["CZlib"], swiftSettings: strictSettings),
         .target(name: "Hashing", dependencies: ["CCrypto"], swiftSettings: strictSettings),
 

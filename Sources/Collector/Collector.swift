@@ -9,9 +9,6 @@ import Metrics
 import Rollups
 import Synchronization
 
-/// The version reported in `flowmeter_build_info`.
-public let collectorVersion = "0.1.0"
-
 /// Builds a collector from `configuration`: validates it, starts the embedded cluster when asked, makes the
 /// producer and the HTTP server, but listens only at `start()` or `run()`.
 ///
@@ -192,7 +189,7 @@ public final class Collector: Sendable {
         let server = HTTPServer(configuration: serverConfiguration, router: router)
         http = HTTPIngestService(server: server, ingest: ingest, configuration: configuration, logger: logger)
         metrics.registerGauges(
-            server: server, producer: producer, isKafkaUp: isUp, version: collectorVersion,
+            server: server, producer: producer, isKafkaUp: isUp, version: flowmeterVersion,
             collectorID: configuration.collectorID)
         metrics.registry.gauge(
             "flowmeter_rollup_pending_messages", help: "Partial rollups waiting to be sent again after a failure."

@@ -162,6 +162,7 @@ struct FastBatchParser {
         var sawEvents = false
         var events: [DiagnosticEvent] = []
         var dropped: [DecodeDiagnostic] = []
+        var droppedIndices: [Int] = []
         var isFirst = true
         while let key = try nextMember(isFirst: &isFirst) {
             switch match(key, Self.batchKeys) {
@@ -179,7 +180,7 @@ struct FastBatchParser {
             case 4 where !sawEvents:
                 sawEvents = true
                 if reader.peek == UInt8(ascii: "[") {
-                    try parseEvents(into: &events, dropped: &dropped)
+                    try parseEvents(into: &events, dropped: &dropped, droppedIndices: &droppedIndices)
                 } else {
                     eventsSlot = try reader.scanValue(depth: 1)
                 }
@@ -207,7 +208,7 @@ struct FastBatchParser {
             }
             let batch = DiagnosticBatch(
                 id: batchID, sentAt: sentTime, client: info, decodes: decodeCount, events: events)
-            return .success(DecodedBatch(batch: batch, dropped: dropped))
+            return .success(DecodedBatch(batch: batch, dropped: dropped, droppedIndices: droppedIndices))
         } catch {
             return .failure(BatchDecodingError(code: error.code, path: error.field ?? "", message: error.message))
         }
@@ -348,7 +349,7 @@ struct FastBatchParser {
     // MARK: - Events
 
     mutating func parseEvents(
-        into events: inout [DiagnosticEvent], dropped: inout [DecodeDiagnostic]
+        into events: inout [DiagnosticEvent], dropped: inout [DecodeDiagnostic], droppedIndices: inout [Int]
     ) throws(JSONSyntaxError) {
         reader.index += 1
         events.reserveCapacity(64)
@@ -361,6 +362,7 @@ struct FastBatchParser {
                 case .failure(let problem):
                     let path = problem.field.map { "events.Index \(index).\($0)" } ?? "events.Index \(index)"
                     dropped.append(DecodeDiagnostic(path: path, message: problem.message))
+                    droppedIndices.append(index)
                 }
             } else {
                 let value = try reader.scanValue(depth: 2)
@@ -368,6 +370,7 @@ struct FastBatchParser {
                     DecodeDiagnostic(
                         path: "events.Index \(index)",
                         message: DecodeMessages.typeMismatch(expected: "Object", key: nil, found: value.type.name)))
+                droppedIndices.append(index)
             }
             index += 1
         }

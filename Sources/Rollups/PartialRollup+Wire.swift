@@ -51,7 +51,7 @@ extension PartialRollup {
             ]
             for (index, part) in parts.enumerated() {
                 if index > 0 { key.append(UInt8(ascii: ",")) }
-                EventRecordWriter.appendString(part, to: &key)
+                JSONString.append(part, to: &key)
             }
             key.append(UInt8(ascii: "]"))
         }
