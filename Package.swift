@@ -135,7 +135,7 @@ let package = Package(
         .testTarget(name: "OperationsTests", dependencies: ["TestSupport"], swiftSettings: strictSettings),
         .testTarget(
             name: "CollectorTests",
-            dependencies: ["Collector", "TestSupport"],
+            dependencies: ["Collector", "Logging", "TestSupport"],
             swiftSettings: strictSettings
         ),
     ]

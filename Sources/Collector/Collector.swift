@@ -18,7 +18,7 @@ import Synchronization
 /// With a `store`, deploy markers are recorded there too, and in `.none` mode partial rollups go straight into it
 /// (with Kafka they go to the rollups topic, and a sink merges them).
 public func makeCollector(
-    configuration: CollectorConfiguration, logger: CollectorLogger? = nil, store: (any CollectorStore)? = nil
+    configuration: CollectorConfiguration, logger: Logger? = nil, store: (any CollectorStore)? = nil
 ) throws(CollectorError) -> Collector {
     try Collector(configuration: configuration, logger: logger, store: store)
 }
@@ -37,7 +37,7 @@ public final class Collector: Sendable {
     /// The metrics `/metrics` renders.
     public let metrics: CollectorMetrics
     /// The logger.
-    public let logger: CollectorLogger
+    public let logger: Logger
     /// The embedded cluster in `.embedded` mode, else nil.
     public let embeddedCluster: KafkaMockCluster?
     /// The events producer, nil in `.none` mode.
@@ -50,11 +50,11 @@ public final class Collector: Sendable {
     private let isShutDown = Atomic<Bool>(false)
 
     init(
-        configuration: CollectorConfiguration, logger givenLogger: CollectorLogger?, store: (any CollectorStore)?
+        configuration: CollectorConfiguration, logger givenLogger: Logger?, store: (any CollectorStore)?
     ) throws(CollectorError) {
         try Self.validate(configuration)
         self.configuration = configuration
-        let logger = givenLogger ?? CollectorLogger(threshold: configuration.logLevel, format: configuration.logFormat)
+        let logger = givenLogger ?? Logger(threshold: configuration.logLevel, format: configuration.logFormat)
         self.logger = logger
         let metrics = CollectorMetrics(typeCap: configuration.metricsTypeCap)
         self.metrics = metrics

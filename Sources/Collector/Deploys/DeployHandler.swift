@@ -19,11 +19,11 @@ final class DeployHandler: Sendable {
     private let topic: String
     private let headers: [KafkaHeader]
     private let metrics: CollectorMetrics
-    private let logger: CollectorLogger
+    private let logger: Logger
 
     init(
         keys: IngestKeys, producer: KafkaProducer?, store: (any CollectorStore)?, topic: String,
-        metrics: CollectorMetrics, logger: CollectorLogger
+        metrics: CollectorMetrics, logger: Logger
     ) {
         self.keys = keys
         self.producer = producer

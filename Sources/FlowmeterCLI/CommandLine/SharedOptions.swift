@@ -40,7 +40,7 @@ enum SharedOptions {
     ) throws -> any RollupStore {
         let url = try arguments.required("store")
         var options = RollupStoreOptions()
-        options.onUnreadableRows = (warnings ?? UnreadableRowsWarning(.output(arguments.output))).handler
+        options.onUnreadableRows = (warnings ?? UnreadableRowsWarning(arguments.output)).handler
         do {
             return try openRollupStore(url: url, options: options)
         } catch let error as RollupStoreError where error.code == .invalidURL {
