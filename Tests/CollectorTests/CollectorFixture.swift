@@ -1,7 +1,7 @@
 import Collector
 import Foundation
-import Logging
 import Kafka
+import Logging
 import Synchronization
 import TestSupport
 
