@@ -210,7 +210,7 @@ struct FastBatchParser {
                 id: batchID, sentAt: sentTime, client: info, decodes: decodeCount, events: events)
             return .success(DecodedBatch(batch: batch, dropped: dropped, droppedIndices: droppedIndices))
         } catch {
-            return .failure(BatchDecodingError(code: error.code, path: error.field ?? "", message: error.message))
+            return .failure(BatchDecodingError(error.code, error.message, path: error.field ?? ""))
         }
     }
 
@@ -224,8 +224,7 @@ struct FastBatchParser {
         _ code: BatchDecodingError.Code, _ path: String, expected: String, key: String?, found: ByteReader.ValueType
     ) -> BatchDecodingError {
         BatchDecodingError(
-            code: code, path: path,
-            message: DecodeMessages.typeMismatch(expected: expected, key: key, found: found.name))
+            code, DecodeMessages.typeMismatch(expected: expected, key: key, found: found.name), path: path)
     }
 
     // MARK: - Client
@@ -278,8 +277,7 @@ struct FastBatchParser {
                     unknownPolicy: policy.flatMap(UnknownPolicy.init(rawValue:)), capabilities: header))
         } catch {
             return .failure(
-                BatchDecodingError(
-                    code: error.code, path: error.field.map { "client.\($0)" } ?? "client", message: error.message))
+                BatchDecodingError(error.code, error.message, path: error.field.map { "client.\($0)" } ?? "client"))
         }
     }
 
@@ -336,13 +334,13 @@ struct FastBatchParser {
             if let badIdentifier {
                 return .failure(
                     BatchDecodingError(
-                        code: .invalidValue, path: "client.capabilities.registeredTypes.Index \(badIdentifier.index)",
-                        message: badIdentifier.violation.message(key: "registeredTypes")))
+                        .invalidValue, badIdentifier.violation.message(key: "registeredTypes"),
+                        path: "client.capabilities.registeredTypes.Index \(badIdentifier.index)"))
             }
             return .success(
                 Capabilities(maxSchemaVersion: version, registeredTypes: sawTypes && typesSlot == nil ? types : nil))
         } catch {
-            return .failure(BatchDecodingError(code: error.code, path: "client.capabilities", message: error.message))
+            return .failure(BatchDecodingError(error.code, error.message, path: "client.capabilities"))
         }
     }
 

@@ -26,9 +26,9 @@ extension PartialRollup {
         do {
             wire = try JSONDecoder().decode(WireForm.self, from: Data(bytes))
         } catch let error as DecodingError {
-            throw RollupsError(code: .invalidPartialRollup, message: "Invalid partial rollup: \(error.summary)")
+            throw RollupsError(.invalidPartialRollup, "Invalid partial rollup: \(error.summary)")
         } catch {
-            throw RollupsError(code: .invalidPartialRollup, message: "Invalid partial rollup: \(error)")
+            throw RollupsError(.invalidPartialRollup, "Invalid partial rollup: \(error)")
         }
         self = wire.partial
     }
