@@ -42,6 +42,7 @@ public final class CollectorMetrics: Sendable {
     let spoolDropped: CounterFamily
     let spoolRequeued: CounterFamily
     let spoolWriteErrors: Counter
+    let spoolRefused: CounterFamily
     /// Resolved `flowmeter_diagnostic_events_total` children by raw app and build, then raw kind and widget type.
     private let diagnosticSeries = Mutex<[DiagnosticAppKey: [DiagnosticTypeKey: Counter]]>([:])
     private let rebuildsSeen = Atomic<UInt64>(0)
@@ -188,8 +189,19 @@ public final class CollectorMetrics: Sendable {
             "flowmeter_spool_write_errors_total",
             help: "Writes or syncs of the disk spool that failed (full disk, read-only file system, I/O error)."
         ).labels()
+        spoolRefused = registry.counter(
+            "flowmeter_spool_refused_batches_total",
+            help: "Batches the disk spool could not take, by reason: full (--spool-max-bytes), write_failed.",
+            labelNames: ["reason"], maxChildren: 10)
+        for reason in ["full", "write_failed"] { _ = spoolRefused.labels(reason) }
         for reason in ["torn", "corrupt", "undeliverable"] { _ = spoolDropped.labels(reason) }
         for outcome in ["timed_out_requeued", "failed_requeued"] { _ = spoolRequeued.labels(outcome) }
+    }
+
+    /// Counts a failed delivery report of a spooled message that is sent again: `timed_out_requeued` for
+    /// `message.timeout.ms` passing, else `failed_requeued`.
+    func countRequeue(_ error: KafkaError?) {
+        spoolRequeued.labels(error?.code == .messageTimedOut ? "timed_out_requeued" : "failed_requeued").increment()
     }
 
     /// Registers the disk spool's gauges, read at scrape time; without a spool they read 0 (and writable 1).

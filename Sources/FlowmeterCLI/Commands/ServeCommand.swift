@@ -63,6 +63,9 @@ enum ServeCommand {
                 .value("min-installs", "N", help: "Installs before a type counts as ungated.", default: "5"),
                 .value("min-events", "N", help: "Events before a type counts as ungated.", default: "20"),
                 .value("shutdown-timeout", "DURATION", help: "Bound on flushing Kafka at exit.", default: "30s"),
+                .value(
+                    "spool", "DIR|none", help: "Disk spool for batches Kafka cannot take.", default: "flowmeter-spool"),
+                .value("spool-max-bytes", "BYTES", help: "Bound on the disk spool (503 past it).", default: "1GiB"),
                 .value("metrics-type-cap", "N", help: "Widget types per app and kind in metrics.", default: "50"),
                 .value("log-level", "LEVEL", help: "debug | info | warning | error.", default: "info"),
                 .value("log-format", "FORMAT", help: "json | logfmt.", default: "json"),
@@ -230,6 +233,12 @@ enum ServeCommand {
             try arguments.parsed("kafka-linger", as: duration, parseDuration) ?? .milliseconds(5)
         configuration.shutdownFlushTimeout =
             try arguments.parsed("shutdown-timeout", as: duration, parseDuration) ?? .seconds(30)
+        let spool = try arguments.required("spool")
+        if spool != "none" {
+            var settings = CollectorConfiguration.DiskSpool(directory: spool)
+            settings.maxBytes = try arguments.parsed("spool-max-bytes", as: bytes, parseBytes) ?? (1 << 30)
+            configuration.spool = settings
+        }
         configuration.rollupInterval =
             try arguments.parsed("rollup-interval", as: "a positive duration") {
                 parseDuration($0).flatMap { $0 > .zero ? $0 : nil }
