@@ -112,11 +112,6 @@ public final class Collector: Sendable {
         let salt: [UInt8]
         if let configured = configuration.salt {
             salt = configured
-        } else if case .brokers = configuration.kafka {
-            throw CollectorError(
-                .invalidConfiguration,
-                "a real Kafka cluster needs the install-ID salt (--salt-file or FLOWMETER_SALT): collectors with "
-                    + "random salts would count one install once per collector")
         } else {
             do {
                 salt = try randomBytes(count: 32)
@@ -314,6 +309,13 @@ public final class Collector: Sendable {
         try require(configuration.metricsTypeCap >= 0, "metrics-type-cap must not be negative")
         try require(!configuration.collectorID.isEmpty, "collector-id must not be empty")
         try require(configuration.salt.map { !$0.isEmpty } ?? true, "the salt must not be empty")
+        if case .brokers = configuration.kafka {
+            // Every collector of a cluster must hash an install the same way, or it is counted once per collector.
+            try require(
+                configuration.salt != nil,
+                "a real Kafka cluster needs the install-ID salt (--salt-file or FLOWMETER_SALT): collectors with "
+                    + "random salts would count one install once per collector")
+        }
         try require(configuration.topics.all.allSatisfy { !$0.isEmpty }, "topic names must not be empty")
         if let spool = configuration.spool {
             try require(!spool.directory.isEmpty, "the spool directory must not be empty")

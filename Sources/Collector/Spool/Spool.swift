@@ -219,7 +219,6 @@ final class Spool: Sendable {
     /// Settles records whose delivery report said persisted; `counts` maps segments to how many.
     func acknowledge(_ counts: [UInt64: Int]) {
         settle(counts)
-        metrics.spoolReplayed.increment(by: UInt64(counts.values.reduce(0, +)))
     }
 
     /// Settles records that can never be delivered (a permanent Kafka error), counted as dropped.
