@@ -30,7 +30,7 @@ let package = Package(
         .target(name: "FlowmeterModels", swiftSettings: strictSettings),
 
         // Wrappers around the C libraries.
-        .target(name: "Kafka", dependencies: ["CRdKafka", "Lifecycle"], swiftSettings: strictSettings),
+        .target(name: "Kafka", dependencies: ["CRdKafka", "Lifecycle", "Logging"], swiftSettings: strictSettings),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"], swiftSettings: strictSettings),
         .target(name: "Gzip", dependencies: ["CZlib"], swiftSettings: strictSettings),
         .target(name: "Hashing", dependencies: ["CCrypto"], swiftSettings: strictSettings),
@@ -47,6 +47,10 @@ let package = Package(
         .target(name: "Rollups", dependencies: ["FlowmeterModels"], swiftSettings: strictSettings),
         // The rollup store: one protocol, SQLite and PostgreSQL.
         .target(name: "RollupStore", dependencies: ["Rollups", "CSQLite", "CLibPQ"], swiftSettings: strictSettings),
+        // Fills a store in bulk and times the detector's queries: for flowmeter-bench and its test, not shipped.
+        .target(
+            name: "RollupStoreBenchmarks", dependencies: ["RollupStore", "Rollups", "FlowmeterModels"],
+            swiftSettings: strictSettings),
         // Spikes, ungated types, typos, new types, deploy attribution, alerts.
         .target(name: "Detector", dependencies: ["Rollups", "FlowmeterModels"], swiftSettings: strictSettings),
         // Consumes flowmeter.rollups.v1 into a store.
@@ -66,19 +70,26 @@ let package = Package(
         // The client apps use to send batches (Foundation only, like the models).
         .target(name: "Reporter", dependencies: ["FlowmeterModels"], swiftSettings: strictSettings),
 
+        // Builds the running system of each long-running command (serve, sink, watch) as a ServiceGroup.
+        .target(
+            name: "FlowmeterRuntime",
+            dependencies: ["Collector", "Sink", "RollupStore", "Detector", "Kafka", "Lifecycle", "Logging", "Rollups"],
+            swiftSettings: strictSettings
+        ),
+
         // Command tree and output formats; the executable only calls into it.
         .target(
             name: "FlowmeterCLI",
             dependencies: [
                 "FlowmeterModels", "Kafka", "Collector", "Reporter", "Gzip", "Sink", "RollupStore", "Detector",
-                "Rollups", "Lifecycle", "Logging",
+                "Rollups", "Lifecycle", "Logging", "FlowmeterRuntime",
             ],
             swiftSettings: strictSettings
         ),
         .executableTarget(name: "flowmeter", dependencies: ["FlowmeterCLI"], swiftSettings: strictSettings),
         .executableTarget(
             name: "flowmeter-bench",
-            dependencies: ["FlowmeterModels", "Kafka", "Gzip", "RollupStore", "TestSupport"],
+            dependencies: ["FlowmeterModels", "Kafka", "Gzip", "RollupStore", "RollupStoreBenchmarks", "TestSupport"],
             swiftSettings: strictSettings
         ),
 
@@ -108,7 +119,8 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(name: "RollupsTests", dependencies: ["Rollups", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(
-            name: "RollupStoreTests", dependencies: ["RollupStore", "TestSupport"], swiftSettings: strictSettings),
+            name: "RollupStoreTests", dependencies: ["RollupStore", "RollupStoreBenchmarks", "TestSupport"],
+            swiftSettings: strictSettings),
         .testTarget(
             name: "DetectorTests", dependencies: ["Detector", "Rollups", "FlowmeterModels", "TestSupport"],
             swiftSettings: strictSettings),
@@ -116,7 +128,7 @@ let package = Package(
             name: "SinkTests", dependencies: ["Sink", "Collector", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(
             name: "FlowmeterCLITests",
-            dependencies: ["FlowmeterCLI", "TestSupport", "RollupStore", "Rollups", "Detector"],
+            dependencies: ["FlowmeterCLI", "TestSupport", "RollupStore", "Rollups", "Detector", "Gzip"],
             resources: [.copy("Fixtures")],
             swiftSettings: strictSettings
         ),

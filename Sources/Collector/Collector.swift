@@ -48,7 +48,7 @@ public final class Collector: Sendable {
     private let http: HTTPIngestService
     private let rollups: RollupPublisher?
     private let publisher: RollupPublisherService?
-    private let producerService: ProducerService?
+    private let producerService: KafkaProducerService?
     private let spoolService: SpoolReplayService?
     private let spool: Spool?
     private let health: KafkaHealth
@@ -163,7 +163,7 @@ public final class Collector: Sendable {
         let producerFlush =
             delivery == nil ? configuration.shutdownFlushTimeout : min(configuration.shutdownFlushTimeout, .seconds(2))
         producerService = eventsProducer.map {
-            ProducerService(producer: $0, flushTimeout: producerFlush, logger: logger)
+            KafkaProducerService($0, flushTimeout: producerFlush, logger: logger)
         }
         let ingest = IngestHandler(
             configuration: configuration, hasher: InstallIDHasher(salt: salt), producer: producer,

@@ -1,4 +1,5 @@
-/// An error from the Detector module: an alert receiver that refused or could not be reached.
+/// An error from the Detector module: an alert receiver that refused or could not be reached, or an owners file
+/// that cannot be used.
 ///
 /// Reading rollups throws the store's own errors unchanged; only what the detector does itself throws this.
 public struct DetectorError: Error, Sendable, CustomStringConvertible {
@@ -55,5 +56,7 @@ public struct DetectorError: Error, Sendable, CustomStringConvertible {
         public static let rejected = Code(rawValue: "rejected")
         /// A receiver URL that cannot be used.
         public static let invalidURL = Code(rawValue: "invalidURL")
+        /// An owners file that cannot be read or parsed.
+        public static let invalidOwners = Code(rawValue: "invalidOwners")
     }
 }

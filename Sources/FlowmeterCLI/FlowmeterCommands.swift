@@ -15,6 +15,7 @@ public enum FlowmeterCommands {
                 TopCommand.command,
                 SpikesCommand.command,
                 UngatedCommand.command,
+                GatesCommand.command,
                 VersionsCommand.command,
                 TypesCommand.command,
                 CheckCommand.command,

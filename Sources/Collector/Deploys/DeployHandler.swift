@@ -29,9 +29,7 @@ final class DeployHandler: Sendable {
         self.producer = producer
         self.store = store
         self.topic = topic
-        self.headers = [
-            KafkaHeader(name: "content-type", value: "application/json"), KafkaHeader(name: "schema", value: topic),
-        ]
+        self.headers = KafkaHeader.json(schema: topic)
         self.metrics = metrics
         self.logger = logger
     }

@@ -44,10 +44,7 @@ final class IngestHandler: Sendable {
         self.metrics = metrics
         self.health = health
         self.logger = logger
-        self.headers = [
-            KafkaHeader(name: "content-type", value: "application/json"),
-            KafkaHeader(name: "schema", value: configuration.topics.events),
-        ]
+        self.headers = KafkaHeader.json(schema: configuration.topics.events)
         self.spoolHeaders = headers.map { SpoolRecord.Header(name: $0.name, value: $0.value) }
         let unavailable = IngestRejection.unavailable(reason: .deadline)
         self.deadlines = DeadlineQueue { [metrics] batch in

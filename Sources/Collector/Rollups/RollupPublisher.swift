@@ -50,9 +50,7 @@ final class RollupPublisher: Sendable {
         self.delivery = delivery
         self.store = store
         self.topic = topic
-        self.headers = [
-            KafkaHeader(name: "content-type", value: "application/json"), KafkaHeader(name: "schema", value: topic),
-        ]
+        self.headers = KafkaHeader.json(schema: topic)
         self.interval = interval
         self.maxAttempts = max(1, maxAttempts)
         self.maxPending = max(1, maxPending)

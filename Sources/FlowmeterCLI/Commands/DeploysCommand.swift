@@ -87,10 +87,7 @@ enum DeploysCommand {
             _ = try await producer.send(
                 KafkaProducerMessage(
                     topic: topic, key: Array(marker.service.utf8), value: marker.jsonBytes(),
-                    headers: [
-                        KafkaHeader(name: "content-type", value: "application/json"),
-                        KafkaHeader(name: "schema", value: topic),
-                    ]))
+                    headers: KafkaHeader.json(schema: topic)))
             _ = await producer.shutdown(timeout: .seconds(5))
         }
         arguments.output.print(marker.id)

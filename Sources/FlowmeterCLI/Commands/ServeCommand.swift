@@ -1,13 +1,14 @@
 import Collector
 import Detector
+import FlowmeterRuntime
 import Foundation
-import Lifecycle
+import Logging
 import RollupStore
 import Rollups
 import Sink
 
-/// `flowmeter serve`: the collector of CONTRACT §1, §3–§5; this file only maps options onto
-/// `CollectorConfiguration` and hands over to `makeCollector(configuration:)`.
+/// `flowmeter serve`: the collector of CONTRACT §1, §3–§5, and with `--store` the sink and the detector; this file
+/// only maps options onto a `ServeConfiguration` and runs the group `makeServe` builds.
 enum ServeCommand {
     static var command: Command {
         Command(
@@ -62,6 +63,10 @@ enum ServeCommand {
                 .value("alertmanager", "URL", help: "Send the detector's alerts to this Alertmanager (v2 API)."),
                 .value("min-installs", "N", help: "Installs before a type counts as ungated.", default: "5"),
                 .value("min-events", "N", help: "Events before a type counts as ungated.", default: "20"),
+                .value(
+                    "regression-quiet", "DURATION", help: "Quiet before an ungated type's return is a regression.",
+                    default: "48h"),
+                OwnerOptions.owners,
                 .value("shutdown-timeout", "DURATION", help: "Bound on flushing Kafka at exit.", default: "30s"),
                 .value(
                     "spool", "DIR|none", help: "Disk spool for batches Kafka cannot take.", default: "flowmeter-spool"),
@@ -75,116 +80,65 @@ enum ServeCommand {
     }
 
     private static func run(_ arguments: ParsedArguments) async throws -> Int32 {
-        let configuration = try configuration(from: arguments)
-        let detection = try detection(from: arguments)
-        let logger = CollectorLogger(threshold: configuration.logLevel, format: configuration.logFormat)
-        var store: (any RollupStore)?
-        let storeWarnings = UnreadableRowsWarning(.logger(logger))
-        if let url = arguments.value("store"), !url.isEmpty {
-            do {
-                var options = RollupStoreOptions()
-                options.onUnreadableRows = storeWarnings.handler
-                store = try openRollupStore(url: url, options: options)
-            } catch {
-                logger.error("serve failed: cannot open the store", ["store": url, "error": String(describing: error)])
-                return 1
-            }
-        }
+        let configuration = try serveConfiguration(from: arguments)
+        let logger = Logger(threshold: configuration.collector.logLevel, format: configuration.collector.logFormat)
+        let serve: ServeRuntime
         do {
-            let collector = try makeCollector(
-                configuration: configuration, logger: logger, store: store.map { StoreWriter(store: $0) })
-            storeWarnings.attach(collector.metrics)
-            var sink: RollupSink?
-            if let store, !collector.bootstrapServers.isEmpty {
-                var sinkConfiguration = RollupSinkConfiguration(bootstrapServers: collector.bootstrapServers)
-                sinkConfiguration.groupID = try arguments.required("sink-group")
-                sinkConfiguration.rollupsTopic = configuration.topics.rollups
-                sinkConfiguration.deploysTopic = configuration.topics.deploys
-                sinkConfiguration.deadLetterPath = try arguments.required("dead-letters")
-                let started = try RollupSink(
-                    configuration: sinkConfiguration, store: store, log: SinkCommand.log(to: logger))
-                collector.metrics.attachSink {
-                    let counters = started.counters
-                    return CollectorMetrics.SinkCounters(
-                        applied: UInt64(counters.applied), duplicates: UInt64(counters.duplicates),
-                        badMessages: UInt64(counters.badMessages), deploys: UInt64(counters.deploys),
-                        deadLetters: UInt64(counters.deadLetters))
-                }
-                started.start()
-                sink = started
-            }
-            let signals = TerminationSignals()
-            try collector.start()
-            var detector: Task<Void, Never>?
-            if let store, detection.interval > .zero {
-                let pass = WatchCommand.Pass(
-                    store: store, producer: collector.producer, topic: configuration.topics.alerts,
-                    notifier: detection.notifier, window: detection.window, appID: nil, ungated: detection.ungated)
-                detector = WatchCommand.loop(pass, every: detection.interval, logger: logger)
-                logger.info(
-                    "detector started",
-                    [
-                        "interval_seconds": String(detection.interval.components.seconds),
-                        "window_seconds": String(detection.window.components.seconds),
-                        "alertmanager": detection.notifier == nil ? "no" : "yes",
-                    ])
-            }
-            let signalNumber = await signals.wait()
-            logger.info("stopping", ["signal": signalNumber == SIGINT ? "SIGINT" : "SIGTERM"])
-            if let detector {
-                // Alerts go out through the collector's producer, so the detector stops before that flushes.
-                let hasEnded = await WatchCommand.stop(detector, within: .seconds(15))
-                logger.info("detector stopped", ["pass_ended": String(hasEnded)])
-            }
-            await collector.shutdown()
-            if let sink {
-                // The collector's final drain is in Kafka now; let the sink take it into the store before leaving.
-                let drain: Duration = collector.sentRollups > 0 ? .seconds(15) : .zero
-                await SinkCommand.onThread { sink.stop(draining: drain) }
-                logger.info(
-                    "sink stopped",
-                    [
-                        "applied": String(sink.counters.applied), "duplicates": String(sink.counters.duplicates),
-                        "bad_messages": String(sink.counters.badMessages),
-                    ])
-            }
-            return 0
+            serve = try makeServe(configuration, logger: logger)
+        } catch let error as RollupStoreError {
+            logger.error(
+                "serve failed: cannot open the store",
+                ["store": configuration.storeURL ?? "", "error": String(describing: error)])
+            return 1
         } catch let error as CollectorError {
             logger.error("serve failed", ["error": error.description])
             return 1
         }
+        do {
+            try await serve.group.run()
+        } catch let error as CollectorError {
+            logger.error("serve failed", ["error": error.description])
+            return 1
+        }
+        var fields: [(key: String, value: String)] = []
+        if let sink = serve.sink {
+            let counters = sink.counters
+            fields += [
+                ("sink_applied", String(counters.applied)), ("sink_duplicates", String(counters.duplicates)),
+                ("sink_bad_messages", String(counters.badMessages)),
+            ]
+        }
+        logger.log(.info, "stopped", fields: fields)
+        return 0
     }
 
-    /// The in-process detector's settings: how often (zero: never), over what window, and where alerts go.
-    struct Detection {
-        var interval: Duration
-        var window: Duration
-        var notifier: AlertmanagerNotifier?
-        var ungated: UngatedTypeFinder
+    /// Maps every option of `serve` onto the runtime's configuration, before anything runs; usage errors name the
+    /// option.
+    static func serveConfiguration(from arguments: ParsedArguments) throws(CommandUsageError) -> ServeConfiguration {
+        var configuration = ServeConfiguration(collector: try self.configuration(from: arguments))
+        if let url = arguments.value("store"), !url.isEmpty { configuration.storeURL = url }
+        configuration.sinkGroup = try arguments.required("sink-group")
+        configuration.deadLetterPath = try arguments.required("dead-letters")
+        configuration.detection = try detection(from: arguments)
+        return configuration
     }
 
-    /// Maps `--detect-interval`, `--detect-window`, `--alertmanager` and the ungated thresholds; usage errors name
-    /// the option.
-    static func detection(from arguments: ParsedArguments) throws(CommandUsageError) -> Detection {
-        let interval =
+    /// Maps `--detect-interval`, `--detect-window`, `--alertmanager`, `--owners` and the ungated thresholds; usage
+    /// errors name the option.
+    static func detection(from arguments: ParsedArguments) throws(CommandUsageError) -> ServeConfiguration.Detection {
+        var detection = ServeConfiguration.Detection()
+        detection.interval =
             try arguments.parsed("detect-interval", as: "a duration such as 60s, 5m, or 0 for none") {
                 parseDuration($0)
-            } ?? .seconds(60)
-        let window =
+            } ?? detection.interval
+        detection.window =
             try arguments.parsed("detect-window", as: "a positive duration such as 30m or 1h") {
                 parseDuration($0).flatMap { $0 > .zero ? $0 : nil }
-            } ?? .seconds(3600)
-        return Detection(
-            interval: interval, window: window, notifier: try WatchCommand.alertmanager(arguments),
-            ungated: try WatchCommand.ungatedFinder(arguments))
-    }
-
-    /// Lets the collector write rollups and deploy markers into a `RollupStore`.
-    struct StoreWriter: CollectorStore {
-        let store: any RollupStore
-
-        func apply(_ partials: [PartialRollup]) throws -> RollupApplyResult { try store.apply(partials) }
-        func recordDeploy(_ deploy: DeployMarker) throws { try store.recordDeploy(deploy) }
+            } ?? detection.window
+        detection.notifier = try WatchCommand.alertmanager(arguments)
+        detection.ungated = try WatchCommand.ungatedFinder(arguments)
+        detection.owners = try OwnerOptions.rules(arguments)
+        return detection
     }
 
     /// Maps the parsed options onto a collector configuration; usage errors name the option.
@@ -261,11 +215,11 @@ enum ServeCommand {
             try arguments.parsed("metrics-type-cap", as: "a count") { Int($0).flatMap { $0 >= 0 ? $0 : nil } } ?? 50
         configuration.logLevel =
             try arguments.parsed("log-level", as: "debug, info, warning or error") {
-                CollectorLogger.Level(rawValue: $0)
+                Logger.Level(rawValue: $0)
             } ?? .info
         configuration.logFormat =
             try arguments.parsed("log-format", as: "json or logfmt") {
-                CollectorLogger.Format(rawValue: $0)
+                Logger.Format(rawValue: $0)
             } ?? .json
         return configuration
     }

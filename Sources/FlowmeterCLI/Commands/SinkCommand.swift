@@ -1,6 +1,8 @@
 import Collector
+import FlowmeterRuntime
 import Foundation
 import Lifecycle
+import Logging
 import RollupStore
 import Sink
 
@@ -45,9 +47,8 @@ enum SinkCommand {
     private static func run(_ arguments: ParsedArguments) async throws -> Int32 {
         let path = arguments.commandPath
         let servers = try brokers(arguments)
-        let format = try arguments.parsed("log-format", as: "json or logfmt") { CollectorLogger.Format(rawValue: $0) }
-        let logger = CollectorLogger(threshold: .info, format: format ?? .json)
-        let store = try openStore(arguments, warnings: UnreadableRowsWarning(.logger(logger)))
+        let format = try arguments.parsed("log-format", as: "json or logfmt") { Logger.Format(rawValue: $0) }
+        let logger = Logger(threshold: .info, format: format ?? .json)
         var configuration = RollupSinkConfiguration(bootstrapServers: servers)
         configuration.deadLetterPath = try arguments.required("dead-letters")
         configuration.groupID = try arguments.required("group")
@@ -58,13 +59,17 @@ enum SinkCommand {
             throw CommandUsageError("invalid value for --max-batch: expected a positive integer", commandPath: path)
         }
         configuration.maxBatch = batch
-        let sink = try RollupSink(configuration: configuration, store: store, log: log(to: logger))
-        let signals = TerminationSignals()
+        let runtime: SinkRuntime
+        do {
+            runtime = try makeSink(
+                SinkRuntimeConfiguration(sink: configuration, storeURL: try arguments.required("store")),
+                logger: logger)
+        } catch let error as RollupStoreError where error.code == .invalidURL {
+            throw CommandUsageError("--store: \(error.message)", commandPath: path)
+        }
         logger.info("sink started", ["kafka": servers.joined(separator: ","), "group": configuration.groupID])
-        sink.start()
-        _ = await signals.wait()
-        await onThread { sink.stop() }
-        let counters = sink.counters
+        try await runtime.group.run()
+        let counters = runtime.sink.counters
         logger.info(
             "sink stopped",
             [
@@ -109,25 +114,8 @@ enum SinkCommand {
         }
     }
 
-    /// The sink's log lines through the collector's logger.
-    static func log(to logger: CollectorLogger) -> RollupSink.Log {
-        { level, message, fields in
-            // Fields stay fields (the logger escapes each value), sorted so a line reads the same every time.
-            let pairs = fields.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value) }
-            switch level {
-            case .info: logger.log(.info, message, fields: pairs)
-            case .warning: logger.log(.warning, message, fields: pairs)
-            case .error: logger.log(.error, message, fields: pairs)
-            }
-        }
-    }
-
     /// Runs blocking work on a thread of its own, off the cooperative pool.
     static func onThread<Value: Sendable>(_ work: @escaping @Sendable () -> Value) async -> Value {
-        await withCheckedContinuation { continuation in
-            let thread = Thread { continuation.resume(returning: work()) }
-            thread.name = "flowmeter-blocking"
-            thread.start()
-        }
+        await Lifecycle.onThread(named: "flowmeter-blocking", work)
     }
 }

@@ -2,8 +2,8 @@ import FlowmeterModels
 import Foundation
 import RollupStore
 
-/// The options every query command shares (`--format`, `--since`, `--from`, `--to`, `--app`, `--store`) and how they
-/// are read.
+/// The options every query command shares (`--format`, `--since`, `--from`, `--to`, `--app`, `--store`, `--owners`,
+/// `--team`) and how they are read.
 enum QueryOptions {
     /// The shared options, with `since` as the default look-back.
     static func common(since: String = "24h") -> [CommandOption] {
@@ -14,6 +14,8 @@ enum QueryOptions {
             .value("to", "TIME", help: "Window end (RFC 3339 or now).", default: "now"),
             .value("app", "APPID", help: "Only this app, e.g. com.example.shop."),
             SinkCommand.storeOption,
+            OwnerOptions.owners,
+            OwnerOptions.team,
         ]
     }
 
