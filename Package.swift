@@ -11,9 +11,12 @@ let strictSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "Flowmeter",
-    platforms: [.macOS(.v15), .iOS(.v18)],
+    // iOS 15 for the FlowmeterModels and FlowmeterReporter products apps embed; the server targets are built for
+    // Linux and macOS only.
+    platforms: [.macOS(.v15), .iOS(.v15)],
     products: [
         .library(name: "FlowmeterModels", targets: ["FlowmeterModels"]),
+        .library(name: "FlowmeterReporter", targets: ["FlowmeterReporter"]),
         .executable(name: "flowmeter", targets: ["flowmeter"]),
         .executable(name: "flowmeter-bench", targets: ["flowmeter-bench"]),
     ],
@@ -54,14 +57,14 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
-        // The client apps use to send batches (Foundation only, like the models).
-        .target(name: "Reporter", dependencies: ["FlowmeterModels"], swiftSettings: strictSettings),
+        // The client SDK apps embed: disk queue, pre-aggregation, paced uploads (Foundation only, like the models).
+        .target(name: "FlowmeterReporter", dependencies: ["FlowmeterModels"], swiftSettings: strictSettings),
 
         // Command tree and output formats; the executable only calls into it.
         .target(
             name: "FlowmeterCLI",
             dependencies: [
-                "FlowmeterModels", "Kafka", "Collector", "Reporter", "Gzip", "Sink", "RollupStore", "Detector",
+                "FlowmeterModels", "Kafka", "Collector", "FlowmeterReporter", "Gzip", "Sink", "RollupStore", "Detector",
                 "Rollups",
             ],
             swiftSettings: strictSettings
@@ -69,7 +72,7 @@ let package = Package(
         .executableTarget(name: "flowmeter", dependencies: ["FlowmeterCLI"], swiftSettings: strictSettings),
         .executableTarget(
             name: "flowmeter-bench",
-            dependencies: ["FlowmeterModels", "Kafka", "Gzip", "RollupStore", "TestSupport"],
+            dependencies: ["FlowmeterModels", "FlowmeterReporter", "Kafka", "Gzip", "RollupStore", "TestSupport"],
             swiftSettings: strictSettings
         ),
 
@@ -93,7 +96,8 @@ let package = Package(
         .testTarget(name: "HashingTests", dependencies: ["Hashing"], swiftSettings: strictSettings),
         .testTarget(name: "MetricsTests", dependencies: ["Metrics"], swiftSettings: strictSettings),
         .testTarget(
-            name: "ReporterTests", dependencies: ["Reporter", "HTTPServer", "TestSupport"],
+            name: "FlowmeterReporterTests",
+            dependencies: ["FlowmeterReporter", "FlowmeterModels", "HTTPServer", "Gzip", "Kafka", "TestSupport"],
             swiftSettings: strictSettings),
         .testTarget(name: "RollupsTests", dependencies: ["Rollups", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(
