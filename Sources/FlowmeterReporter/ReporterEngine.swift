@@ -68,7 +68,7 @@ final class ReporterEngine: Sendable {
         let (id, effects) = state.withLock { $0.beginFlush(now: now) }
         handle(effects)
         let deadline = now.addingTimeInterval(max(0, timeout))
-        return await withTaskGroup(of: FlushOutcome.self) { group in
+        let outcome = await withTaskGroup(of: FlushOutcome.self) { group in
             group.addTask { await self.waitForFlush(id) }
             group.addTask { [clock] in
                 try? await clock.sleep(until: deadline)
@@ -79,6 +79,9 @@ final class ReporterEngine: Sendable {
             handle(state.withLock { $0.abandonFlush(id) })
             return outcome
         }
+        // The directory says what the outcome says: delivered batches are deleted when the flush returns.
+        await synchronize()
+        return outcome
     }
 
     private func waitForFlush(_ id: Int) async -> FlushOutcome {

@@ -34,6 +34,8 @@ struct ReporterState {
         var occurrences: Int
         /// Order of sealing, for flushes: a flush waits for the batches sealed before it began.
         var sequence: Int
+        /// The client report written into its file; counted again if the batch is dropped.
+        var carried = DiscardCounts()
     }
 
     /// What the upload loop does next.
@@ -62,6 +64,8 @@ struct ReporterState {
     private(set) var discards = DiscardCounts()
     private var discardsChanged = false
     private var nextSequence = 0
+    /// The newest batch's creation time: a new batch is at least 1 ms newer, so names sort in creation order.
+    private var lastCreatedAt: Int64 = 0
     private var eventsSinceDecode = 0
 
     private var operations: [DiskOperation] = []
@@ -158,7 +162,8 @@ struct ReporterState {
 
     private mutating func openIfNeeded(now: Date, effects: inout Effects) {
         guard open == nil else { return }
-        let name = BatchFileName(createdAt: Self.millis(now), id: UUID().uuidString)
+        lastCreatedAt = max(Self.millis(now), lastCreatedAt + 1)
+        let name = BatchFileName(createdAt: lastCreatedAt, id: UUID().uuidString)
         open = OpenBatch(name: name, bytes: header.count)
         enqueue(.create(name, header: header))
         effects.wakeLoop = true
@@ -202,20 +207,15 @@ struct ReporterState {
         }
     }
 
-    /// Seals the open batch with the counts not yet reported riding on it.
+    /// Seals the open batch: it joins the queue.
     private mutating func seal(now: Date, effects: inout Effects) {
         guard let batch = open else { return }
         open = nil
-        var trailer: [UInt8] = []
-        if !discards.isEmpty {
-            BatchFileFormat.appendReport(discards.take(), to: &trailer)
-            discardsChanged = true
-        }
-        enqueue(.seal(batch.name, trailer: trailer))
+        enqueue(.seal(batch.name))
         insert(
             QueuedBatch(
-                name: batch.name, bytes: batch.bytes + trailer.count, events: batch.events,
-                occurrences: batch.occurrences, sequence: nextSequence))
+                name: batch.name, bytes: batch.bytes, events: batch.events, occurrences: batch.occurrences,
+                sequence: nextSequence))
         nextSequence += 1
         enforceLimits(now: now)
         effects.wakeLoop = true
@@ -253,6 +253,9 @@ struct ReporterState {
     private mutating func remove(at index: Int, reason: DiscardReason) {
         let batch = queued.remove(at: index)
         discard(batch.occurrences, reason)
+        if !batch.carried.isEmpty {
+            discards.add(batch.carried)
+        }
         logDrop(batch.sequence)
         enqueue(.delete(batch.name))
     }
@@ -274,7 +277,7 @@ struct ReporterState {
             insert(
                 QueuedBatch(
                     name: batch.name, bytes: batch.bytes, events: batch.events, occurrences: batch.occurrences,
-                    sequence: nextSequence))
+                    sequence: nextSequence, carried: batch.report))
             nextSequence += 1
         }
         if !recovered.discards.isEmpty {
@@ -282,6 +285,7 @@ struct ReporterState {
             discardsChanged = true
         }
         isRecovered = true
+        lastCreatedAt = max(lastCreatedAt, recovered.batches.map(\.name.createdAt).max() ?? 0)
         for id in flushes.keys where flushes[id]!.target == nil {
             flushes[id]!.target = nextSequence - 1
         }
@@ -306,7 +310,18 @@ struct ReporterState {
         if flushes.isEmpty { due = max(due, nextPacedUpload) }
         if now >= due {
             inFlight = first.name
-            return (.upload(first), finish(effects))
+            // The counts not yet reported ride on this batch from its first attempt on, written into its file, so
+            // every retry carries the same body and the collector counts them once.
+            if !discards.isEmpty {
+                let report = discards.take()
+                var lines: [UInt8] = []
+                BatchFileFormat.appendReport(report, to: &lines)
+                discardsChanged = true
+                enqueue(.attachReport(first.name, lines))
+                queued[0].bytes += lines.count
+                queued[0].carried.add(report)
+            }
+            return (.upload(queued[0]), finish(effects))
         }
         return (.wait(until: sealDue.map { min($0, due) } ?? due), finish(effects))
     }
@@ -346,7 +361,7 @@ struct ReporterState {
             break
         case .split:
             guard let batch, batch.events.count >= 2 else {
-                drop(at: index, reason: .payloadTooLarge, batch: batch)
+                drop(at: index, reason: .payloadTooLarge)
                 break
             }
             let (first, second) = batch.halves()
@@ -358,15 +373,15 @@ struct ReporterState {
                 insert(
                     QueuedBatch(
                         name: halfName, bytes: bytes.count, events: half.events.count,
-                        occurrences: half.occurrences, sequence: entry.sequence))
+                        occurrences: half.occurrences, sequence: entry.sequence, carried: half.report))
             }
             enqueue(.delete(name))
             // The halves are the same data: no pacing delay between the split and their first attempt.
             nextPacedUpload = now
         case .drop(let reason):
-            drop(at: index, reason: reason, batch: batch)
+            drop(at: index, reason: reason)
         case .dropAndPause:
-            drop(at: index, reason: .sendError, batch: batch)
+            drop(at: index, reason: .sendError)
             isPaused = true
         }
         effects.wakeLoop = false
@@ -374,19 +389,13 @@ struct ReporterState {
     }
 
     /// Drops a batch the collector refused; the client report it carried goes back to the counts not yet sent.
-    private mutating func drop(at index: Int, reason: DiscardReason, batch: StoredBatch?) {
-        let entry = queued.remove(at: index)
-        discard(entry.occurrences, reason)
-        if let report = batch?.report, !report.isEmpty {
-            discards.add(report)
-        }
-        logDrop(entry.sequence)
-        enqueue(.delete(entry.name))
+    private mutating func drop(at index: Int, reason: DiscardReason) {
+        remove(at: index, reason: reason)
     }
 
     // MARK: - Flush, close, clear
 
-    /// Starts a flush: seals the open batch (or, with nothing open, an empty one carrying the counts not yet
+    /// Starts a flush: seals the open batch (or, with nothing queued, an empty one to carry the counts not yet
     /// reported) and returns the flush's id.
     mutating func beginFlush(now: Date) -> (Int, Effects) {
         var effects = Effects()
@@ -396,7 +405,7 @@ struct ReporterState {
             flushes[id] = FlushWaiter(target: nil, dropMark: 0, outcome: .closed)
             return (id, effects)
         }
-        if open == nil && !discards.isEmpty { openIfNeeded(now: now, effects: &effects) }
+        if open == nil && queued.isEmpty && !discards.isEmpty { openIfNeeded(now: now, effects: &effects) }
         seal(now: now, effects: &effects)
         flushes[id] = FlushWaiter(
             target: isRecovered ? nextSequence - 1 : nil, dropMark: dropBase + droppedSequences.count)

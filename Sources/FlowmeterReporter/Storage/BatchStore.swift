@@ -13,7 +13,7 @@ import Foundation
 final class BatchStore: @unchecked Sendable {
     /// What a scan found on disk from earlier runs.
     struct Recovered: Sendable {
-        var batches: [(name: BatchFileName, bytes: Int, events: Int, occurrences: Int)]
+        var batches: [(name: BatchFileName, bytes: Int, events: Int, occurrences: Int, report: DiscardCounts)]
         var discards: DiscardCounts
     }
 
@@ -48,10 +48,14 @@ final class BatchStore: @unchecked Sendable {
                 closeOpenFile()
                 return occurrences
             }
-        case .seal(let name, let trailer):
-            if !trailer.isEmpty, let open = openDescriptor, open.name == name { _ = writeAll(open.descriptor, trailer) }
+        case .seal(let name):
             if openDescriptor?.name == name { closeOpenFile() }
             _ = rename(path(name.openName), path(name.sealedName))
+        case .attachReport(let name, let lines):
+            let descriptor = open(path(name.sealedName), O_WRONLY | O_APPEND | O_CLOEXEC)
+            guard descriptor >= 0 else { return 0 }
+            _ = writeAll(descriptor, lines)
+            close(descriptor)
         case .write(let name, let bytes):
             let temporary = path(name.sealedName + ".tmp")
             let descriptor = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
@@ -88,7 +92,7 @@ final class BatchStore: @unchecked Sendable {
     /// Seals every open file a killed run left behind, removes half-written temporary files, and lists the sealed
     /// batches (oldest first) and the counts not yet reported.
     func recover() -> Recovered {
-        var batches: [(name: BatchFileName, bytes: Int, events: Int, occurrences: Int)] = []
+        var batches: [(name: BatchFileName, bytes: Int, events: Int, occurrences: Int, report: DiscardCounts)] = []
         for file in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
             if file.hasSuffix(".tmp") {
                 _ = unlink(path(file))
@@ -102,7 +106,8 @@ final class BatchStore: @unchecked Sendable {
             }
             guard let bytes = read(name) else { continue }
             let batch = BatchFileFormat.parse(bytes)
-            batches.append((name, bytes.count, batch?.events.count ?? 0, batch?.occurrences ?? 0))
+            batches.append(
+                (name, bytes.count, batch?.events.count ?? 0, batch?.occurrences ?? 0, batch?.report ?? DiscardCounts()))
         }
         batches.sort { $0.name < $1.name }
         var discards = DiscardCounts()

@@ -4,8 +4,10 @@ enum DiskOperation: Sendable {
     case create(BatchFileName, header: [UInt8])
     /// Append lines holding `occurrences` occurrences to the open batch file.
     case append(BatchFileName, [UInt8], occurrences: Int)
-    /// Append `trailer` (the client report lines) and rename the open file to its sealed name.
-    case seal(BatchFileName, trailer: [UInt8])
+    /// Close the open file and rename it to its sealed name.
+    case seal(BatchFileName)
+    /// Append client report lines to a sealed batch about to be sent for the first time.
+    case attachReport(BatchFileName, [UInt8])
     /// Write a sealed batch file whole (the halves of a split).
     case write(BatchFileName, [UInt8])
     /// Delete a sealed batch file.
