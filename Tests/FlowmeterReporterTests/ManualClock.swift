@@ -21,7 +21,9 @@ final class ManualClock: ReporterClock {
 
     private let state: Mutex<State>
 
-    init(start: Date = Date(timeIntervalSince1970: 1_796_025_600)) {
+    /// Starts at `start`, by default the current time in whole seconds (batches carry it as `sentAt`, and the
+    /// collector's skew correction trusts it).
+    init(start: Date = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))) {
         state = Mutex(State(now: start))
     }
 
