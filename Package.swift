@@ -33,10 +33,15 @@ let package = Package(
         .target(name: "FlowmeterModels", swiftSettings: strictSettings),
 
         // Wrappers around the C libraries.
-        .target(name: "Kafka", dependencies: ["CRdKafka"], swiftSettings: strictSettings),
+        .target(name: "Kafka", dependencies: ["CRdKafka", "Lifecycle"], swiftSettings: strictSettings),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"], swiftSettings: strictSettings),
         .target(name: "Gzip", dependencies: ["CZlib"], swiftSettings: strictSettings),
         .target(name: "Hashing", dependencies: ["CCrypto"], swiftSettings: strictSettings),
+
+        // The program's structured logger (JSON or logfmt), used by every service.
+        .target(name: "Logging", dependencies: ["FlowmeterModels"], swiftSettings: strictSettings),
+        // Services and the group that starts them in order and stops them in reverse; blocking calls on threads.
+        .target(name: "Lifecycle", dependencies: ["Logging"], swiftSettings: strictSettings),
 
         // Prometheus exposition: counters, gauges, histograms, bounded label sets.
         .target(name: "Metrics", swiftSettings: strictSettings),
@@ -53,7 +58,10 @@ let package = Package(
         // The ingest service.
         .target(
             name: "Collector",
-            dependencies: ["FlowmeterModels", "Kafka", "HTTPServer", "Gzip", "Hashing", "Metrics", "Rollups"],
+            dependencies: [
+                "FlowmeterModels", "Kafka", "HTTPServer", "Gzip", "Hashing", "Metrics", "Rollups", "Logging",
+                "Lifecycle",
+            ],
             swiftSettings: strictSettings
         ),
 
@@ -65,7 +73,7 @@ let package = Package(
             name: "FlowmeterCLI",
             dependencies: [
                 "FlowmeterModels", "Kafka", "Collector", "FlowmeterReporter", "Gzip", "Sink", "RollupStore", "Detector",
-                "Rollups",
+                "Rollups", "Lifecycle", "Logging",
             ],
             swiftSettings: strictSettings
         ),
@@ -95,6 +103,8 @@ let package = Package(
         .testTarget(name: "GzipTests", dependencies: ["Gzip"], swiftSettings: strictSettings),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"], swiftSettings: strictSettings),
         .testTarget(name: "MetricsTests", dependencies: ["Metrics"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "LifecycleTests", dependencies: ["Lifecycle", "Logging"], swiftSettings: strictSettings),
         .testTarget(
             name: "FlowmeterReporterTests",
             dependencies: ["FlowmeterReporter", "FlowmeterModels", "HTTPServer", "Gzip", "Kafka", "TestSupport"],

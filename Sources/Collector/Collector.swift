@@ -3,6 +3,8 @@ import Foundation
 import HTTPServer
 import Hashing
 public import Kafka
+import Lifecycle
+public import Logging
 import Metrics
 import Rollups
 import Synchronization
@@ -254,11 +256,7 @@ public final class Collector: Sendable {
     @discardableResult
     public func flushRollups() async -> Int {
         guard let rollups else { return 0 }
-        return await withCheckedContinuation { continuation in
-            let thread = Thread { continuation.resume(returning: rollups.flush()) }
-            thread.name = "rollup-flush-now"
-            thread.start()
-        }
+        return await onThread(named: "rollup-flush-now") { rollups.flush() }
     }
 
     /// Partial rollups sent since the start (enqueued to Kafka or applied to the store), retries included.

@@ -1,4 +1,5 @@
 import Foundation
+public import Logging
 
 /// Everything `makeCollector(configuration:)` needs: where to listen, which keys, which Kafka, and every limit.
 ///

@@ -28,7 +28,7 @@ extension DecodedBatch: Decodable {
                 )
             )
         }
-        let id = try container.string(.id)
+        let id = try container.identifier(.id)
         let sentAt = try container.timestamp(.sentAt, required: false)
         _ = try container.object(.client, keyedBy: ClientInfo.CodingKeys.self, required: true)
         let client = try container.decode(ClientInfo.self, forKey: .client)
@@ -42,7 +42,10 @@ extension DecodedBatch: Decodable {
             do {
                 events.append(try DiagnosticEvent(from: element))
             } catch let error as DecodingError {
-                let path = pathString(list.codingPath + [AnyCodingKey(intValue: index)])
+                // A field's own problem (an identifier that breaks the rule) names the field after the element.
+                let element = pathString(list.codingPath + [AnyCodingKey(intValue: index)])
+                let named = error.contractPath
+                let path = named.hasPrefix(element + ".") ? named : element
                 dropped.append(DecodeDiagnostic(path: path, message: error.contractMessage))
             }
         }

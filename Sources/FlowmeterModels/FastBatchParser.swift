@@ -33,6 +33,9 @@ struct FastBatchParser {
     struct Problem: Error {
         var code: BatchDecodingError.Code
         var message: String
+        /// The field the problem is in, when it is one field's value (an identifier that breaks the rule); it is
+        /// appended to the reported path.
+        var field: String? = nil
     }
 
     // MARK: - Structure
@@ -186,7 +189,7 @@ struct FastBatchParser {
         try finish()
 
         do throws(Problem) {
-            let batchID = try optionalString(id, key: "id", limit: FieldLimits.other)
+            let batchID = try optionalIdentifier(id, key: "id")
             var sentTime: Timestamp?
             if let sentAt, sentAt.type != .null {
                 sentTime = try timestamp(sentAt, key: "sentAt")
@@ -206,7 +209,7 @@ struct FastBatchParser {
                 id: batchID, sentAt: sentTime, client: info, decodes: decodeCount, events: events)
             return .success(DecodedBatch(batch: batch, dropped: dropped))
         } catch {
-            return .failure(BatchDecodingError(code: error.code, path: "", message: error.message))
+            return .failure(BatchDecodingError(code: error.code, path: error.field ?? "", message: error.message))
         }
     }
 
@@ -246,15 +249,17 @@ struct FastBatchParser {
         }
         do throws(Problem) {
             func slot(_ field: Int) -> Slot? { present & (1 << field) == 0 ? nil : slots[field] }
-            let appID = try requiredString(slot(0), key: "appID", limit: FieldLimits.other)
-            let appVersion = try requiredString(slot(1), key: "appVersion", limit: FieldLimits.other)
-            let build = try optionalString(slot(2), key: "build", limit: FieldLimits.other)
-            let platform = try requiredString(slot(3), key: "platform", limit: FieldLimits.other)
-            let osVersion = try optionalString(slot(4), key: "osVersion", limit: FieldLimits.other)
-            let sdkVersion = try optionalString(slot(5), key: "sdkVersion", limit: FieldLimits.other)
-            let installID = try optionalString(slot(6), key: "installID", limit: FieldLimits.other)
-            let configuration = try optionalString(slot(7), key: "buildConfiguration", limit: FieldLimits.other)
-            let policy = try optionalString(slot(8), key: "unknownPolicy", limit: FieldLimits.other)
+            let appID = try identifier(requiredString(slot(0), key: "appID", limit: FieldLimits.other), key: "appID")
+            let appVersion = try identifier(
+                requiredString(slot(1), key: "appVersion", limit: FieldLimits.other), key: "appVersion")
+            let build = try optionalIdentifier(slot(2), key: "build")
+            let platform = try identifier(
+                requiredString(slot(3), key: "platform", limit: FieldLimits.other), key: "platform")
+            let osVersion = try optionalIdentifier(slot(4), key: "osVersion")
+            let sdkVersion = try optionalIdentifier(slot(5), key: "sdkVersion")
+            let installID = try optionalIdentifier(slot(6), key: "installID")
+            let configuration = try optionalIdentifier(slot(7), key: "buildConfiguration")
+            let policy = try optionalIdentifier(slot(8), key: "unknownPolicy")
             var header: Capabilities?
             if let capabilities {
                 switch capabilities {
@@ -271,7 +276,9 @@ struct FastBatchParser {
                     buildConfiguration: configuration.map(BuildConfiguration.init(wireValue:)) ?? .release,
                     unknownPolicy: policy.flatMap(UnknownPolicy.init(rawValue:)), capabilities: header))
         } catch {
-            return .failure(BatchDecodingError(code: error.code, path: "client", message: error.message))
+            return .failure(
+                BatchDecodingError(
+                    code: error.code, path: error.field.map { "client.\($0)" } ?? "client", message: error.message))
         }
     }
 
@@ -282,6 +289,7 @@ struct FastBatchParser {
         var typesSlot: Slot?
         var types: [String] = []
         var badType: (index: Int, type: ByteReader.ValueType)?
+        var badIdentifier: (index: Int, violation: IdentifierRule.Violation)?
         var isFirst = true
         while let key = try nextMember(isFirst: &isFirst) {
             switch match(key, Self.capabilityKeys) {
@@ -298,8 +306,14 @@ struct FastBatchParser {
                 while try nextElement(isFirst: &isFirstElement) {
                     let element = try reader.scanValue(depth: 4)
                     if element.type == .string {
-                        if badType == nil { types.append(reader.string(element, limit: FieldLimits.other)) }
-                    } else if badType == nil {
+                        guard badType == nil && badIdentifier == nil else { continue }
+                        let type = reader.string(element, limit: FieldLimits.other)
+                        if let violation = IdentifierRule.violation(in: type) {
+                            badIdentifier = (index, violation)
+                        } else {
+                            types.append(type)
+                        }
+                    } else if badType == nil && badIdentifier == nil {
                         badType = (index, element.type)
                     }
                     index += 1
@@ -317,6 +331,12 @@ struct FastBatchParser {
                     batchError(
                         .typeMismatch, "client.capabilities.registeredTypes.Index \(badType.index)",
                         expected: "String", key: nil, found: badType.type))
+            }
+            if let badIdentifier {
+                return .failure(
+                    BatchDecodingError(
+                        code: .invalidValue, path: "client.capabilities.registeredTypes.Index \(badIdentifier.index)",
+                        message: badIdentifier.violation.message(key: "registeredTypes")))
             }
             return .success(
                 Capabilities(maxSchemaVersion: version, registeredTypes: sawTypes && typesSlot == nil ? types : nil))
@@ -339,7 +359,8 @@ struct FastBatchParser {
                 switch try parseEvent() {
                 case .success(let event): events.append(event)
                 case .failure(let problem):
-                    dropped.append(DecodeDiagnostic(path: "events.Index \(index)", message: problem.message))
+                    let path = problem.field.map { "events.Index \(index).\($0)" } ?? "events.Index \(index)"
+                    dropped.append(DecodeDiagnostic(path: path, message: problem.message))
                 }
             } else {
                 let value = try reader.scanValue(depth: 2)
@@ -372,22 +393,19 @@ struct FastBatchParser {
             }
             guard let rawKind = try optionalString(kindSlot, key: "kind", limit: FieldLimits.other, interned: true)
             else { throw mismatch(expected: "String", key: "kind", found: .null) }
-            guard let kind = DiagnosticKind(rawValue: rawKind) else {
-                throw Problem(code: .invalidValue, message: DecodeMessages.emptyKind("kind"))
-            }
+            let kind = DiagnosticKind(unchecked: try identifier(rawKind, key: "kind"))
             guard let time = slot(1) else {
                 throw Problem(code: .missingKey, message: DecodeMessages.missingKey("occurredAt"))
             }
             let occurredAt = try timestamp(time, key: "occurredAt")
-            let id = try optionalString(slot(2), key: "id", limit: FieldLimits.other)
-            let widgetType = try optionalString(
+            let id = try optionalIdentifier(slot(2), key: "id")
+            let widgetType = try optionalIdentifier(
                 slot(3), key: "widgetType", limit: FieldLimits.widgetType, interned: true)
             let codingPath = try optionalString(slot(4), key: "codingPath", limit: FieldLimits.codingPath)
             let message = try optionalString(slot(5), key: "message", limit: FieldLimits.message)
-            let pageID = try optionalString(slot(6), key: "pageID", limit: FieldLimits.other, interned: true)
-            let surface = try optionalString(slot(7), key: "surface", limit: FieldLimits.other, interned: true)
-            let backendRelease = try optionalString(
-                slot(8), key: "backendRelease", limit: FieldLimits.other, interned: true)
+            let pageID = try optionalIdentifier(slot(6), key: "pageID", interned: true)
+            let surface = try optionalIdentifier(slot(7), key: "surface", interned: true)
+            let backendRelease = try optionalIdentifier(slot(8), key: "backendRelease", interned: true)
             let count = try optionalInt(slot(9), key: "count") ?? 1
             guard count >= 1 else {
                 throw Problem(code: .invalidValue, message: DecodeMessages.invalidCount(count, key: "count"))
@@ -422,6 +440,21 @@ struct FastBatchParser {
         guard let slot, slot.type != .null else { return nil }
         guard slot.type == .string else { throw mismatch(expected: "String", key: key, found: slot.type) }
         return interned ? reader.string(slot, limit: limit, interner: &interner) : reader.string(slot, limit: limit)
+    }
+
+    /// `value` when it is an identifier under ``IdentifierRule``; otherwise the problem, naming the field.
+    func identifier(_ value: String, key: String) throws(Problem) -> String {
+        if let violation = IdentifierRule.violation(in: value) {
+            throw Problem(code: .invalidValue, message: violation.message(key: key), field: key)
+        }
+        return value
+    }
+
+    mutating func optionalIdentifier(
+        _ slot: Slot?, key: String, limit: Int = FieldLimits.other, interned: Bool = false
+    ) throws(Problem) -> String? {
+        guard let value = try optionalString(slot, key: key, limit: limit, interned: interned) else { return nil }
+        return try identifier(value, key: key)
     }
 
     mutating func optionalInt(_ slot: Slot?, key: String) throws(Problem) -> Int? {

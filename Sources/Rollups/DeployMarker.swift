@@ -55,15 +55,24 @@ public struct DeployMarker: Hashable, Sendable, Codable {
     /// time is an error whose description names the key.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
+        // Identifiers follow the ingest rule (IdentifierRule); `url` is free text.
+        func identifier(_ key: CodingKeys) throws -> String? {
+            guard let value = try container.decodeIfPresent(String.self, forKey: key) else { return nil }
+            if let violation = IdentifierRule.violation(in: value) {
+                throw DecodingError.dataCorruptedError(
+                    forKey: key, in: container, debugDescription: violation.message(key: key.stringValue))
+            }
+            return value
+        }
         func required(_ key: CodingKeys) throws -> String {
             guard container.contains(key) else {
                 throw DecodingError.keyNotFound(
                     key, .init(codingPath: container.codingPath, debugDescription: "Missing key '\(key.stringValue)'"))
             }
-            let value = try container.decode(String.self, forKey: key)
-            guard !value.isEmpty else {
+            guard let value = try identifier(key) else {
                 throw DecodingError.dataCorruptedError(
-                    forKey: key, in: container, debugDescription: "Empty value for '\(key.stringValue)'")
+                    forKey: key, in: container,
+                    debugDescription: IdentifierRule.Violation.blank.message(key: key.stringValue))
             }
             return value
         }
@@ -75,12 +84,12 @@ public struct DeployMarker: Hashable, Sendable, Codable {
                 .init(codingPath: container.codingPath, debugDescription: "Missing key 'finishedAt'"))
         }
         self.init(
-            id: try container.decodeIfPresent(String.self, forKey: .id) ?? Self.makeID(),
+            id: try identifier(.id) ?? Self.makeID(),
             service: service, version: version,
-            environment: try container.decodeIfPresent(String.self, forKey: .environment),
+            environment: try identifier(.environment),
             startedAt: try container.decodeIfPresent(Timestamp.self, forKey: .startedAt),
             finishedAt: try container.decode(Timestamp.self, forKey: .finishedAt),
-            commit: try container.decodeIfPresent(String.self, forKey: .commit),
+            commit: try identifier(.commit),
             url: try container.decodeIfPresent(String.self, forKey: .url))
     }
 

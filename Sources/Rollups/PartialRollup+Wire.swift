@@ -98,6 +98,24 @@ private struct WireForm: Codable {
             }
             rollup = .version(version)
         }
+        // The rollups topic can be written by anything with access to the cluster: its strings are held to the
+        // ingest rule before they reach a store (a widget type may be empty, meaning none).
+        var identifiers = [id, collector]
+        var widgetType = ""
+        switch rollup {
+        case .series(let series):
+            identifiers += [series.series.appID, series.series.platform, series.series.appVersion]
+            widgetType = series.series.widgetType
+        case .version(let version):
+            identifiers += [version.key.appID, version.key.platform, version.key.appVersion]
+            identifiers += version.registeredTypes
+        }
+        if identifiers.contains(where: { !IdentifierRule.isValid($0) })
+            || IdentifierRule.violation(in: widgetType) == .controlCharacter
+        {
+            throw DecodingError.dataCorruptedError(
+                forKey: .rollup, in: container, debugDescription: "a string breaks the identifier rule")
+        }
         partial = PartialRollup(id: id, collector: collector, rollup: rollup)
     }
 

@@ -46,5 +46,7 @@ public struct SinkError: Error, Sendable, CustomStringConvertible {
         public static let kafkaFailed = Code(rawValue: "kafkaFailed")
         /// The store refused a batch; the offsets were not committed, so the batch comes again.
         public static let storeFailed = Code(rawValue: "storeFailed")
+        /// The dead-letter file could not be opened or written.
+        public static let deadLetterFailed = Code(rawValue: "deadLetterFailed")
     }
 }

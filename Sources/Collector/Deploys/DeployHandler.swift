@@ -2,6 +2,7 @@ import FlowmeterModels
 import Foundation
 import HTTPServer
 import Kafka
+import Logging
 import Rollups
 
 /// `POST /v1/deploys` (CONTRACT §2): an admin key records a deploy marker in the store (when the collector has one)

@@ -4,6 +4,7 @@ import Gzip
 import HTTPServer
 import Hashing
 import Kafka
+import Logging
 import Rollups
 import Synchronization
 

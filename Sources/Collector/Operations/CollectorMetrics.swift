@@ -35,6 +35,8 @@ public final class CollectorMetrics: Sendable {
     let sinkDuplicates: Counter
     let sinkBadMessages: Counter
     let sinkDeploys: Counter
+    let sinkDeadLetters: Counter
+    let storeUnreadableRows: CounterFamily
     /// Resolved `flowmeter_diagnostic_events_total` children by raw app and build, then raw kind and widget type.
     private let diagnosticSeries = Mutex<[DiagnosticAppKey: [DiagnosticTypeKey: Counter]]>([:])
     private let rebuildsSeen = Atomic<UInt64>(0)
@@ -52,13 +54,19 @@ public final class CollectorMetrics: Sendable {
         public var badMessages: UInt64 = 0
         /// Deploy markers stored from `flowmeter.deploys.v1`.
         public var deploys: UInt64 = 0
+        /// Messages written to the dead-letter file (bad ones and ones the store refused).
+        public var deadLetters: UInt64 = 0
 
         /// Totals of zero, or the given ones.
-        public init(applied: UInt64 = 0, duplicates: UInt64 = 0, badMessages: UInt64 = 0, deploys: UInt64 = 0) {
+        public init(
+            applied: UInt64 = 0, duplicates: UInt64 = 0, badMessages: UInt64 = 0, deploys: UInt64 = 0,
+            deadLetters: UInt64 = 0
+        ) {
             self.applied = applied
             self.duplicates = duplicates
             self.badMessages = badMessages
             self.deploys = deploys
+            self.deadLetters = deadLetters
         }
     }
 
@@ -147,6 +155,19 @@ public final class CollectorMetrics: Sendable {
         sinkDeploys = registry.counter(
             "flowmeter_sink_deploys_total", help: "Deploy markers the in-process sink stored from the deploys topic."
         ).labels()
+        sinkDeadLetters = registry.counter(
+            "flowmeter_sink_dead_letters_total",
+            help: "Messages the in-process sink wrote to its dead-letter file (undecodable or refused by the store)."
+        ).labels()
+        storeUnreadableRows = registry.counter(
+            "flowmeter_store_unreadable_rows_total",
+            help: "Stored rows a read skipped (or a merge replaced) because they did not decode, by table.",
+            labelNames: ["table"], maxChildren: 20)
+    }
+
+    /// Counts stored rows that a read of the process's store skipped because they did not decode.
+    public func recordUnreadableRows(table: String, count: Int) {
+        storeUnreadableRows.labels(table).increment(by: UInt64(max(0, count)))
     }
 
     /// Exports the totals `read` returns (an in-process sink's) as the `flowmeter_sink_*` counters at each scrape.
@@ -199,6 +220,9 @@ public final class CollectorMetrics: Sendable {
                 sinkBadMessages.increment(by: now.badMessages - before.badMessages)
             }
             if now.deploys > before.deploys { sinkDeploys.increment(by: now.deploys - before.deploys) }
+            if now.deadLetters > before.deadLetters {
+                sinkDeadLetters.increment(by: now.deadLetters - before.deadLetters)
+            }
         }
         guard let producer else { return }
         let total = producer.counters.rebuilds

@@ -1,6 +1,7 @@
 import FlowmeterModels
 import Foundation
 import Kafka
+import Logging
 import Rollups
 import Synchronization
 

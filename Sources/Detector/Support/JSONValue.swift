@@ -1,3 +1,5 @@
+import FlowmeterModels
+
 /// A JSON value whose objects keep their keys in the order they were built.
 ///
 /// Report types render through it so the CLI's JSON shows keys in CONTRACT §5's order and writes absent values as
@@ -110,7 +112,9 @@ public enum JSONValue: Hashable, Sendable {
             case "\r": output += "\\r"
             case "\t": output += "\\t"
             default:
-                if scalar.value < 0x20 {
+                // Beyond what RFC 8259 requires (U+0000–U+001F): DEL, C1, line separators and bidi controls as
+                // well, so JSON printed to a terminal cannot carry an escape sequence from an app's string.
+                if DisplaySafety.mustEscape(scalar) {
                     let hex = String(scalar.value, radix: 16)
                     output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
                 } else {

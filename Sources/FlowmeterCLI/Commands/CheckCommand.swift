@@ -59,7 +59,7 @@ enum CheckCommand {
         case .json:
             output.print(report.jsonString(prettyPrinted: true))
         case .csv:
-            output.print(csv(report).rendered())
+            output.print(csv(report).rendered(forTerminal: output.isTerminal))
         case .table:
             output.print(table(report, style: { output.styled($0, .bold) }))
             output.print(verdict(report, styled: output.styled))
@@ -97,7 +97,7 @@ enum CheckCommand {
 
     static func table(_ report: CheckReport, style: @escaping (String) -> String) -> String {
         let window = "\(CellFormat.time(report.window.from)) – \(CellFormat.time(report.window.to)) UTC"
-        let name = URL(fileURLWithPath: report.payload).lastPathComponent
+        let name = Terminal.name(URL(fileURLWithPath: report.payload).lastPathComponent)
         var lines = [
             "\(name): \(report.widgetCount) widgets of \(report.types.count) types.",
             "Release versions live \(window).", "",
@@ -132,7 +132,9 @@ enum CheckCommand {
                 ])
             }
         }
-        if let app = table.removeColumnIfUniform("APP") { lines[1] = "\(app) release versions live \(window)." }
+        if let app = table.removeColumnIfUniform("APP") {
+            lines[1] = Terminal.name(app) + " release versions live \(window)."
+        }
         lines.append(table.rendered(style: style))
         return lines.joined(separator: "\n")
     }
@@ -149,8 +151,8 @@ enum CheckCommand {
             styled("FAIL", .red) + ": \(failing.count) \(noun) unknown to more than \(limit) of an app's installs:"
         ]
         var line = " "
-        for name in failing.map(\.widgetType) {
-            if line.count + name.count + 2 > 78 && line.count > 1 {
+        for name in failing.map({ Terminal.name($0.widgetType) }) {
+            if Terminal.columns(line) + Terminal.columns(name) + 2 > 78 && line.count > 1 {
                 lines.append(line)
                 line = " "
             }

@@ -93,7 +93,7 @@ enum DeploysCommand {
                     ]))
             _ = await producer.shutdown(timeout: .seconds(5))
         }
-        print(marker.id)
+        arguments.output.print(marker.id)
         return 0
     }
 
@@ -119,22 +119,22 @@ enum DeploysCommand {
             var text = #"{"from":"\#(from.rfc3339String)","to":"\#(to.rfc3339String)","deploys":["#
             text += deploys.map { String(decoding: $0.jsonBytes(), as: UTF8.self) }.joined(separator: ",")
             text += "]}"
-            print(text)
+            arguments.output.print(text)
             return 0
         }
-        var rows = [["FINISHED", "SERVICE", "VERSION", "ENVIRONMENT", "COMMIT", "ID"]]
+        // Markers come from anyone holding an admin key or writing the deploys topic: TextTable shows them escaped.
+        var table = TextTable(columns: [
+            .text("FINISHED"), .text("SERVICE"), .text("VERSION"), .text("ENVIRONMENT"), .text("COMMIT"), .text("ID"),
+        ])
+        table.width = .max
         for deploy in deploys {
-            rows.append([
+            table.append([
                 deploy.finishedAt.rfc3339String, deploy.service, deploy.version, deploy.environment ?? "-",
                 deploy.commit ?? "-", deploy.id,
             ])
         }
-        let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
-        for row in rows {
-            let cells = zip(row, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }
-            print(cells.joined(separator: "  ").trimmingCharacters(in: .whitespaces))
-        }
-        if deploys.isEmpty { print("(no deploys between \(from) and \(to))") }
+        arguments.output.print(table.rendered())
+        if deploys.isEmpty { arguments.output.print("(no deploys between \(from) and \(to))") }
         return 0
     }
 

@@ -1,6 +1,7 @@
 import Collector
 import Detector
 import Foundation
+import Lifecycle
 import RollupStore
 import Rollups
 import Sink
@@ -54,6 +55,7 @@ enum ServeCommand {
                 .value("kafka-linger", "DURATION", help: "Producer linger.ms.", default: "5ms"),
                 .value("store", "PATH|URL", help: "Rollup store (SQLite path or postgres://…); runs the sink here."),
                 .value("sink-group", "NAME", help: "Consumer group of the in-process sink.", default: "flowmeter-sink"),
+                SinkCommand.deadLettersOption,
                 .value("rollup-interval", "DURATION", help: "How often rollups are flushed.", default: "5s"),
                 .value("detect-interval", "DURATION", help: "Detector passes over --store (0: none).", default: "60s"),
                 .value("detect-window", "DURATION", help: "The window each detector pass examines.", default: "1h"),
@@ -74,9 +76,12 @@ enum ServeCommand {
         let detection = try detection(from: arguments)
         let logger = CollectorLogger(threshold: configuration.logLevel, format: configuration.logFormat)
         var store: (any RollupStore)?
+        let storeWarnings = UnreadableRowsWarning(.logger(logger))
         if let url = arguments.value("store"), !url.isEmpty {
             do {
-                store = try openRollupStore(url: url)
+                var options = RollupStoreOptions()
+                options.onUnreadableRows = storeWarnings.handler
+                store = try openRollupStore(url: url, options: options)
             } catch {
                 logger.error("serve failed: cannot open the store", ["store": url, "error": String(describing: error)])
                 return 1
@@ -85,19 +90,22 @@ enum ServeCommand {
         do {
             let collector = try makeCollector(
                 configuration: configuration, logger: logger, store: store.map { StoreWriter(store: $0) })
+            storeWarnings.attach(collector.metrics)
             var sink: RollupSink?
             if let store, !collector.bootstrapServers.isEmpty {
                 var sinkConfiguration = RollupSinkConfiguration(bootstrapServers: collector.bootstrapServers)
                 sinkConfiguration.groupID = try arguments.required("sink-group")
                 sinkConfiguration.rollupsTopic = configuration.topics.rollups
                 sinkConfiguration.deploysTopic = configuration.topics.deploys
+                sinkConfiguration.deadLetterPath = try arguments.required("dead-letters")
                 let started = try RollupSink(
                     configuration: sinkConfiguration, store: store, log: SinkCommand.log(to: logger))
                 collector.metrics.attachSink {
                     let counters = started.counters
                     return CollectorMetrics.SinkCounters(
                         applied: UInt64(counters.applied), duplicates: UInt64(counters.duplicates),
-                        badMessages: UInt64(counters.badMessages), deploys: UInt64(counters.deploys))
+                        badMessages: UInt64(counters.badMessages), deploys: UInt64(counters.deploys),
+                        deadLetters: UInt64(counters.deadLetters))
                 }
                 started.start()
                 sink = started

@@ -1,5 +1,6 @@
 import Collector
 import Foundation
+import Lifecycle
 import RollupStore
 import Sink
 
@@ -22,7 +23,7 @@ enum SinkCommand {
             discussion: """
                 Each poll batch goes into the store in one transaction, idempotent by message id, and only then are
                 the offsets committed: a sink killed in between replays the batch and counts nothing twice. Bad
-                messages are counted and skipped. Run several with the same --group to share the partitions.
+                messages are counted, written to --dead-letters and skipped. Run several with the same --group to share the partitions.
                 SIGTERM or SIGINT stops it after the current batch. See docs/sink.md.
                 """,
             options: [
@@ -34,6 +35,7 @@ enum SinkCommand {
                     "deploys-topic", "NAME", help: "Topic of deploy markers (\"none\" reads none).",
                     default: "flowmeter.deploys.v1"),
                 .value("max-batch", "N", help: "Most messages per store transaction.", default: "5000"),
+                deadLettersOption,
                 .value("log-format", "FORMAT", help: "json | logfmt.", default: "json"),
             ],
             run: { arguments in try await run(arguments) }
@@ -45,8 +47,9 @@ enum SinkCommand {
         let servers = try brokers(arguments)
         let format = try arguments.parsed("log-format", as: "json or logfmt") { CollectorLogger.Format(rawValue: $0) }
         let logger = CollectorLogger(threshold: .info, format: format ?? .json)
-        let store = try openStore(arguments)
+        let store = try openStore(arguments, warnings: UnreadableRowsWarning(.logger(logger)))
         var configuration = RollupSinkConfiguration(bootstrapServers: servers)
+        configuration.deadLetterPath = try arguments.required("dead-letters")
         configuration.groupID = try arguments.required("group")
         configuration.rollupsTopic = try arguments.required("rollups-topic")
         let deploys = try arguments.required("deploys-topic")
@@ -66,7 +69,8 @@ enum SinkCommand {
             "sink stopped",
             [
                 "applied": String(counters.applied), "duplicates": String(counters.duplicates),
-                "bad_messages": String(counters.badMessages), "deploys": String(counters.deploys),
+                "bad_messages": String(counters.badMessages), "dead_letters": String(counters.deadLetters),
+                "deploys": String(counters.deploys),
                 "commits": String(counters.commits), "errors": String(counters.errors),
             ])
         return 0
@@ -83,12 +87,23 @@ enum SinkCommand {
         return servers
     }
 
+    /// Where `sink` and `serve --store` write the messages they cannot use.
+    static let deadLettersOption = CommandOption.value(
+        "dead-letters", "FILE",
+        help: "Messages the sink cannot decode or store (JSON Lines, made on the first one).",
+        default: "flowmeter-dead-letters.jsonl")
+
     /// Opens the store `--store` names (default `FLOWMETER_STORE`, then `./flowmeter.sqlite`); a bad URL is a
-    /// usage error, a store that cannot be opened an error.
-    static func openStore(_ arguments: ParsedArguments) throws -> any RollupStore {
+    /// usage error, a store that cannot be opened an error. Rows the store cannot read are reported to `warnings`
+    /// (by default one warning per table on the command's standard error).
+    static func openStore(
+        _ arguments: ParsedArguments, warnings: UnreadableRowsWarning? = nil
+    ) throws -> any RollupStore {
         let url = try arguments.required("store")
+        var options = RollupStoreOptions()
+        options.onUnreadableRows = (warnings ?? UnreadableRowsWarning(.output(arguments.output))).handler
         do {
-            return try openRollupStore(url: url)
+            return try openRollupStore(url: url, options: options)
         } catch let error as RollupStoreError where error.code == .invalidURL {
             throw CommandUsageError("--store: \(error.message)", commandPath: arguments.commandPath)
         }
@@ -97,12 +112,12 @@ enum SinkCommand {
     /// The sink's log lines through the collector's logger.
     static func log(to logger: CollectorLogger) -> RollupSink.Log {
         { level, message, fields in
-            let pairs = fields.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-            let text = pairs.isEmpty ? message : "\(message) (\(pairs))"
+            // Fields stay fields (the logger escapes each value), sorted so a line reads the same every time.
+            let pairs = fields.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value) }
             switch level {
-            case .info: logger.info(text)
-            case .warning: logger.warning(text)
-            case .error: logger.error(text)
+            case .info: logger.log(.info, message, fields: pairs)
+            case .warning: logger.log(.warning, message, fields: pairs)
+            case .error: logger.log(.error, message, fields: pairs)
             }
         }
     }

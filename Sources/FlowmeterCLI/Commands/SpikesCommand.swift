@@ -59,9 +59,9 @@ enum SpikesCommand {
                 groups[index].spikes.append(spike)
                 continue
             }
-            var heading = style(TextTable.printable(spike.widgetType.isEmpty ? "(no type)" : spike.widgetType))
-            heading += "  \(spike.kind.rawValue)"
-            if apps.count > 1 { heading += "  \(TextTable.printable(spike.appID))" }
+            var heading = style(Terminal.name(spike.widgetType.isEmpty ? "(no type)" : spike.widgetType))
+            heading += "  " + Terminal.name(spike.kind.rawValue)
+            if apps.count > 1 { heading += "  \(Terminal.name(spike.appID))" }
             groups.append((key, heading, [spike]))
         }
         var blocks: [String] = []
@@ -69,7 +69,7 @@ enum SpikesCommand {
             var lines = [group.heading]
             let deploys = Set(group.spikes.compactMap { $0.suspectDeploy.map { "\($0.service)@\($0.version)" } })
             if deploys.count == 1, let deploy = deploys.first {
-                lines.append("    suspect deploy \(TextTable.printable(deploy))")
+                lines.append("    suspect deploy \(Terminal.name(deploy))")
             }
             var table = TextTable(
                 columns: [
@@ -90,7 +90,7 @@ enum SpikesCommand {
             blocks.append(lines.joined(separator: "\n"))
         }
         let noun = report.spikes.count == 1 ? "spike" : "spikes"
-        let app = apps.count == 1 ? " in \(TextTable.printable(apps.first!))" : ""
+        let app = apps.count == 1 ? " in \(Terminal.name(apps.first!))" : ""
         return blocks.joined(separator: "\n\n") + "\n\n\(report.spikes.count) \(noun)\(app) (\(window))."
     }
 

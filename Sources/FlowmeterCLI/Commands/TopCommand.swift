@@ -51,7 +51,7 @@ enum TopCommand {
                     String(row.installs), String(row.previousEvents), row.change.map { String($0) } ?? "",
                 ])
             }
-            output.print(csv.rendered())
+            output.print(csv.rendered(forTerminal: output.isTerminal))
         case .table:
             output.print(table(report, style: { output.styled($0, .bold) }))
         }
@@ -73,7 +73,7 @@ enum TopCommand {
                 CellFormat.trend(current: row.events, previous: row.previousEvents),
             ])
         }
-        let app = table.removeColumnIfUniform("APP").map { " in \($0)" } ?? ""
+        let app = table.removeColumnIfUniform("APP").map { " in " + Terminal.name($0) } ?? ""
         let footer = """
             \(report.rows.count) of \(report.totalGroups) groups\(app) (\(window)).
             TREND: against the previous \(Self.length(report.window.seconds)).

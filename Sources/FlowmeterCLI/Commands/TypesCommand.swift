@@ -55,7 +55,7 @@ enum TypesCommand {
                 range(row.unknownIn),
             ])
         }
-        let app = table.removeColumnIfUniform("APP").map { " in \($0)" } ?? ""
+        let app = table.removeColumnIfUniform("APP").map { " in " + Terminal.name($0) } ?? ""
         return table.renderedGrouped(by: "APP", style: style) + "\n\n\(report.rows.count) types\(app) (\(window))."
     }
 

@@ -57,34 +57,34 @@ enum UngatedCommand {
         let apps = Set(report.ungated.map(\.appID))
         var lines: [String] = []
         for type in report.ungated {
-            let name = TextTable.printable(type.widgetType)
+            let name = Terminal.name(type.widgetType)
             var head = style(name)
-            if apps.count > 1 { head += "  " + TextTable.printable(type.appID) }
+            if apps.count > 1 { head += "  " + Terminal.name(type.appID) }
             head += "  \(CellFormat.count(type.events)) events from \(CellFormat.count(type.installs)) installs"
             lines.append(head)
             var facts: [String] = []
             if let gate = type.suggestedMinAppVersion {
-                facts.append("gate at ≥ \(gate)")
+                facts.append("gate at ≥ " + Terminal.name(gate))
             } else if let typo = type.likelyTypoOf {
-                facts.append("likely a typo of \(TextTable.printable(typo))")
+                facts.append("likely a typo of \(Terminal.name(typo))")
             } else {
                 facts.append("no version renders it")
             }
             if !type.renderingVersions.isEmpty {
-                facts.append("rendered by \(type.renderingVersions.joined(separator: ", "))")
+                facts.append("rendered by " + type.renderingVersions.map(Terminal.name).joined(separator: ", "))
             }
             if let deploy = type.suspectDeploy {
                 facts.append(
-                    "suspect deploy \(TextTable.printable("\(deploy.service)@\(deploy.version)"))"
+                    "suspect deploy \(Terminal.name("\(deploy.service)@\(deploy.version)"))"
                         + " (finished \(deploy.lagSeconds) s before)")
             }
             lines += wrapped(facts.joined(separator: " · "), indent: "    ")
             let affected = type.affectedVersions.map {
-                "\(TextTable.printable($0.appVersion)) (\(CellFormat.wholePercent($0.installShare)))"
+                "\(Terminal.name($0.appVersion)) (\(CellFormat.wholePercent($0.installShare)))"
             }
             lines += wrapped("affected: " + affected.joined(separator: ", "), indent: "    ")
         }
-        let app = apps.count == 1 ? " in \(TextTable.printable(apps.first!))" : ""
+        let app = apps.count == 1 ? " in \(Terminal.name(apps.first!))" : ""
         let noun = report.ungated.count == 1 ? "type" : "types"
         return lines.joined(separator: "\n") + "\n\n\(report.ungated.count) ungated \(noun)\(app) (\(window))."
     }
@@ -94,7 +94,8 @@ enum UngatedCommand {
         var lines: [String] = []
         var current = indent
         for word in text.split(separator: " ") {
-            if current.count > indent.count && current.count + 1 + word.count > width {
+            let (used, needed) = (Terminal.columns(current), Terminal.columns(String(word)))
+            if used > Terminal.columns(indent) && used + 1 + needed > width {
                 lines.append(current)
                 current = indent + "  "
             }

@@ -57,7 +57,7 @@ enum VersionsCommand {
                 row.sendsCapabilities ? String(row.registeredTypes) : "no",
             ])
         }
-        let app = table.removeColumnIfUniform("APP").map { " of \($0)" } ?? ""
+        let app = table.removeColumnIfUniform("APP").map { " of " + Terminal.name($0) } ?? ""
         return table.rendered(style: style) + "\n\n\(report.rows.count) versions\(app) (\(window))."
     }
 }

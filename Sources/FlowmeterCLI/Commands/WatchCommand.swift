@@ -3,6 +3,7 @@ import Detector
 import FlowmeterModels
 import Foundation
 import Kafka
+import Lifecycle
 import RollupStore
 import Rollups
 

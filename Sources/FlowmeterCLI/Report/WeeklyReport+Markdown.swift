@@ -275,8 +275,17 @@ private struct MarkdownWriter {
         return output
     }
 
-    /// Line breaks and other control characters as spaces: one value is one line of a list or table.
+    /// Tabs and line breaks (U+2028 and U+2029 too) as spaces, so one value is one line of a list or table; every
+    /// other character ``DisplaySafety`` flags (controls, bidi overrides) as U+FFFD, as the HTML report shows them.
     private static func folded(_ text: String) -> String {
-        String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : $0 }))
+        guard DisplaySafety.needsEscaping(text) else { return text }
+        return String(
+            String.UnicodeScalarView(
+                text.unicodeScalars.map { scalar in
+                    switch scalar {
+                    case "\t", "\n", "\r", "\u{2028}", "\u{2029}": return " "
+                    default: return DisplaySafety.mustEscape(scalar) ? "\u{FFFD}" : scalar
+                    }
+                }))
     }
 }

@@ -11,6 +11,8 @@ import Rollups
 /// `ON CONFLICT DO NOTHING` followed by a re-read.
 struct RollupTables {
     let database: any SQLDatabase
+    /// Told once per read (or merge) that met rows it could not decode; see ``UnreadableRows``.
+    var onUnreadableRows: @Sendable (UnreadableRows) -> Void = { _ in }
 
     // MARK: - Writes
 
@@ -166,16 +168,23 @@ struct RollupTables {
         // Two rounds at most: a concurrent writer can win the first insert, after which the row exists.
         for _ in 0..<2 {
             var stored: SeriesRollup?
+            var isUnreadable = false
             try database.query(
                 """
                 SELECT events, installs, first_seen_s, first_seen_ns, last_seen_s, last_seen_ns, releases, samples
                 FROM \(table) WHERE series_id = $1 AND window_start = $2\(database.forUpdate)
                 """, [.integer(id), .integer(windowStart)]
             ) { row in
-                stored = try Self.seriesRollup(row, offset: 0, series: rollup.series, windowStart: windowStart)
+                // A stored row that no longer decodes is replaced by the incoming rollup (and reported), so one
+                // bad row never stalls the sink's partition.
+                stored = try decodeStored(table) {
+                    try Self.seriesRollup(row, offset: 0, series: rollup.series, windowStart: windowStart)
+                }
+                isUnreadable = stored == nil
             }
+            if isUnreadable { stored = incoming }
             if var stored {
-                stored.merge(incoming)
+                if !isUnreadable { stored.merge(incoming) }
                 try database.update(
                     """
                     UPDATE \(table) SET events = $3, installs = $4, first_seen_s = $5, first_seen_ns = $6,
@@ -200,16 +209,23 @@ struct RollupTables {
         incoming.window = MinuteWindow(start: windowStart)
         for _ in 0..<2 {
             var stored: VersionRollup?
+            var isUnreadable = false
             try database.query(
                 """
                 SELECT batches, clean_batches, decodes, installs, registered_types, max_schema_version
                 FROM \(table) WHERE version_id = $1 AND window_start = $2\(database.forUpdate)
                 """, [.integer(id), .integer(windowStart)]
             ) { row in
-                stored = try Self.versionRollup(row, offset: 0, key: rollup.key, windowStart: windowStart)
+                // A stored row that no longer decodes is replaced by the incoming rollup (and reported), so one
+                // bad row never stalls the sink's partition.
+                stored = try decodeStored(table) {
+                    try Self.versionRollup(row, offset: 0, key: rollup.key, windowStart: windowStart)
+                }
+                isUnreadable = stored == nil
             }
+            if isUnreadable { stored = incoming }
             if var stored {
-                stored.merge(incoming)
+                if !isUnreadable { stored.merge(incoming) }
                 try database.update(
                     """
                     UPDATE \(table) SET batches = $3, clean_batches = $4, decodes = $5, installs = $6,
@@ -291,6 +307,7 @@ struct RollupTables {
         values.insert(contentsOf: [.integer(range.lowerBound), .integer(range.upperBound)], at: 0)
         var seriesByID: [Int64: RollupSeries] = [:]
         var rollups: [SeriesRollup] = []
+        var skipped = SkippedRows("series_minutes")
         try database.query(
             """
             SELECT s.id, s.app_id, s.platform, s.app_version, s.build_configuration, s.kind, s.widget_type,
@@ -300,11 +317,14 @@ struct RollupTables {
             WHERE m.window_start >= $1 AND m.window_start < $2\(filter)
             """, values
         ) { row in
-            let id = try row.int64(0)
-            let series = try seriesByID[id] ?? Self.series(row, offset: 1)
-            seriesByID[id] = series
-            rollups.append(try Self.seriesRollup(row, offset: 8, series: series, windowStart: try row.int64(7)))
+            try readRow(&skipped) {
+                let id = try row.int64(0)
+                let series = try seriesByID[id] ?? Self.series(row, offset: 1)
+                seriesByID[id] = series
+                rollups.append(try Self.seriesRollup(row, offset: 8, series: series, windowStart: try row.int64(7)))
+            }
         }
+        report(skipped)
         return rollups.sorted { $0.window != $1.window ? $0.window < $1.window : $0.series < $1.series }
     }
 
@@ -314,6 +334,7 @@ struct RollupTables {
         guard range.lowerBound < range.upperBound else { return [] }
         let (filter, filterValues) = Self.seriesFilter(query, firstParameter: 4)
         var sums: [BucketKey: Int64] = [:]
+        var skipped = SkippedRows("series")
         for part in Self.split(range, bucketSeconds: bucketSeconds) {
             try database.query(
                 """
@@ -326,17 +347,22 @@ struct RollupTables {
                 [.integer(part.range.lowerBound), .integer(part.range.upperBound), .integer(bucketSeconds)]
                     + filterValues
             ) { row in
-                sums[BucketKey(id: try row.int64(0), bucketStart: try row.int64(1)), default: 0] += try row.int64(2)
+                try readRow(&skipped) {
+                    let key = BucketKey(id: try row.int64(0), bucketStart: try row.int64(1))
+                    sums[key, default: 0] += try row.int64(2)
+                }
             }
         }
-        let series = try seriesByID(Set(sums.keys.map(\.id)))
-        return try sums.map { key, events in
-            guard let series = series[key.id] else {
-                throw RollupStoreError(.invalidData, "No series row with id \(key.id)")
-            }
-            return SeriesBucket(series: series, bucketStart: key.bucketStart, events: events)
+        let series = try seriesByID(Set(sums.keys.map(\.id)), skipped: &skipped)
+        // Buckets of a series row that did not decode were counted with it; they are left out.
+        let buckets = sums.compactMap { key, events in
+            series[key.id].map { SeriesBucket(series: $0, bucketStart: key.bucketStart, events: events) }
         }
-        .sorted { $0.bucketStart != $1.bucketStart ? $0.bucketStart < $1.bucketStart : $0.series < $1.series }
+        report(skipped)
+        return
+            buckets.sorted {
+                $0.bucketStart != $1.bucketStart ? $0.bucketStart < $1.bucketStart : $0.series < $1.series
+            }
     }
 
     func versionRollups(from: Timestamp, to: Timestamp, appID: String?) throws -> [VersionRollup] {
@@ -344,6 +370,7 @@ struct RollupTables {
         guard range.lowerBound < range.upperBound else { return [] }
         var keys: [Int64: VersionKey] = [:]
         var rollups: [VersionRollup] = []
+        var skipped = SkippedRows("version_minutes")
         try database.query(
             """
             SELECT v.id, v.app_id, v.platform, v.app_version, v.build_configuration, m.window_start,
@@ -352,11 +379,14 @@ struct RollupTables {
             WHERE m.window_start >= $1 AND m.window_start < $2\(appID == nil ? "" : " AND v.app_id = $3")
             """, [.integer(range.lowerBound), .integer(range.upperBound)] + (appID.map { [.text($0)] } ?? [])
         ) { row in
-            let id = try row.int64(0)
-            let key = try keys[id] ?? Self.versionKey(row, offset: 1)
-            keys[id] = key
-            rollups.append(try Self.versionRollup(row, offset: 6, key: key, windowStart: try row.int64(5)))
+            try readRow(&skipped) {
+                let id = try row.int64(0)
+                let key = try keys[id] ?? Self.versionKey(row, offset: 1)
+                keys[id] = key
+                rollups.append(try Self.versionRollup(row, offset: 6, key: key, windowStart: try row.int64(5)))
+            }
         }
+        report(skipped)
         return rollups.sorted { $0.window != $1.window ? $0.window < $1.window : $0.key < $1.key }
     }
 
@@ -366,6 +396,7 @@ struct RollupTables {
         let range = Self.windowRange(from: from, to: to)
         guard range.lowerBound < range.upperBound else { return [] }
         var sums: [BucketKey: (batches: Int64, clean: Int64, decodes: Int64)] = [:]
+        var skipped = SkippedRows("versions")
         for part in Self.split(range, bucketSeconds: bucketSeconds) {
             try database.query(
                 """
@@ -378,35 +409,40 @@ struct RollupTables {
                 [.integer(part.range.lowerBound), .integer(part.range.upperBound), .integer(bucketSeconds)]
                     + (appID.map { [.text($0)] } ?? [])
             ) { row in
-                let key = BucketKey(id: try row.int64(0), bucketStart: try row.int64(1))
-                let old = sums[key] ?? (0, 0, 0)
-                sums[key] = (
-                    old.batches + (try row.int64(2)), old.clean + (try row.int64(3)), old.decodes + (try row.int64(4))
-                )
+                try readRow(&skipped) {
+                    let key = BucketKey(id: try row.int64(0), bucketStart: try row.int64(1))
+                    let old = sums[key] ?? (0, 0, 0)
+                    sums[key] = (
+                        old.batches + (try row.int64(2)), old.clean + (try row.int64(3)),
+                        old.decodes + (try row.int64(4))
+                    )
+                }
             }
         }
         var keys: [Int64: VersionKey] = [:]
         if !sums.isEmpty {
             try database.query("SELECT id, app_id, platform, app_version, build_configuration FROM versions", []) {
                 row in
-                keys[try row.int64(0)] = try Self.versionKey(row, offset: 1)
+                try readRow(&skipped) { keys[try row.int64(0)] = try Self.versionKey(row, offset: 1) }
             }
         }
-        return try sums.map { key, sum in
-            guard let version = keys[key.id] else {
-                throw RollupStoreError(.invalidData, "No version row with id \(key.id)")
+        let buckets = sums.compactMap { key, sum in
+            keys[key.id].map {
+                VersionBucket(
+                    key: $0, bucketStart: key.bucketStart, batches: sum.batches, cleanBatches: sum.clean,
+                    decodes: sum.decodes)
             }
-            return VersionBucket(
-                key: version, bucketStart: key.bucketStart, batches: sum.batches, cleanBatches: sum.clean,
-                decodes: sum.decodes)
         }
-        .sorted { $0.bucketStart != $1.bucketStart ? $0.bucketStart < $1.bucketStart : $0.key < $1.key }
+        report(skipped)
+        return
+            buckets.sorted { $0.bucketStart != $1.bucketStart ? $0.bucketStart < $1.bucketStart : $0.key < $1.key }
     }
 
     func firstSeen(appID: String?, kind: DiagnosticKind, buildConfiguration: BuildConfiguration) throws
         -> [TypeFirstSeen]
     {
         var records: [TypeFirstSeen] = []
+        var skipped = SkippedRows("type_first_seen")
         try database.query(
             """
             SELECT app_id, widget_type, first_seen_s, first_seen_ns FROM type_first_seen
@@ -414,11 +450,14 @@ struct RollupTables {
             """,
             [.text(kind.rawValue), .text(buildConfiguration.rawValue)] + (appID.map { [.text($0)] } ?? [])
         ) { row in
-            records.append(
-                TypeFirstSeen(
-                    appID: try row.text(0), widgetType: try row.text(1), kind: kind,
-                    firstSeen: try Self.timestamp(seconds: try row.int64(2), nanoseconds: try row.int64(3))))
+            try readRow(&skipped) {
+                records.append(
+                    TypeFirstSeen(
+                        appID: try row.text(0), widgetType: try row.text(1), kind: kind,
+                        firstSeen: try Self.timestamp(seconds: try row.int64(2), nanoseconds: try row.int64(3))))
+            }
         }
+        report(skipped)
         return records.sorted {
             $0.appID != $1.appID
                 ? $0.appID.utf8.lexicographicallyPrecedes($1.appID.utf8)
@@ -428,17 +467,21 @@ struct RollupTables {
 
     func deploys(from: Timestamp, to: Timestamp) throws -> [DeployMarker] {
         var markers: [DeployMarker] = []
+        var skipped = SkippedRows("deploys")
         // The index narrows by whole seconds; the exact half-open range on the full timestamp is checked below.
         try database.query(
             "SELECT marker FROM deploys WHERE finished_s >= $1 AND finished_s <= $2",
             [.integer(from.secondsSinceEpoch), .integer(to.secondsSinceEpoch)]
         ) { row in
-            do {
-                markers.append(try DeployMarker(jsonBytes: try row.blob(0)))
-            } catch {
-                throw RollupStoreError(.invalidData, "Stored deploy marker does not decode: \(error)")
+            try readRow(&skipped) {
+                do {
+                    markers.append(try DeployMarker(jsonBytes: try row.blob(0)))
+                } catch let error as RollupsError {
+                    throw RollupStoreError(.invalidData, "Stored deploy marker does not decode: \(error.message)")
+                }
             }
         }
+        report(skipped)
         return markers.filter { from <= $0.finishedAt && $0.finishedAt < to }
             .sorted {
                 $0.finishedAt != $1.finishedAt
@@ -451,15 +494,19 @@ struct RollupTables {
         decoder.nonConformingFloatDecodingStrategy = .convertFromString(
             positiveInfinity: "+Infinity", negativeInfinity: "-Infinity", nan: "NaN")
         var alerts: [AlertState] = []
+        var skipped = SkippedRows("alerts")
         try database.query("SELECT state FROM alerts WHERE is_open = 1", []) { row in
-            do {
-                alerts.append(try decoder.decode(AlertState.self, from: Data(try row.blob(0))))
-            } catch let error as RollupStoreError {
-                throw error
-            } catch {
-                throw RollupStoreError(.invalidData, "Stored alert state does not decode: \(error)")
+            try readRow(&skipped) {
+                do {
+                    alerts.append(try decoder.decode(AlertState.self, from: Data(try row.blob(0))))
+                } catch let error as RollupStoreError {
+                    throw error
+                } catch {
+                    throw RollupStoreError(.invalidData, "Stored alert state does not decode: \(error)")
+                }
             }
         }
+        report(skipped)
         return alerts.sorted { $0.fingerprint.utf8.lexicographicallyPrecedes($1.fingerprint.utf8) }
     }
 
@@ -470,16 +517,44 @@ struct RollupTables {
         var bucketStart: Int64
     }
 
-    private func seriesByID(_ ids: Set<Int64>) throws -> [Int64: RollupSeries] {
+    private func seriesByID(_ ids: Set<Int64>, skipped: inout SkippedRows) throws -> [Int64: RollupSeries] {
         var series: [Int64: RollupSeries] = [:]
         guard !ids.isEmpty else { return series }
         try database.query(
             "SELECT id, app_id, platform, app_version, build_configuration, kind, widget_type FROM series", []
         ) { row in
-            let id = try row.int64(0)
-            if ids.contains(id) { series[id] = try Self.series(row, offset: 1) }
+            try readRow(&skipped) {
+                let id = try row.int64(0)
+                if ids.contains(id) { series[id] = try Self.series(row, offset: 1) }
+            }
         }
         return series
+    }
+
+    /// `decode()`, or nil after reporting the row when it does not decode (``UnreadableRows``).
+    private func decodeStored<T>(_ table: String, _ decode: () throws -> T) throws -> T? {
+        do {
+            return try decode()
+        } catch let error as RollupStoreError where error.code == .invalidData {
+            var skipped = SkippedRows(table)
+            skipped.record(error)
+            report(skipped)
+            return nil
+        }
+    }
+
+    /// Runs `decode` for one row of a read; a row that does not decode is counted in `skipped` instead of failing
+    /// the read.
+    private func readRow(_ skipped: inout SkippedRows, _ decode: () throws -> Void) throws {
+        do {
+            try decode()
+        } catch let error as RollupStoreError where error.code == .invalidData {
+            skipped.record(error)
+        }
+    }
+
+    private func report(_ skipped: SkippedRows) {
+        if let report = skipped.report { onUnreadableRows(report) }
     }
 
     /// The window starts `from..<to` selects: the smallest start at or after `from`, up to the first at or after `to`.
@@ -561,17 +636,27 @@ struct RollupTables {
             let diagnosticKind = DiagnosticKind(rawValue: kind)
         else {
             throw RollupStoreError(
-                .invalidData, "Stored series has build configuration '\(configuration)', kind '\(kind)'")
+                .invalidData,
+                "Stored series has build configuration \(String(reflecting: configuration)), kind \(String(reflecting: kind))"
+            )
         }
-        return RollupSeries(
+        let series = RollupSeries(
             appID: try row.text(offset), platform: try row.text(offset + 1), appVersion: try row.text(offset + 2),
             buildConfiguration: buildConfiguration, kind: diagnosticKind, widgetType: try row.text(offset + 5))
+        // The collector only writes identifiers (IdentifierRule); a row edited by hand may hold anything.
+        for value in [series.appID, series.platform, series.appVersion, series.widgetType]
+        where IdentifierRule.violation(in: value) == .controlCharacter {
+            throw RollupStoreError(
+                .invalidData, "Stored series has a control character in \(String(reflecting: value))")
+        }
+        return series
     }
 
     private static func versionKey(_ row: any SQLRow, offset: Int32) throws -> VersionKey {
         let configuration = try row.text(offset + 3)
         guard let buildConfiguration = BuildConfiguration(rawValue: configuration) else {
-            throw RollupStoreError(.invalidData, "Stored version has build configuration '\(configuration)'")
+            throw RollupStoreError(
+                .invalidData, "Stored version has build configuration \(String(reflecting: configuration))")
         }
         return VersionKey(
             appID: try row.text(offset), platform: try row.text(offset + 1), appVersion: try row.text(offset + 2),

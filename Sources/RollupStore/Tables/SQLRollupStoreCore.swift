@@ -32,14 +32,14 @@ final class SQLRollupStoreCore: Sendable {
         guard !partials.isEmpty else { return RollupApplyResult(applied: 0, duplicates: 0) }
         let now = options.clock().secondsSinceEpoch
         return try writer.withLock { writer in
-            try RollupTables(database: writer.database).apply(
+            try tables(writer.database).apply(
                 partials, now: now, pruneBefore: now - options.appliedIDRetentionSeconds, cache: &writer.cache)
         }
     }
 
     func bulkLoad(series: [SeriesRollup], versions: [VersionRollup]) throws {
         try writer.withLock { writer in
-            try RollupTables(database: writer.database).bulkLoad(
+            try tables(writer.database).bulkLoad(
                 series: series, versions: versions, cache: &writer.cache)
         }
     }
@@ -50,14 +50,14 @@ final class SQLRollupStoreCore: Sendable {
     }
 
     func write<T: Sendable>(_ body: (RollupTables) throws -> T) throws -> T {
-        try writer.withLock { writer in try body(RollupTables(database: writer.database)) }
+        try writer.withLock { writer in try body(tables(writer.database)) }
     }
 
     /// Runs `body` on a pooled reader connection; a connection that failed is closed rather than reused.
     func read<T>(_ body: (RollupTables) throws -> T) throws -> T {
         let database = try readers.withLock { $0.popLast() } ?? openReader()
         do {
-            let result = try body(RollupTables(database: database))
+            let result = try body(tables(database))
             readers.withLock { pool in
                 if pool.count < options.readerConnections { pool.append(database) }
             }
@@ -68,6 +68,10 @@ final class SQLRollupStoreCore: Sendable {
             }
             throw error
         }
+    }
+
+    private func tables(_ database: any SQLDatabase) -> RollupTables {
+        RollupTables(database: database, onUnreadableRows: options.onUnreadableRows)
     }
 
     func migrateAgain() throws {

@@ -4,16 +4,18 @@ import Glibc
 /// Waits for SIGTERM or SIGINT through dispatch sources, so no signal handler runs arbitrary code.
 ///
 /// Creating it makes both signals ignored by default delivery and routes them to a dispatch queue; `wait()`
-/// returns the first one to arrive. Make one per process (the CLI's `sink` and `watch` commands use it too).
-public final class TerminationSignals {
+/// returns the first one to arrive, `received` yields each. Make one per process: ``ServiceGroup`` makes it.
+// The dispatch sources are made once in `init` and only kept alive after it; the stream is Sendable.
+public final class TerminationSignals: @unchecked Sendable {
     private let sources: [any DispatchSourceSignal]
-    private let stream: AsyncStream<Int32>
+    /// Every termination signal as it arrives (one consumer).
+    public let received: AsyncStream<Int32>
     private let continuation: AsyncStream<Int32>.Continuation
 
     /// Routes SIGTERM and SIGINT to this waiter.
     public init() {
-        (stream, continuation) = AsyncStream.makeStream(of: Int32.self)
-        let queue = DispatchQueue(label: "collector-signals")
+        (received, continuation) = AsyncStream.makeStream(of: Int32.self)
+        let queue = DispatchQueue(label: "termination-signals")
         var sources: [any DispatchSourceSignal] = []
         for signalNumber in [SIGTERM, SIGINT] {
             signal(signalNumber, SIG_IGN)
@@ -27,7 +29,7 @@ public final class TerminationSignals {
 
     /// The first termination signal received.
     public func wait() async -> Int32 {
-        for await signalNumber in stream {
+        for await signalNumber in received {
             return signalNumber
         }
         return SIGTERM
