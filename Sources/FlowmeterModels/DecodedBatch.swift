@@ -49,8 +49,10 @@ extension DecodedBatch: Decodable {
                 dropped.append(DecodeDiagnostic(path: path, message: error.contractMessage))
             }
         }
+        let clientReport = ClientReport.lenient(in: container, forKey: .clientReport)
         self.init(
-            batch: DiagnosticBatch(id: id, sentAt: sentAt, client: client, decodes: decodes, events: events),
+            batch: DiagnosticBatch(
+                id: id, sentAt: sentAt, client: client, decodes: decodes, events: events, clientReport: clientReport),
             dropped: dropped
         )
     }
