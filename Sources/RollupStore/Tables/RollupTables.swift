@@ -106,7 +106,7 @@ struct RollupTables {
             }
             let versionColumns = [
                 "version_id", "window_start", "batches", "clean_batches", "decodes", "installs", "registered_types",
-                "max_schema_version",
+                "max_schema_version", "client_discarded",
             ]
             try database.bulkInsert(table: "version_minutes", columns: versionColumns, rows: versionMinutes)
             try database.bulkInsert(
@@ -212,7 +212,7 @@ struct RollupTables {
             var isUnreadable = false
             try database.query(
                 """
-                SELECT batches, clean_batches, decodes, installs, registered_types, max_schema_version
+                SELECT batches, clean_batches, decodes, installs, registered_types, max_schema_version, client_discarded
                 FROM \(table) WHERE version_id = $1 AND window_start = $2\(database.forUpdate)
                 """, [.integer(id), .integer(windowStart)]
             ) { row in
@@ -229,14 +229,15 @@ struct RollupTables {
                 try database.update(
                     """
                     UPDATE \(table) SET batches = $3, clean_batches = $4, decodes = $5, installs = $6,
-                    registered_types = $7, max_schema_version = $8 WHERE version_id = $1 AND window_start = $2
+                    registered_types = $7, max_schema_version = $8, client_discarded = $9
+                    WHERE version_id = $1 AND window_start = $2
                     """, Self.versionValues(stored, id: id))
                 return
             }
             let inserted = try database.update(
                 """
                 INSERT INTO \(table) (version_id, window_start, batches, clean_batches, decodes, installs,
-                registered_types, max_schema_version) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                registered_types, max_schema_version, client_discarded) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
                 ON CONFLICT (version_id, window_start) DO NOTHING
                 """, Self.versionValues(incoming, id: id))
             if inserted == 1 { return }
@@ -374,7 +375,8 @@ struct RollupTables {
         try database.query(
             """
             SELECT v.id, v.app_id, v.platform, v.app_version, v.build_configuration, m.window_start,
-            m.batches, m.clean_batches, m.decodes, m.installs, m.registered_types, m.max_schema_version
+            m.batches, m.clean_batches, m.decodes, m.installs, m.registered_types, m.max_schema_version,
+            m.client_discarded
             FROM versions v JOIN version_minutes m ON m.version_id = v.id
             WHERE m.window_start >= $1 AND m.window_start < $2\(appID == nil ? "" : " AND v.app_id = $3")
             """, [.integer(range.lowerBound), .integer(range.upperBound)] + (appID.map { [.text($0)] } ?? [])
@@ -625,7 +627,7 @@ struct RollupTables {
             .integer(id), .integer(rollup.window.start), .integer(rollup.batches), .integer(rollup.cleanBatches),
             .integer(rollup.decodes), .blob(rollup.installs.serialized()),
             .blob(RollupBlobCodec.encode(strings: rollup.registeredTypes)),
-            rollup.maxSchemaVersion.map { .integer(Int64($0)) } ?? .null,
+            rollup.maxSchemaVersion.map { .integer(Int64($0)) } ?? .null, .integer(rollup.clientDiscarded),
         ]
     }
 
@@ -676,7 +678,8 @@ struct RollupTables {
             samples: try RollupBlobCodec.decodeSamples(try row.blob(offset + 7)))
     }
 
-    /// Reads batches, clean batches, decodes, installs, registered types, max schema version from `offset` on.
+    /// Reads batches, clean batches, decodes, installs, registered types, max schema version, client discarded
+    /// from `offset` on.
     private static func versionRollup(
         _ row: any SQLRow, offset: Int32, key: VersionKey, windowStart: Int64
     ) throws -> VersionRollup {
@@ -685,7 +688,8 @@ struct RollupTables {
             cleanBatches: try row.int64(offset + 1), decodes: try row.int64(offset + 2),
             installs: try sketch(try row.blob(offset + 3)),
             registeredTypes: try RollupBlobCodec.decodeStrings(try row.blob(offset + 4)),
-            maxSchemaVersion: row.isNull(offset + 5) ? nil : Int(try row.int64(offset + 5)))
+            maxSchemaVersion: row.isNull(offset + 5) ? nil : Int(try row.int64(offset + 5)),
+            clientDiscarded: try row.int64(offset + 6))
     }
 
     private static func window(_ start: Int64) throws -> MinuteWindow {
