@@ -107,7 +107,10 @@ let package = Package(
             name: "LifecycleTests", dependencies: ["Lifecycle", "Logging"], swiftSettings: strictSettings),
         .testTarget(
             name: "FlowmeterReporterTests",
-            dependencies: ["FlowmeterReporter", "FlowmeterModels", "HTTPServer", "Gzip", "Kafka", "TestSupport"],
+            dependencies: [
+                "FlowmeterReporter", "FlowmeterModels", "HTTPServer", "Gzip", "Kafka", "RollupStore", "Rollups",
+                "TestSupport",
+            ],
             swiftSettings: strictSettings),
         .testTarget(name: "RollupsTests", dependencies: ["Rollups", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(

@@ -1,5 +1,7 @@
 import FlowmeterModels
 import Foundation
+import RollupStore
+import Rollups
 import TestSupport
 import Testing
 
@@ -95,6 +97,35 @@ import Testing
         }
         #expect(seen.count == sent.count && Set(seen.keys) == Set(sent))
         #expect(events.allSatisfy { $0["count"] as? Int == 1 })
+        await reporter.close()
+    }
+
+    @Test func whatTheSDKDroppedReachesMetricsAndTheVersionRollups() async throws {
+        let directory = try TemporaryDirectory(prefix: "flowmeter-reporter-store")
+        let storePath = directory.file("store.sqlite")
+        let collector = try await EmbeddedCollector(extra: ["--store", storePath, "--rollup-interval", "1s"])
+        let fixture = try ReporterFixture()
+        var configuration = configuration(fixture, endpoint: collector.endpoint)
+        configuration.batching.maxEventsPerDecode = 3
+        let reporter = try FlowmeterReporter(configuration: configuration)
+        for index in 0..<5 { reporter.record(ReporterFixture.event(id: "capped-\(index)", at: Date())) }
+        reporter.recordDecodes(1)
+        #expect(await reporter.flush(timeoutInterval: 60) == .delivered)
+        let series = #"flowmeter_client_discarded_events_total{app_id="com.example.shop",reason="cap_exceeded"}"#
+        #expect(try await collector.metric(series) == 2)
+
+        // The sink merges the collector's version rollup into the store within a few rollup intervals.
+        let store = try openRollupStore(url: storePath)
+        var discarded: Int64 = 0
+        for _ in 0..<60 where discarded < 2 {
+            let now = Int64(Date().timeIntervalSince1970)
+            discarded = try store.versionRollups(
+                from: Timestamp(secondsSinceEpoch: now - 3_600), to: Timestamp(secondsSinceEpoch: now + 120),
+                appID: "com.example.shop"
+            ).reduce(0) { $0 + $1.clientDiscarded }
+            if discarded < 2 { try await Task.sleep(for: .milliseconds(500)) }
+        }
+        #expect(discarded == 2)
         await reporter.close()
     }
 }

@@ -10,8 +10,8 @@ final class EmbeddedCollector: Sendable {
     let directory: TemporaryDirectory
     let server: ServerProcess
 
-    /// Starts serve on `port` (a free one when nil) and waits (bounded) for `/healthz`.
-    init(port: UInt16? = nil) async throws {
+    /// Starts serve on `port` (a free one when nil) with `extra` arguments and waits (bounded) for `/healthz`.
+    init(port: UInt16? = nil, extra: [String] = []) async throws {
         directory = try TemporaryDirectory(prefix: "flowmeter-reporter-serve")
         let keys = directory.file("keys.json")
         try Data(
@@ -23,7 +23,7 @@ final class EmbeddedCollector: Sendable {
         let arguments = [
             "--kafka", "embedded", "--keys", keys, "--salt", "00112233445566778899aabbccddeeff", "--log-level",
             "info", "--log-format", "json", "--shutdown-timeout", "10s", "--collector-id", "reporter-test",
-        ]
+        ] + extra
         let path = try FlowmeterExecutable.requiredPath()
         if let port {
             server = try ServerProcess(path, port: port, arguments: ["serve", "--listen", "127.0.0.1:\(port)"] + arguments)
@@ -81,9 +81,13 @@ final class EmbeddedCollector: Sendable {
         return messages.compactMap(Self.object)
     }
 
-    /// `GET /metrics` as text.
-    func metrics() async throws -> String {
-        try await server.get("/metrics").bodyText
+    /// The value of the sample `series` (name and labels, as written) in `/metrics`, or nil.
+    func metric(_ series: String) async throws -> Double? {
+        let text = try await server.get("/metrics").bodyText
+        for line in text.split(separator: "\n") where line.hasPrefix(series + " ") {
+            return Double(line.dropFirst(series.count + 1))
+        }
+        return nil
     }
 
     private static func object(_ value: [UInt8]) -> [String: Any]? {

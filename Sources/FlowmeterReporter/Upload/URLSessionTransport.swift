@@ -22,9 +22,7 @@ public struct URLSessionTransport: ReporterTransport {
         configuration.httpMaximumConnectionsPerHost = 2
         #if canImport(Darwin)
             configuration.waitsForConnectivity = false
-            if #available(iOS 13, macOS 10.15, tvOS 13, watchOS 6, *) {
-                configuration.allowsConstrainedNetworkAccess = allowsLowDataMode
-            }
+            configuration.allowsConstrainedNetworkAccess = allowsLowDataMode
         #endif
         session = URLSession(configuration: configuration)
     }
