@@ -227,7 +227,8 @@ final class ReporterEngine: Sendable {
         report(queued, status: response?.status, bodyBytes: body.count, result: result(of: decision, stored, now))
     }
 
-    private func result(of decision: AnswerPolicy.Decision, _ stored: StoredBatch, _ now: Date) -> UploadAttempt.Result {
+    private func result(of decision: AnswerPolicy.Decision, _ stored: StoredBatch, _ now: Date) -> UploadAttempt.Result
+    {
         switch decision {
         case .delivered(let accepted, let dropped): return .delivered(accepted: accepted, dropped: dropped)
         case .wait(let seconds, _): return .retry(after: seconds)

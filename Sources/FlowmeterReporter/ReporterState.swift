@@ -356,7 +356,8 @@ struct ReporterState {
             isRateLimited = isRateLimit
         case .backOff:
             failures += 1
-            notBefore = now.addingTimeInterval(AnswerPolicy.backoff(failures: failures, policy: uploads, random: random))
+            notBefore = now.addingTimeInterval(
+                AnswerPolicy.backoff(failures: failures, policy: uploads, random: random))
         case .cancelled:
             break
         case .split:

@@ -42,23 +42,32 @@ private struct BenchmarkRun {
     func run() throws {
         print("FlowmeterReporter \(FlowmeterReporter.sdkVersion), \(events) record calls per run, one decode per 10")
         print("")
-        print("record (disk first)          ns/call   bytes written/event")
-        for (label, withIDs) in [("no ids (merged)", false), ("unique ids (no merging)", true)] {
+        print("record (disk first)              ns/call   bytes written/event")
+        for (label, withIDs) in [("no ids, identical ones merge", false), ("unique ids, nothing merges", true)] {
             let (nanoseconds, bytes) = try recordCost(withIDs: withIDs)
             print(
-                String(
-                    format: "  %-26@ %7.0f   %8.1f", label as NSString, nanoseconds, bytes))
+                "  " + pad(label, 30) + pad(String(format: "%.0f", nanoseconds), 9, right: true)
+                    + pad(String(format: "%.1f", bytes), 22, right: true))
         }
         print("")
-        print("upload bytes per 1,000 events   pre-aggregated   not aggregated")
-        let aggregatedGzip = try uploadBytes(aggregates: true, gzip: true)
-        let plainGzip = try uploadBytes(aggregates: false, gzip: true)
+        print("upload per 1,000 events           pre-aggregated   not aggregated")
         let aggregatedJSON = try uploadBytes(aggregates: true, gzip: false)
         let plainJSON = try uploadBytes(aggregates: false, gzip: false)
-        print(String(format: "  JSON body                     %10d       %10d", aggregatedJSON.bytes, plainJSON.bytes))
-        print(String(format: "  gzip body (as sent)           %10d       %10d", aggregatedGzip.bytes, plainGzip.bytes))
-        print(String(format: "  requests                      %10d       %10d", aggregatedGzip.requests, plainGzip.requests))
-        print(String(format: "  events in the bodies          %10d       %10d", aggregatedGzip.events, plainGzip.events))
+        let aggregatedGzip = try uploadBytes(aggregates: true, gzip: true)
+        let plainGzip = try uploadBytes(aggregates: false, gzip: true)
+        for (label, left, right) in [
+            ("requests", aggregatedJSON.requests, plainJSON.requests),
+            ("events in the bodies", aggregatedJSON.events, plainJSON.events),
+            ("JSON body bytes", aggregatedJSON.bytes, plainJSON.bytes),
+            ("gzip body bytes (as sent)", aggregatedGzip.bytes, plainGzip.bytes),
+        ] {
+            print("  " + pad(label, 30) + pad(String(left), 17, right: true) + pad(String(right), 17, right: true))
+        }
+    }
+
+    private func pad(_ text: String, _ width: Int, right: Bool = false) -> String {
+        let fill = String(repeating: " ", count: max(0, width - text.count))
+        return right ? fill + text : text + fill
     }
 
     /// The page decodes' diagnostics: page `p` has four recurring problems; decode `d` reports ten of them.

@@ -15,10 +15,13 @@ enum ReporterProbe {
             index += 2
         }
         guard index == arguments.count, let directory = values["directory"],
-            let endpoint = values["endpoint"].flatMap(URL.init(string:)), let events = values["events"].flatMap(Int.init),
+            let endpoint = values["endpoint"].flatMap(URL.init(string:)),
+            let events = values["events"].flatMap(Int.init),
             let prefix = values["id-prefix"]
         else {
-            print("usage: flowmeter-bench reporter-probe --directory DIR --endpoint URL --events N --id-prefix P [--repeats M]")
+            print(
+                "usage: flowmeter-bench reporter-probe --directory DIR --endpoint URL --events N --id-prefix P [--repeats M]"
+            )
             return 2
         }
         let repeats = values["repeats"].flatMap(Int.init) ?? 0

@@ -33,7 +33,8 @@ import Testing
         #expect(try await fixture.metric(Self.series("queue_overflow")) == 12)
 
         let second = try await fixture.post(
-            Self.batch(id: "report-2", report: #""clientReport":{"discarded":[{"reason":"queue_overflow","events":1}]}"#))
+            Self.batch(
+                id: "report-2", report: #""clientReport":{"discarded":[{"reason":"queue_overflow","events":1}]}"#))
         #expect(second.status == 202)
         #expect(try await fixture.metric(Self.series("queue_overflow")) == 13)
         await fixture.shutdown()

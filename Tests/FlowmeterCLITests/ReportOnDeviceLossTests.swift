@@ -22,7 +22,8 @@ import Testing
         var installs = HyperLogLog()
         for index in 0..<20 { installs.insert(installHash: "install-\(index)") }
         for (version, discarded, events) in [("5.2.1", Int64(25), Int64(75)), ("5.3.0", 0, 40)] {
-            let key = VersionKey(appID: "com.example.shop", platform: "ios", appVersion: version, buildConfiguration: .release)
+            let key = VersionKey(
+                appID: "com.example.shop", platform: "ios", appVersion: version, buildConfiguration: .release)
             for minute in Int64(0)..<2 {
                 add(
                     .version(

@@ -116,14 +116,17 @@ import Testing
         }
         let fixture = try ReporterFixture()
         let clock = ManualClock()
-        let reporter = try FlowmeterReporter(configuration: fixture.configuration(endpoint: stub.endpoint, clock: clock))
+        let reporter = try FlowmeterReporter(
+            configuration: fixture.configuration(endpoint: stub.endpoint, clock: clock))
         for index in 0..<7 {
             reporter.record(ReporterFixture.event(id: "e\(index)", widgetType: "w\(index)", at: clock.now()))
         }
         reporter.record(ReporterFixture.event(id: "big", widgetType: "oversized", count: 3, at: clock.now()))
         reporter.recordDecodes(4)
         #expect(await reporter.flush(timeoutInterval: 60) == .dropped)
-        let delivered = stub.received.filter { $0.batch.events.count <= 2 && $0.batch.events.allSatisfy { $0.widgetType != "oversized" } }
+        let delivered = stub.received.filter {
+            $0.batch.events.count <= 2 && $0.batch.events.allSatisfy { $0.widgetType != "oversized" }
+        }
         let deliveredIDs = delivered.flatMap { $0.batch.events.compactMap(\.id) }
         #expect(deliveredIDs.sorted() == (0..<7).map { "e\($0)" })
         #expect(delivered.reduce(0) { $0 + ($1.batch.decodes ?? 0) } == 4, "decodes are sent once")
@@ -144,7 +147,8 @@ import Testing
         let stub = try StubCollector([StubCollector.error(status)])
         let fixture = try ReporterFixture()
         let clock = ManualClock()
-        let reporter = try FlowmeterReporter(configuration: fixture.configuration(endpoint: stub.endpoint, clock: clock))
+        let reporter = try FlowmeterReporter(
+            configuration: fixture.configuration(endpoint: stub.endpoint, clock: clock))
         reporter.record(ReporterFixture.event(id: "first", at: clock.now()))
         #expect(await reporter.flush(timeoutInterval: 60) == .uploadsPaused)
         reporter.record(ReporterFixture.event(id: "second", at: clock.now()))
@@ -169,7 +173,8 @@ import Testing
         let stub = try StubCollector([StubCollector.error(status)])
         let fixture = try ReporterFixture()
         let clock = ManualClock()
-        let reporter = try FlowmeterReporter(configuration: fixture.configuration(endpoint: stub.endpoint, clock: clock))
+        let reporter = try FlowmeterReporter(
+            configuration: fixture.configuration(endpoint: stub.endpoint, clock: clock))
         reporter.record(ReporterFixture.event(id: "refused", count: 2, at: clock.now()))
         #expect(await reporter.flush(timeoutInterval: 60) == .dropped)
         reporter.record(ReporterFixture.event(id: "taken", at: clock.now()))
@@ -183,7 +188,8 @@ import Testing
         let stub = try StubCollector([StubCollector.error(503, retryAfter: "600")])
         let fixture = try ReporterFixture()
         let clock = ManualClock()
-        let reporter = try FlowmeterReporter(configuration: fixture.configuration(endpoint: stub.endpoint, clock: clock))
+        let reporter = try FlowmeterReporter(
+            configuration: fixture.configuration(endpoint: stub.endpoint, clock: clock))
         reporter.record(ReporterFixture.event(at: clock.now()))
         let flush = startFlush(reporter, timeout: 30)
         let deadlines = try await clock.sleepers(atLeast: 2)

@@ -63,7 +63,8 @@ import Testing
         let reporter = try FlowmeterReporter(configuration: configuration(fixture, endpoint: collector.endpoint))
         #expect(await reporter.flush(timeoutInterval: 60) == .delivered)
         let events = try await collector.consumeEvents {
-            Self.ids($0).filter { $0.hasPrefix("killed-") }.count >= 300 && $0.contains { $0["widgetType"] as? String == "probe_repeat" }
+            Self.ids($0).filter { $0.hasPrefix("killed-") }.count >= 300
+                && $0.contains { $0["widgetType"] as? String == "probe_repeat" }
         }
         #expect(Set(Self.ids(events).filter { $0.hasPrefix("killed-") }) == Set((0..<300).map { "killed-\($0)" }))
         let repeats = events.filter { $0["widgetType"] as? String == "probe_repeat" }
@@ -79,7 +80,8 @@ import Testing
         let reporter = try FlowmeterReporter(configuration: configuration(fixture, endpoint: collector.endpoint))
         let sent = (0..<10_000).map { "run-\($0)" }
         for (index, id) in sent.enumerated() {
-            reporter.record(ReporterFixture.event(id: id, widgetType: "type_\(index % 40)", page: "p\(index % 7)", at: Date()))
+            reporter.record(
+                ReporterFixture.event(id: id, widgetType: "type_\(index % 40)", page: "p\(index % 7)", at: Date()))
             if index % 10 == 9 { reporter.recordDecodes(1) }
         }
         #expect(await reporter.flush(timeoutInterval: 120) == .delivered)

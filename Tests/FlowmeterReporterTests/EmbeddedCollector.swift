@@ -20,13 +20,15 @@ final class EmbeddedCollector: Sendable {
                "rateLimit": {"eventsPerSecond": 1000000, "burst": 1000000}}]}
             """.utf8
         ).write(to: URL(fileURLWithPath: keys))
-        let arguments = [
-            "--kafka", "embedded", "--keys", keys, "--salt", "00112233445566778899aabbccddeeff", "--log-level",
-            "info", "--log-format", "json", "--shutdown-timeout", "10s", "--collector-id", "reporter-test",
-        ] + extra
+        let arguments =
+            [
+                "--kafka", "embedded", "--keys", keys, "--salt", "00112233445566778899aabbccddeeff", "--log-level",
+                "info", "--log-format", "json", "--shutdown-timeout", "10s", "--collector-id", "reporter-test",
+            ] + extra
         let path = try FlowmeterExecutable.requiredPath()
         if let port {
-            server = try ServerProcess(path, port: port, arguments: ["serve", "--listen", "127.0.0.1:\(port)"] + arguments)
+            server = try ServerProcess(
+                path, port: port, arguments: ["serve", "--listen", "127.0.0.1:\(port)"] + arguments)
             guard await server.waitUntilReady(timeout: .seconds(30)) else {
                 throw ChildProcess.Failure("serve on port \(port) never answered: \(server.child.errors.suffix(2000))")
             }

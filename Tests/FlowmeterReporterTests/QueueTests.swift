@@ -2,11 +2,11 @@ import FlowmeterModels
 import Foundation
 import Testing
 
+@testable import FlowmeterReporter
+
 #if canImport(Glibc)
     import Glibc
 #endif
-
-@testable import FlowmeterReporter
 
 /// The disk queue: pre-aggregation and its caps, the storage limits and what they drop, pacing, flushes, clearing,
 /// and what a reporter never shows.
@@ -15,7 +15,8 @@ import Testing
         let stub = try StubCollector([])
         let fixture = try ReporterFixture()
         let clock = ManualClock()
-        let reporter = try FlowmeterReporter(configuration: fixture.configuration(endpoint: stub.endpoint, clock: clock))
+        let reporter = try FlowmeterReporter(
+            configuration: fixture.configuration(endpoint: stub.endpoint, clock: clock))
         let first = clock.now()
         reporter.record(ReporterFixture.event(at: first))
         clock.advance(by: 1)
@@ -41,7 +42,8 @@ import Testing
         let stub = try StubCollector([])
         let fixture = try ReporterFixture()
         let clock = ManualClock()
-        let reporter = try FlowmeterReporter(configuration: fixture.configuration(endpoint: stub.endpoint, clock: clock))
+        let reporter = try FlowmeterReporter(
+            configuration: fixture.configuration(endpoint: stub.endpoint, clock: clock))
         for index in 0..<103 { reporter.record(ReporterFixture.event(id: "a\(index)", at: clock.now())) }
         reporter.record(ReporterFixture.event(id: "a-many", count: 4, at: clock.now()))
         reporter.recordDecodes(1)
@@ -93,8 +95,9 @@ import Testing
         await reporter.engine.synchronize()
         let files = fixture.batchFiles()
         let bytes = files.reduce(0) { total, name in
-            total + ((try? FileManager.default.attributesOfItem(atPath: fixture.directory.file("v1/" + name)))?[.size]
-                as? Int ?? 0)
+            total
+                + ((try? FileManager.default.attributesOfItem(atPath: fixture.directory.file("v1/" + name)))?[.size]
+                    as? Int ?? 0)
         }
         #expect(bytes <= 8 * 1024, "\(files.count) files, \(bytes) bytes")
         #expect(await reporter.flush(timeoutInterval: 60) == .delivered)
@@ -163,7 +166,8 @@ import Testing
         let name = try #require(BatchFileName(stale, isOpen: &isOpen))
         let old = BatchFileName(createdAt: name.createdAt - 8 * 86_400_000, id: name.id)
         #expect(rename(fixture.directory.file("v1/" + stale), fixture.directory.file("v1/" + old.sealedName)) == 0)
-        let reporter = try FlowmeterReporter(configuration: fixture.configuration(endpoint: stub.endpoint, clock: clock))
+        let reporter = try FlowmeterReporter(
+            configuration: fixture.configuration(endpoint: stub.endpoint, clock: clock))
         await reporter.engine.synchronize()
         #expect(await reporter.flush(timeoutInterval: 60) == .delivered)
         #expect(stub.received.count == 2, "the stale batch is never sent")
@@ -201,7 +205,8 @@ import Testing
         let fixture = try ReporterFixture()
         let clock = ManualClock()
         let start = clock.now()
-        let reporter = try FlowmeterReporter(configuration: fixture.configuration(endpoint: stub.endpoint, clock: clock))
+        let reporter = try FlowmeterReporter(
+            configuration: fixture.configuration(endpoint: stub.endpoint, clock: clock))
         reporter.record(ReporterFixture.event(id: "aged", at: clock.now()))
         let deadline = try await clock.sleepers(atLeast: 1)[0]
         #expect(deadline == start.addingTimeInterval(10))
@@ -284,8 +289,7 @@ import Testing
         let configuration = fixture.configuration(endpoint: URL(string: "https://d.example.com")!, key: "k-secret-42")
         var dumped = ""
         dump(configuration, to: &dumped)
-        for text in [String(describing: configuration), String(reflecting: configuration), "\(configuration)", dumped]
-        {
+        for text in [String(describing: configuration), String(reflecting: configuration), "\(configuration)", dumped] {
             #expect(!text.contains("k-secret-42"), "\(text)")
             #expect(!text.contains(ReporterFixture.client.installID!), "\(text)")
             #expect(text.contains("com.example.shop"))

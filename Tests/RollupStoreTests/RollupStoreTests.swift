@@ -273,7 +273,8 @@ import Testing
     func clientDiscardedEventsAddUpPerVersionAndWindow(kind: StoreKind) throws {
         let fixture = try StoreFixture(kind)
         var factory = RollupFactory()
-        let key = VersionKey(appID: "com.example.shop", platform: "ios", appVersion: "5.2.1", buildConfiguration: .release)
+        let key = VersionKey(
+            appID: "com.example.shop", platform: "ios", appVersion: "5.2.1", buildConfiguration: .release)
         var first = RollupFactory.versionRollup(key, minute: 0, batches: 2, decodes: 10, types: [])
         first.clientDiscarded = 3
         var second = RollupFactory.versionRollup(key, minute: 0, batches: 1, decodes: 5, types: [])

@@ -60,7 +60,8 @@ import Testing
         }
         rollup.clientDiscarded = 0
         #expect(version == rollup)
-        let negative = Array(text.replacingOccurrences(of: #""clientDiscarded":9"#, with: #""clientDiscarded":-1"#).utf8)
+        let negative = Array(
+            text.replacingOccurrences(of: #""clientDiscarded":9"#, with: #""clientDiscarded":-1"#).utf8)
         #expect(throws: RollupsError.self) { try PartialRollup(jsonBytes: negative) }
     }
 

@@ -178,7 +178,8 @@ struct DemoRun {
                     url: baseURL.appendingPathComponent("v1/diagnostics"),
                     headers: [("Authorization", "Bearer \(ingestKey)"), ("Content-Type", "application/json")],
                     body: body))
-            guard response.status == 202, let answer = try? JSONDecoder().decode(DemoAnswer.self, from: Data(response.body))
+            guard response.status == 202,
+                let answer = try? JSONDecoder().decode(DemoAnswer.self, from: Data(response.body))
             else {
                 throw CommandError(
                     .unreadableInput,

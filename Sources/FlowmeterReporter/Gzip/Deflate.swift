@@ -132,7 +132,8 @@ enum Deflate {
         let header = DynamicHeader(literalLengths: literalLengths, distanceLengths: distanceLengths)
         let dynamicBits =
             header.bitCount + cost(literalFrequencies, literalLengths) + cost(distanceFrequencies, distanceLengths)
-        let fixedBits = cost(literalFrequencies, Tables.fixedLiteralLengths)
+        let fixedBits =
+            cost(literalFrequencies, Tables.fixedLiteralLengths)
             + cost(distanceFrequencies, Tables.fixedDistanceLengths)
 
         writer.write(isFinal ? 1 : 0, count: 1)

@@ -33,8 +33,10 @@ struct BatchFileName: Hashable, Sendable, Comparable {
         guard let dash = stem.firstIndex(of: "-"), let millis = Int64(stem[..<dash]), millis >= 0 else { return nil }
         let id = String(stem[stem.index(after: dash)...])
         guard !id.isEmpty, id.utf8.count <= 200,
-            id.utf8.allSatisfy({ $0 == UInt8(ascii: "-") || (48...57).contains($0) || (65...90).contains($0)
-                || (97...122).contains($0) })
+            id.utf8.allSatisfy({
+                $0 == UInt8(ascii: "-") || (48...57).contains($0) || (65...90).contains($0)
+                    || (97...122).contains($0)
+            })
         else { return nil }
         self.init(createdAt: millis, id: id)
     }

@@ -107,7 +107,8 @@ final class BatchStore: @unchecked Sendable {
             guard let bytes = read(name) else { continue }
             let batch = BatchFileFormat.parse(bytes)
             batches.append(
-                (name, bytes.count, batch?.events.count ?? 0, batch?.occurrences ?? 0, batch?.report ?? DiscardCounts()))
+                (name, bytes.count, batch?.events.count ?? 0, batch?.occurrences ?? 0, batch?.report ?? DiscardCounts())
+            )
         }
         batches.sort { $0.name < $1.name }
         var discards = DiscardCounts()

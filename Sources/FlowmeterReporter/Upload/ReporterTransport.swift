@@ -47,7 +47,8 @@ public struct UploadResponse: Sendable {
     /// Creates an answer; header names are lowercased.
     public init(status: Int, headers: [String: String] = [:], body: [UInt8] = []) {
         self.status = status
-        self.headers = Dictionary(headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { first, _ in first })
+        self.headers = Dictionary(
+            headers.map { ($0.key.lowercased(), $0.value) }, uniquingKeysWith: { first, _ in first })
         self.body = body
     }
 }
