@@ -37,7 +37,7 @@ import Testing
         #expect(try await clock.sleepers(atLeast: 2) == deadlines, "nothing is sent before Retry-After")
         #expect(stub.received.count == 1)
         clock.advance(to: deadlines[0])
-        #expect(await flush.value == .delivered)
+        #expect(await finished(flush) == .delivered)
         let ids = stub.received.map(\.batch.id)
         #expect(ids.count == 2 && ids[0] != nil && ids[0] == ids[1])
         #expect(stub.received.allSatisfy { $0.batch.events.map(\.id) == ["event-1"] })
@@ -55,7 +55,7 @@ import Testing
         let deadlines = try await clock.sleepers(atLeast: 2)
         #expect(deadlines[0] == start.addingTimeInterval(90), "\(date)")
         clock.advance(to: deadlines[0])
-        #expect(await flush.value == .delivered)
+        #expect(await finished(flush) == .delivered)
         #expect(stub.received.count == 2)
         await reporter.close()
     }
@@ -75,7 +75,7 @@ import Testing
             #expect(stub.received.count == attempt + 1)
             clock.advance(to: deadlines[0])
         }
-        #expect(await flush.value == .delivered)
+        #expect(await finished(flush) == .delivered)
         #expect(Set(stub.received.map(\.batch.id)).count == 1)
         await reporter.close()
     }
@@ -102,7 +102,7 @@ import Testing
         #expect(Set(attempts.all.map(\.batchID)).count == 1)
         #expect(fixture.batchFiles().count == 1, "the batch stays on disk")
         await reporter.close()
-        #expect(await flush.value == .closed)
+        #expect(await finished(flush) == .closed)
     }
 
     @Test func payloadTooLargeSplitsUntilTheHalvesFitAndDropsOneOversizedEvent() async throws {
@@ -123,7 +123,7 @@ import Testing
         }
         reporter.record(ReporterFixture.event(id: "big", widgetType: "oversized", count: 3, at: clock.now()))
         reporter.recordDecodes(4)
-        #expect(await reporter.flush(timeoutInterval: 60) == .dropped)
+        #expect(await flushed(reporter) == .dropped)
         let delivered = stub.received.filter {
             $0.batch.events.count <= 2 && $0.batch.events.allSatisfy { $0.widgetType != "oversized" }
         }
@@ -137,7 +137,7 @@ import Testing
 
         // The dropped event rides on the next batch's client report, with its count.
         reporter.record(ReporterFixture.event(id: "after", at: clock.now()))
-        #expect(await reporter.flush(timeoutInterval: 60) == .delivered)
+        #expect(await flushed(reporter) == .delivered)
         #expect(stub.received.last?.discarded == ["payload_too_large": 3])
         await reporter.close()
     }
@@ -150,18 +150,18 @@ import Testing
         let reporter = try FlowmeterReporter(
             configuration: fixture.configuration(endpoint: stub.endpoint, clock: clock))
         reporter.record(ReporterFixture.event(id: "first", at: clock.now()))
-        #expect(await reporter.flush(timeoutInterval: 60) == .uploadsPaused)
+        #expect(await flushed(reporter) == .uploadsPaused)
         reporter.record(ReporterFixture.event(id: "second", at: clock.now()))
-        #expect(await reporter.flush(timeoutInterval: 60) == .uploadsPaused)
+        #expect(await flushed(reporter) == .uploadsPaused)
         clock.advance(by: 3_600)
-        #expect(await reporter.flush(timeoutInterval: 60) == .uploadsPaused)
+        #expect(await flushed(reporter) == .uploadsPaused)
         #expect(stub.received.count == 1, "nothing more is sent by this process")
         await reporter.close()
         #expect(fixture.batchFiles().count == 1, "the second batch waits on disk")
 
         // The next process (a fixed key, say) sends it, with the dropped first batch in its client report.
         let next = try FlowmeterReporter(configuration: fixture.configuration(endpoint: stub.endpoint, clock: clock))
-        #expect(await next.flush(timeoutInterval: 60) == .delivered)
+        #expect(await flushed(next) == .delivered)
         #expect(stub.received.count == 2)
         #expect(stub.received[1].batch.events.compactMap(\.id) == ["second"])
         #expect(stub.received[1].discarded == ["send_error": 1])
@@ -176,9 +176,9 @@ import Testing
         let reporter = try FlowmeterReporter(
             configuration: fixture.configuration(endpoint: stub.endpoint, clock: clock))
         reporter.record(ReporterFixture.event(id: "refused", count: 2, at: clock.now()))
-        #expect(await reporter.flush(timeoutInterval: 60) == .dropped)
+        #expect(await flushed(reporter) == .dropped)
         reporter.record(ReporterFixture.event(id: "taken", at: clock.now()))
-        #expect(await reporter.flush(timeoutInterval: 60) == .delivered)
+        #expect(await flushed(reporter) == .delivered)
         #expect(stub.received.map { $0.batch.events.compactMap(\.id) } == [["refused"], ["taken"]])
         #expect(stub.received[1].discarded == ["send_error": 2])
         await reporter.close()
@@ -195,7 +195,7 @@ import Testing
         let deadlines = try await clock.sleepers(atLeast: 2)
         #expect(deadlines.map { $0.timeIntervalSince(clock.now()) } == [30, 600])
         clock.advance(to: deadlines[0])
-        #expect(await flush.value == .timedOut)
+        #expect(await finished(flush) == .timedOut)
         #expect(fixture.batchFiles().count == 1)
         await reporter.close()
     }

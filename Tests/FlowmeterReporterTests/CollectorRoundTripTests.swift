@@ -36,7 +36,7 @@ import Testing
 
         let collector = try await EmbeddedCollector(port: port)
         clock.advance(to: retry)
-        #expect(await flush.value == .delivered)
+        #expect(await finished(flush) == .delivered)
         let events = try await collector.consumeEvents { Self.ids($0).filter { $0.hasPrefix("offline-") }.count >= 20 }
         #expect(Set(Self.ids(events)) == Set((0..<20).map { "offline-\($0)" }))
         #expect(fixture.batchFiles().isEmpty)
@@ -61,7 +61,7 @@ import Testing
 
         let collector = try await EmbeddedCollector()
         let reporter = try FlowmeterReporter(configuration: configuration(fixture, endpoint: collector.endpoint))
-        #expect(await reporter.flush(timeoutInterval: 60) == .delivered)
+        #expect(await flushed(reporter) == .delivered)
         let events = try await collector.consumeEvents {
             Self.ids($0).filter { $0.hasPrefix("killed-") }.count >= 300
                 && $0.contains { $0["widgetType"] as? String == "probe_repeat" }
@@ -84,7 +84,7 @@ import Testing
                 ReporterFixture.event(id: id, widgetType: "type_\(index % 40)", page: "p\(index % 7)", at: Date()))
             if index % 10 == 9 { reporter.recordDecodes(1) }
         }
-        #expect(await reporter.flush(timeoutInterval: 120) == .delivered)
+        #expect(await flushed(reporter) == .delivered)
         let events = try await collector.consumeEvents(timeout: .seconds(90), settle: .seconds(2)) {
             $0.count >= sent.count
         }
@@ -112,7 +112,7 @@ import Testing
         let reporter = try FlowmeterReporter(configuration: configuration)
         for index in 0..<5 { reporter.record(ReporterFixture.event(id: "capped-\(index)", at: Date())) }
         reporter.recordDecodes(1)
-        #expect(await reporter.flush(timeoutInterval: 60) == .delivered)
+        #expect(await flushed(reporter) == .delivered)
         let series = #"flowmeter_client_discarded_events_total{app_id="com.example.shop",reason="cap_exceeded"}"#
         #expect(try await collector.metric(series) == 2)
 

@@ -27,7 +27,7 @@ import Testing
         other.message = "Unknown widget type 'hologram_projector' (again)"
         reporter.record(other)
         reporter.recordDecodes(3)
-        #expect(await reporter.flush(timeoutInterval: 60) == .delivered)
+        #expect(await flushed(reporter) == .delivered)
         let events = try #require(stub.received.first?.batch.events)
         #expect(events.count == 5)
         #expect(events[0].count == 10 && events[0].id == nil, "1 + 3 + 6 occurrences in one event")
@@ -49,7 +49,7 @@ import Testing
         reporter.recordDecodes(1)
         reporter.record(ReporterFixture.event(id: "next-decode", at: clock.now()))
         reporter.recordDecodes(1)
-        #expect(await reporter.flush(timeoutInterval: 60) == .delivered)
+        #expect(await flushed(reporter) == .delivered)
         let upload = try #require(stub.received.first)
         #expect(upload.batch.events.count == 101)
         #expect(upload.batch.events.last?.id == "next-decode")
@@ -70,7 +70,7 @@ import Testing
             reporter.record(ReporterFixture.event(widgetType: "type_\(index)", at: clock.now()))
             reporter.recordDecodes(1)
         }
-        #expect(await reporter.flush(timeoutInterval: 60) == .delivered)
+        #expect(await flushed(reporter) == .delivered)
         let upload = try #require(stub.received.first)
         #expect(upload.batch.events.map(\.widgetType) == (0..<10).map { "type_\($0)" })
         #expect(upload.batch.events.allSatisfy { $0.count == 2 })
@@ -100,7 +100,7 @@ import Testing
                     as? Int ?? 0)
         }
         #expect(bytes <= 8 * 1024, "\(files.count) files, \(bytes) bytes")
-        #expect(await reporter.flush(timeoutInterval: 60) == .delivered)
+        #expect(await flushed(reporter) == .delivered)
         let ids = stub.received.flatMap { $0.batch.events.compactMap(\.id) }
         let overflow = stub.received.reduce(0) { $0 + ($1.discarded["queue_overflow"] ?? 0) }
         #expect(overflow > 0 && ids.count + overflow == 80, "\(ids.count) sent, \(overflow) counted as dropped")
@@ -123,9 +123,9 @@ import Testing
         #expect(stub.received.count == 1)
         for index in 0..<60 { reporter.record(ReporterFixture.event(id: "later-\(index)", at: clock.now())) }
         // The oldest batch, the one the 429 held, is among those dropped to make room.
-        #expect(await flush.value == .dropped)
+        #expect(await finished(flush) == .dropped)
         clock.advance(by: 600)
-        #expect(await reporter.flush(timeoutInterval: 60) == .delivered)
+        #expect(await flushed(reporter) == .delivered)
         let limited = stub.received.reduce(0) { $0 + ($1.discarded["rate_limited"] ?? 0) }
         let sent = Set(stub.received.dropFirst().flatMap { $0.batch.events.compactMap(\.id) })
         #expect(limited > 0 && sent.count + limited == 61, "\(sent.count) sent, \(limited) rate_limited")
@@ -149,7 +149,7 @@ import Testing
         do {
             let reporter = try FlowmeterReporter(
                 configuration: fixture.configuration(endpoint: stub.endpoint, clock: clock))
-            #expect(await reporter.flush(timeoutInterval: 60) == .delivered)
+            #expect(await flushed(reporter) == .delivered)
             await reporter.close()
         }
         #expect(stub.received.flatMap { $0.batch.events.compactMap(\.id) } == ["restored"])
@@ -169,7 +169,7 @@ import Testing
         let reporter = try FlowmeterReporter(
             configuration: fixture.configuration(endpoint: stub.endpoint, clock: clock))
         await reporter.engine.synchronize()
-        #expect(await reporter.flush(timeoutInterval: 60) == .delivered)
+        #expect(await flushed(reporter) == .delivered)
         #expect(stub.received.count == 2, "the stale batch is never sent")
         #expect(stub.received.last?.batch.events.isEmpty == true)
         #expect(stub.received.last?.discarded == ["expired": 2])
@@ -194,7 +194,7 @@ import Testing
         }
         // Then the reporter sleeps with no deadline at all: idle costs no wake-ups.
         await reporter.engine.synchronize()
-        #expect(await reporter.flush(timeoutInterval: 60) == .delivered)
+        #expect(await flushed(reporter) == .delivered)
         #expect(sentAt == [5, 10, 15])
         #expect(stub.received.map { $0.batch.events.compactMap(\.id) } == [["p0"], ["p1"], ["p2"]])
         await reporter.close()
@@ -212,7 +212,7 @@ import Testing
         #expect(deadline == start.addingTimeInterval(10))
         #expect(stub.received.isEmpty)
         clock.advance(to: deadline)
-        #expect(await reporter.flush(timeoutInterval: 60) == .delivered)
+        #expect(await flushed(reporter) == .delivered)
         #expect(stub.received.map { $0.batch.events.compactMap(\.id) } == [["aged"]])
         await reporter.close()
     }
@@ -231,9 +231,9 @@ import Testing
                             ReporterFixture.event(id: "t\(task)-\(index)", widgetType: "w\(index)", at: Date()))
                         if index % 5 == 4 { reporter.recordDecodes(1) }
                     }
-                    return await reporter.flush(timeoutInterval: 120)
+                    return await flushed(reporter)
                 }
-                group.addTask { await reporter.flush(timeoutInterval: 120) }
+                group.addTask { await flushed(reporter) }
             }
             var outcomes: [FlushOutcome] = []
             for await outcome in group { outcomes.append(outcome) }
@@ -261,7 +261,7 @@ import Testing
         reporter.clearAll()
         #expect(fixture.batchFiles().isEmpty)
         #expect(!FileManager.default.fileExists(atPath: fixture.directory.file("v1/discarded.json")))
-        #expect(await reporter.flush(timeoutInterval: 60) == .delivered)
+        #expect(await flushed(reporter) == .delivered)
         #expect(stub.received.isEmpty)
         await reporter.close()
     }
@@ -279,7 +279,7 @@ import Testing
         }
         #expect(fixture.batchFiles().count == 1)
         let next = try FlowmeterReporter(configuration: fixture.configuration(endpoint: stub.endpoint, clock: clock))
-        #expect(await next.flush(timeoutInterval: 60) == .delivered)
+        #expect(await flushed(next) == .delivered)
         #expect(stub.received.flatMap { $0.batch.events.compactMap(\.id) } == (0..<12).map { "left-\($0)" })
         await next.close()
     }

@@ -1,6 +1,7 @@
 import FlowmeterModels
 import Foundation
 import TestSupport
+import Testing
 
 @testable import FlowmeterReporter
 
@@ -52,4 +53,35 @@ struct ReporterFixture {
 /// Runs `flush` on its own task, so a test can move the clock while it waits.
 func startFlush(_ reporter: FlowmeterReporter, timeout: TimeInterval = 86_400) -> Task<FlushOutcome, Never> {
     Task { await reporter.flush(timeoutInterval: timeout) }
+}
+
+/// The outcome of `flush`, or `.timedOut` with a recorded issue when it has not finished after `seconds` of real
+/// time: a reporter on a hand-moved clock never times out by itself, so a stuck flush fails the test instead of
+/// hanging it.
+func finished(
+    _ flush: Task<FlushOutcome, Never>, within seconds: Double = 60, sourceLocation: SourceLocation = #_sourceLocation
+) async -> FlushOutcome {
+    let outcome = await withTaskGroup(of: FlushOutcome?.self) { group in
+        group.addTask { await flush.value }
+        group.addTask {
+            try? await Task.sleep(for: .seconds(seconds))
+            return nil
+        }
+        let first = await group.next() ?? nil
+        group.cancelAll()
+        flush.cancel()
+        return first
+    }
+    guard let outcome else {
+        Issue.record("the flush had not finished after \(seconds) s", sourceLocation: sourceLocation)
+        return .timedOut
+    }
+    return outcome
+}
+
+/// Flushes `reporter` with no timeout of its own clock, bounded in real time as ``finished(_:within:sourceLocation:)``.
+func flushed(
+    _ reporter: FlowmeterReporter, sourceLocation: SourceLocation = #_sourceLocation
+) async -> FlushOutcome {
+    await finished(startFlush(reporter), sourceLocation: sourceLocation)
 }

@@ -49,6 +49,8 @@ struct TrafficSimulator: Sendable {
         let total = scenario.batchCount
         let queues = NSTemporaryDirectory() + "flowmeter-simulate-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         defer { try? FileManager.default.removeItem(atPath: queues) }
+        // One connection pool for the whole fleet, as one app process would have, instead of a session per install.
+        let transport = URLSessionTransport(timeout: 10, maximumConnectionsPerHost: max(1, concurrency))
 
         let progress = Task {
             guard showsProgress else { return }
@@ -75,7 +77,9 @@ struct TrafficSimulator: Sendable {
                         if due > clock.now { try? await Task.sleep(until: due, clock: clock) }
                         let remaining = hardStop - clock.now
                         let seconds = min(30, Double(remaining.components.seconds))
-                        await send(scenario.batch(at: index), from: directory, within: seconds, into: tally)
+                        await send(
+                            scenario.batch(at: index), from: directory, within: seconds, transport: transport,
+                            into: tally)
                     }
                 }
             }
@@ -101,12 +105,14 @@ struct TrafficSimulator: Sendable {
     /// Sends one planned batch as its install's app would: a reporter on `directory` records the events and the
     /// decodes, then flushes (at most `seconds`); batches an earlier flush left there go out first.
     private func send(
-        _ planned: TrafficScenario.PlannedBatch, from directory: URL, within seconds: Double, into tally: Tally
+        _ planned: TrafficScenario.PlannedBatch, from directory: URL, within seconds: Double,
+        transport: URLSessionTransport, into tally: Tally
     ) async {
         let batch = planned.batch
         var configuration = ReporterConfiguration(
             endpoint: target, ingestKey: ingestKey, client: batch.client, directory: directory)
         configuration.uploads.usesGzip = planned.usesGzip
+        configuration.transport = transport
         configuration.conditions = .always
         configuration.observesAppLifecycle = false
         configuration.onUpload = { attempt in tally.count(attempt) }
