@@ -2,6 +2,10 @@
 SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?=
 RELEASE_BIN = .build/release
+# The Swift driver leaves a TemporaryDirectory.* folder in TMPDIR for every compile; builds keep theirs in .build.
+BUILD_TMP = $(CURDIR)/.build/tmp
+SWIFT_BUILD = mkdir -p $(BUILD_TMP) && TMPDIR=$(BUILD_TMP) $(SWIFT) build
+CLEAN_BUILD_TMP = rm -rf $(BUILD_TMP)
 
 .PHONY: all deps deps-test build release test demo bench bench-decode bench-store bench-reporter lint clean help
 
@@ -23,17 +27,20 @@ deps-test:
 	@scripts/install-deps.sh test
 
 build: deps
-	$(SWIFT) build $(SWIFT_BUILD_FLAGS)
+	$(SWIFT_BUILD) $(SWIFT_BUILD_FLAGS)
+	@$(CLEAN_BUILD_TMP)
 
 release: deps
-	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS)
+	$(SWIFT_BUILD) -c release $(SWIFT_BUILD_FLAGS)
+	@$(CLEAN_BUILD_TMP)
 
 # Swift Testing runs every test in parallel by default; many tests start servers (the mock cluster, PostgreSQL,
 # Prometheus, Alertmanager, Chromium, the collector itself), so on 2 cores at most TEST_PARALLELISM run at once.
 TEST_PARALLELISM ?= 4
 
 test: deps-test
-	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
+	$(SWIFT_BUILD) --build-tests $(SWIFT_BUILD_FLAGS)
+	@$(CLEAN_BUILD_TMP)
 	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(TEST_PARALLELISM) $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS)
 	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
 

@@ -33,10 +33,12 @@ let package = Package(
         .target(name: "FlowmeterModels", swiftSettings: strictSettings),
 
         // Wrappers around the C libraries.
-        .target(name: "Kafka", dependencies: ["CRdKafka", "Lifecycle"], swiftSettings: strictSettings),
-        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"], swiftSettings: strictSettings),
-        .target(name: "Gzip", dependencies: ["CZlib"], swiftSettings: strictSettings),
-        .target(name: "Hashing", dependencies: ["CCrypto"], swiftSettings: strictSettings),
+        .target(
+            name: "Kafka", dependencies: ["CRdKafka", "FlowmeterModels", "Lifecycle", "Logging"],
+            swiftSettings: strictSettings),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "FlowmeterModels"], swiftSettings: strictSettings),
+        .target(name: "Gzip", dependencies: ["CZlib", "FlowmeterModels"], swiftSettings: strictSettings),
+        .target(name: "Hashing", dependencies: ["CCrypto", "FlowmeterModels"], swiftSettings: strictSettings),
 
         // The program's structured logger (JSON or logfmt), used by every service.
         .target(name: "Logging", dependencies: ["FlowmeterModels"], swiftSettings: strictSettings),
@@ -50,10 +52,15 @@ let package = Package(
         .target(name: "Rollups", dependencies: ["FlowmeterModels"], swiftSettings: strictSettings),
         // The rollup store: one protocol, SQLite and PostgreSQL.
         .target(name: "RollupStore", dependencies: ["Rollups", "CSQLite", "CLibPQ"], swiftSettings: strictSettings),
+        // Fills a store in bulk and times the detector's queries: for flowmeter-bench and its test, not shipped.
+        .target(
+            name: "RollupStoreBenchmarks", dependencies: ["RollupStore", "Rollups", "FlowmeterModels"],
+            swiftSettings: strictSettings),
         // Spikes, ungated types, typos, new types, deploy attribution, alerts.
         .target(name: "Detector", dependencies: ["Rollups", "FlowmeterModels"], swiftSettings: strictSettings),
         // Consumes flowmeter.rollups.v1 into a store.
-        .target(name: "Sink", dependencies: ["Rollups", "RollupStore", "Kafka"], swiftSettings: strictSettings),
+        .target(
+            name: "Sink", dependencies: ["Rollups", "RollupStore", "Kafka", "Lifecycle"], swiftSettings: strictSettings),
 
         // The ingest service.
         .target(
@@ -68,19 +75,29 @@ let package = Package(
         // The client SDK apps embed: disk queue, pre-aggregation, paced uploads (Foundation only, like the models).
         .target(name: "FlowmeterReporter", dependencies: ["FlowmeterModels"], swiftSettings: strictSettings),
 
+        // Builds the running system of each long-running command (serve, sink, watch) as a ServiceGroup.
+        .target(
+            name: "FlowmeterRuntime",
+            dependencies: ["Collector", "Sink", "RollupStore", "Detector", "Kafka", "Lifecycle", "Logging", "Rollups"],
+            swiftSettings: strictSettings
+        ),
+
         // Command tree and output formats; the executable only calls into it.
         .target(
             name: "FlowmeterCLI",
             dependencies: [
                 "FlowmeterModels", "Kafka", "Collector", "FlowmeterReporter", "Gzip", "Sink", "RollupStore", "Detector",
-                "Rollups", "Lifecycle", "Logging",
+                "Rollups", "Lifecycle", "Logging", "FlowmeterRuntime",
             ],
             swiftSettings: strictSettings
         ),
         .executableTarget(name: "flowmeter", dependencies: ["FlowmeterCLI"], swiftSettings: strictSettings),
         .executableTarget(
             name: "flowmeter-bench",
-            dependencies: ["FlowmeterModels", "FlowmeterReporter", "Kafka", "Gzip", "RollupStore", "TestSupport"],
+            dependencies: [
+                "FlowmeterModels", "FlowmeterReporter", "Kafka", "Gzip", "RollupStore", "RollupStoreBenchmarks",
+                "TestSupport",
+            ],
             swiftSettings: strictSettings
         ),
 
@@ -114,7 +131,8 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(name: "RollupsTests", dependencies: ["Rollups", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(
-            name: "RollupStoreTests", dependencies: ["RollupStore", "TestSupport"], swiftSettings: strictSettings),
+            name: "RollupStoreTests", dependencies: ["RollupStore", "RollupStoreBenchmarks", "TestSupport"],
+            swiftSettings: strictSettings),
         .testTarget(
             name: "DetectorTests", dependencies: ["Detector", "Rollups", "FlowmeterModels", "TestSupport"],
             swiftSettings: strictSettings),
@@ -122,14 +140,14 @@ let package = Package(
             name: "SinkTests", dependencies: ["Sink", "Collector", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(
             name: "FlowmeterCLITests",
-            dependencies: ["FlowmeterCLI", "TestSupport", "RollupStore", "Rollups", "Detector"],
+            dependencies: ["FlowmeterCLI", "TestSupport", "RollupStore", "Rollups", "Detector", "Gzip"],
             resources: [.copy("Fixtures")],
             swiftSettings: strictSettings
         ),
         .testTarget(name: "OperationsTests", dependencies: ["TestSupport"], swiftSettings: strictSettings),
         .testTarget(
             name: "CollectorTests",
-            dependencies: ["Collector", "TestSupport"],
+            dependencies: ["Collector", "Logging", "TestSupport"],
             swiftSettings: strictSettings
         ),
     ]

@@ -3,14 +3,11 @@ import Foundation
 import HTTPServer
 import Hashing
 public import Kafka
-import Lifecycle
+public import Lifecycle
 public import Logging
 import Metrics
 import Rollups
 import Synchronization
-
-/// The version reported in `flowmeter_build_info`.
-public let collectorVersion = "0.1.0"
 
 /// Builds a collector from `configuration`: validates it, starts the embedded cluster when asked, makes the
 /// producer and the HTTP server, but listens only at `start()` or `run()`.
@@ -21,39 +18,43 @@ public let collectorVersion = "0.1.0"
 /// With a `store`, deploy markers are recorded there too, and in `.none` mode partial rollups go straight into it
 /// (with Kafka they go to the rollups topic, and a sink merges them).
 public func makeCollector(
-    configuration: CollectorConfiguration, logger: CollectorLogger? = nil, store: (any CollectorStore)? = nil
+    configuration: CollectorConfiguration, logger: Logger? = nil, store: (any CollectorStore)? = nil
 ) throws(CollectorError) -> Collector {
     try Collector(configuration: configuration, logger: logger, store: store)
 }
 
 /// The ingest service: `POST /v1/diagnostics` into Kafka, with `/metrics`, `/healthz` and `/readyz`.
 ///
-/// Lifecycle: `start()` then `shutdown()`, or `run()`, which starts, waits for SIGTERM or SIGINT and shuts down.
-/// Shutting down stops accepting, answers every request in flight (suspended ones from Kafka or their deadline),
-/// flushes the producer within `shutdownFlushTimeout`, and stops the embedded cluster last.
+/// It runs as services (``services``, in start order: the producer's poll loop, the rollup publisher, the HTTP
+/// server) in a ``ServiceGroup``, which `flowmeter serve` builds with the sink and the detector around them. Stopped
+/// in reverse: the HTTP server stops intake and accepting and answers every request in flight (suspended ones from
+/// Kafka or their deadline), the publisher sends the final drain, the producer flushes within
+/// `shutdownFlushTimeout`; the embedded cluster goes last, with this object. `start()` and `shutdown()` do the same
+/// in order for callers (tests) that hold the collector themselves; `run()` runs the group until SIGTERM or SIGINT.
 public final class Collector: Sendable {
     /// The configuration it was built with.
     public let configuration: CollectorConfiguration
     /// The metrics `/metrics` renders.
     public let metrics: CollectorMetrics
     /// The logger.
-    public let logger: CollectorLogger
+    public let logger: Logger
     /// The embedded cluster in `.embedded` mode, else nil.
     public let embeddedCluster: KafkaMockCluster?
     /// The events producer, nil in `.none` mode.
     public let producer: KafkaProducer?
-    private let server: HTTPServer
-    private let ingest: IngestHandler
+    private let http: HTTPIngestService
     private let rollups: RollupPublisher?
+    private let publisher: RollupPublisherService?
+    private let producerService: KafkaProducerService?
     private let health: KafkaHealth
     private let isShutDown = Atomic<Bool>(false)
 
     init(
-        configuration: CollectorConfiguration, logger givenLogger: CollectorLogger?, store: (any CollectorStore)?
+        configuration: CollectorConfiguration, logger givenLogger: Logger?, store: (any CollectorStore)?
     ) throws(CollectorError) {
         try Self.validate(configuration)
         self.configuration = configuration
-        let logger = givenLogger ?? CollectorLogger(threshold: configuration.logLevel, format: configuration.logFormat)
+        let logger = givenLogger ?? Logger(threshold: configuration.logLevel, format: configuration.logFormat)
         self.logger = logger
         let metrics = CollectorMetrics(typeCap: configuration.metricsTypeCap)
         self.metrics = metrics
@@ -129,10 +130,17 @@ public final class Collector: Sendable {
                 interval: configuration.rollupInterval, maxAttempts: configuration.rollupMaxAttempts,
                 maxPending: configuration.rollupMaxPending, metrics: metrics, logger: logger)
         self.rollups = rollups
+        let eventsProducer = producer
+        publisher = rollups.map {
+            RollupPublisherService(
+                publisher: $0, producer: eventsProducer, flushTimeout: configuration.shutdownFlushTimeout / 2)
+        }
+        producerService = eventsProducer.map {
+            KafkaProducerService($0, flushTimeout: configuration.shutdownFlushTimeout, logger: logger)
+        }
         let ingest = IngestHandler(
             configuration: configuration, hasher: InstallIDHasher(salt: salt), producer: producer,
             aggregator: rollups?.aggregator, metrics: metrics, health: health, logger: logger)
-        self.ingest = ingest
         let deploys = DeployHandler(
             keys: configuration.keys, producer: producer, store: store, topic: configuration.topics.deploys,
             metrics: metrics, logger: logger)
@@ -178,9 +186,10 @@ public final class Collector: Sendable {
                     status: .ok, headers: ["Content-Type": MetricsRegistry.contentType],
                     body: Array(metrics.registry.render().utf8)))
         }
-        server = HTTPServer(configuration: serverConfiguration, router: router)
+        let server = HTTPServer(configuration: serverConfiguration, router: router)
+        http = HTTPIngestService(server: server, ingest: ingest, configuration: configuration, logger: logger)
         metrics.registerGauges(
-            server: server, producer: producer, isKafkaUp: isUp, version: collectorVersion,
+            server: server, producer: producer, isKafkaUp: isUp, version: flowmeterVersion,
             collectorID: configuration.collectorID)
         metrics.registry.gauge(
             "flowmeter_rollup_pending_messages", help: "Partial rollups waiting to be sent again after a failure."
@@ -188,64 +197,53 @@ public final class Collector: Sendable {
     }
 
     /// The TCP port the server listens on once started.
-    public var port: UInt16 { server.port }
+    public var port: UInt16 { http.server.port }
 
     /// The bootstrap servers the producer uses (the embedded cluster's in embedded mode); empty in `.none` mode.
     public var bootstrapServers: [String] { producer?.configuration.bootstrapServers ?? [] }
 
-    /// Starts listening; returns once connections are accepted.
+    /// The collector's services in start order, each with its stop bound: the producer's poll loop (flush bound),
+    /// the rollup publisher, the HTTP server (response deadline plus drain).
+    public var services: [ServiceGroup.Entry] {
+        var entries: [ServiceGroup.Entry] = []
+        if let producerService {
+            entries.append(
+                ServiceGroup.Entry(producerService, shutdownTimeout: configuration.shutdownFlushTimeout + .seconds(5)))
+        }
+        if let publisher {
+            entries.append(
+                ServiceGroup.Entry(publisher, shutdownTimeout: configuration.shutdownFlushTimeout + .seconds(5)))
+        }
+        entries.append(ServiceGroup.Entry(http, shutdownTimeout: configuration.responseDeadline + .seconds(5)))
+        return entries
+    }
+
+    /// Starts the publisher, then listens; returns once connections are accepted. When listening fails, the
+    /// publisher is stopped again.
     public func start() throws(CollectorError) {
-        ingest.start()
         rollups?.start()
         do {
-            try server.start()
+            try http.start()
         } catch {
-            ingest.stop()
-            throw CollectorError(
-                .listenFailed, "could not listen on \(configuration.host):\(configuration.port): \(error)")
+            rollups?.stop()
+            throw error
         }
-        logger.info(
-            "collector listening",
-            [
-                "address": "\(configuration.host):\(port)", "kafka": Self.describe(configuration.kafka),
-                "ack": configuration.ackMode.rawValue, "collector": configuration.collectorID,
-            ])
     }
 
-    /// Starts, serves until SIGTERM or SIGINT, then shuts down gracefully.
-    public func run() async throws(CollectorError) {
-        let signals = TerminationSignals()
-        try start()
-        let signalNumber = await signals.wait()
-        logger.info("stopping", ["signal": signalNumber == SIGINT ? "SIGINT" : "SIGTERM"])
-        await shutdown()
+    /// Runs the collector's services until SIGTERM or SIGINT, then stops them in reverse order.
+    public func run() async throws {
+        try await ServiceGroup(services, logger: logger).run()
     }
 
-    /// Stops accepting, finishes requests in flight, flushes the producer within the bound, and stops.
+    /// Stops accepting, finishes requests in flight, sends the final rollups, flushes the producer within the
+    /// bound, and stops: the services' stops in reverse order.
     ///
     /// Idempotent. Requests arriving on kept-alive connections meanwhile get 503.
     public func shutdown() async {
         guard !isShutDown.exchange(true, ordering: .sequentiallyConsistent) else { return }
-        ingest.stopIntake()
-        server.stopAccepting()
-        // Suspended batches end at their deadline at the latest; give them that long, plus a little.
-        let drained = await server.drain(timeout: configuration.responseDeadline + .seconds(1))
-        ingest.stop()
-        server.stop()
-        // Intake has stopped, so this final drain holds every accepted batch; it goes out before the producer stops.
-        rollups?.stop()
-        await flushRollups()
-        if let producer, let rollups, rollups.pendingCount > 0 {
-            _ = await producer.flush(timeout: configuration.shutdownFlushTimeout / 2)
-            await flushRollups()
-        }
-        var unflushed = 0
-        if let producer {
-            unflushed = await producer.shutdown(timeout: configuration.shutdownFlushTimeout)
-        }
-        if unflushed > 0 {
-            logger.error("messages not persisted at shutdown", ["count": String(unflushed)])
-        }
+        let drained = await http.stop()
+        await publisher?.stop()
+        let unflushed = await producerService?.stop() ?? 0
         logger.info("stopped", ["drained": String(drained), "unflushed": String(unflushed)])
     }
 
@@ -255,8 +253,7 @@ public final class Collector: Sendable {
     /// The flush thread does this every `rollupInterval`; tests and the final shutdown drain call it directly.
     @discardableResult
     public func flushRollups() async -> Int {
-        guard let rollups else { return 0 }
-        return await onThread(named: "rollup-flush-now") { rollups.flush() }
+        await publisher?.flush() ?? 0
     }
 
     /// Partial rollups sent since the start (enqueued to Kafka or applied to the store), retries included.
@@ -264,14 +261,6 @@ public final class Collector: Sendable {
 
     /// Partial rollups waiting to be sent again after a failed delivery.
     public var pendingRollups: Int { rollups?.pendingCount ?? 0 }
-
-    private static func describe(_ mode: CollectorConfiguration.KafkaMode) -> String {
-        switch mode {
-        case .embedded: "embedded"
-        case .none: "none"
-        case .brokers(let servers): servers.joined(separator: ",")
-        }
-    }
 
     private static func validate(_ configuration: CollectorConfiguration) throws(CollectorError) {
         func require(_ condition: Bool, _ message: String) throws(CollectorError) {

@@ -7,7 +7,7 @@ public import Logging
 /// it, and tests build one directly. Durations and sizes are validated by `makeCollector`, not here.
 public struct CollectorConfiguration: Sendable {
     /// Where the collector publishes.
-    public enum KafkaMode: Sendable, Hashable {
+    public enum KafkaMode: Sendable, Hashable, CustomStringConvertible {
         /// An in-process mock cluster of three brokers with the four topics; its bootstrap servers are logged first.
         case embedded
         /// No Kafka: decode, count and answer 202 without publishing (for trying the collector out).
@@ -27,6 +27,15 @@ public struct CollectorConfiguration: Sendable {
                     return nil
                 }
                 self = .brokers(servers)
+            }
+        }
+
+        /// `embedded`, `none` or the servers joined by commas: what `init?(_:)` parses back.
+        public var description: String {
+            switch self {
+            case .embedded: "embedded"
+            case .none: "none"
+            case .brokers(let servers): servers.joined(separator: ",")
             }
         }
     }
@@ -115,9 +124,9 @@ public struct CollectorConfiguration: Sendable {
     /// Partial rollups kept for a retry at once; more are dropped and counted; default 100,000.
     public var rollupMaxPending = 100_000
     /// The log threshold; default `.info`.
-    public var logLevel: CollectorLogger.Level = .info
+    public var logLevel: Logger.Level = .info
     /// The log line format; default `.json`.
-    public var logFormat: CollectorLogger.Format = .json
+    public var logFormat: Logger.Format = .json
 
     /// A configuration with the defaults and these keys.
     public init(keys: IngestKeys) {

@@ -51,14 +51,18 @@ public struct DeployMarker: Hashable, Sendable, Codable {
         case id, service, version, environment, startedAt, finishedAt, commit, url
     }
 
+    private static let checksIdentifiers = CodingUserInfoKey(rawValue: "flowmeter.checksIdentifiers")!
+
     /// Decodes a marker; a missing or empty `service` or `version`, a missing `finishedAt`, a wrong type or a bad
     /// time is an error whose description names the key.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        // Identifiers follow the ingest rule (IdentifierRule); `url` is free text.
+        // Identifiers follow the ingest rule (IdentifierRule) unless the decoder is told not to check; `url` is free
+        // text.
+        let checks = decoder.userInfo[Self.checksIdentifiers] as? Bool ?? true
         func identifier(_ key: CodingKeys) throws -> String? {
             guard let value = try container.decodeIfPresent(String.self, forKey: key) else { return nil }
-            if let violation = IdentifierRule.violation(in: value) {
+            if checks, let violation = IdentifierRule.violation(in: value) {
                 throw DecodingError.dataCorruptedError(
                     forKey: key, in: container, debugDescription: violation.message(key: key.stringValue))
             }
@@ -95,18 +99,23 @@ public struct DeployMarker: Hashable, Sendable, Codable {
 
     /// Decodes a marker from JSON bytes (a `POST /v1/deploys` body or a `flowmeter.deploys.v1` value); throws
     /// ``RollupsError`` (`invalidDeployMarker`) whose message says what is wrong, such as `Missing key 'finishedAt'`.
-    public init(jsonBytes bytes: some Collection<UInt8>) throws(RollupsError) {
+    ///
+    /// - Parameter checkingIdentifiers: hold `service`, `version` and the other identifiers to ``IdentifierRule``
+    ///   (the default, for what arrives from outside); false reads a marker as it was stored.
+    public init(jsonBytes bytes: some Collection<UInt8>, checkingIdentifiers: Bool = true) throws(RollupsError) {
         do {
-            self = try JSONDecoder().decode(DeployMarker.self, from: Data(bytes))
+            let decoder = JSONDecoder()
+            decoder.userInfo[Self.checksIdentifiers] = checkingIdentifiers
+            self = try decoder.decode(DeployMarker.self, from: Data(bytes))
         } catch let error as DecodingError {
             let message: String
             switch error {
             case .keyNotFound(let key, _): message = "Missing key '\(key.stringValue)'"
             default: message = error.summary
             }
-            throw RollupsError(code: .invalidDeployMarker, message: message)
+            throw RollupsError(.invalidDeployMarker, message)
         } catch {
-            throw RollupsError(code: .invalidDeployMarker, message: "Invalid deploy marker: \(error)")
+            throw RollupsError(.invalidDeployMarker, "Invalid deploy marker: \(error)")
         }
     }
 

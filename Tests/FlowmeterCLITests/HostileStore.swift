@@ -9,7 +9,8 @@ import TestSupport
 /// The store is written through `apply` as a sink would, in SeededStore's window (2026-11-30 06:00–10:00 UTC):
 /// app `com.example.shop` versions 5.2.1 and 5.3.0, each widget type of `widgetTypes` reported as unknownType by 5.2.1
 /// from 30 installs (an ungated type), and `malformedPayload` of `spikeType` spiking at 09:30 with hostile samples.
-/// Identifiers holding control characters are there too, as an older version or a hand edit could have left them.
+/// Identifiers holding control characters are there too, as an older version or a hand edit could have left them
+/// (ingest refuses them now); readers read them as stored, and every writer escapes them.
 final class HostileStore: Sendable {
     /// Clears the screen, turns text red and sets the window title: what must never reach a terminal raw.
     static let escapes = "esc\u{1B}[2J\u{1B}[31mred\u{1B}]0;pwned\u{7}\u{9B}1m"
@@ -98,8 +99,13 @@ final class HostileStore: Sendable {
                 finishedAt: Timestamp(rfc3339: "2026-11-30T09:20:00Z")!, commit: Self.formula, url: Self.escapes))
         try store.recordDeploy(
             DeployMarker(
-                id: "deploy-2", service: Self.formula, version: Self.escapes + Self.lineBreaks,
+                id: "deploy-2", service: Self.formula, version: Self.bidi + Self.wide,
                 finishedAt: Timestamp(rfc3339: "2026-11-30T08:00:00Z")!))
+        // Breaks the identifier rule, which ingest applies; readers read it as stored.
+        try store.recordDeploy(
+            DeployMarker(
+                id: "deploy-3", service: "page-api", version: Self.escapes + Self.lineBreaks,
+                finishedAt: Timestamp(rfc3339: "2026-11-30T07:00:00Z")!))
         let widgets = Self.widgetTypes.map { #"{"type": "\#(Self.jsonEscaped($0))"}"# }.joined(separator: ",")
         try Data(#"{"page": {"id": "home", "sections": [{"widgets": [\#(widgets)]}]}}"#.utf8)
             .write(to: URL(fileURLWithPath: payloadPath))

@@ -5,8 +5,8 @@ import Synchronization
 /// A reporter clock that only moves when the test says so; tests see who sleeps until when.
 ///
 /// `sleepers(atLeast:)` returns once that many tasks sleep on the clock, so a test can tell that the reporter has
-/// finished an attempt and decided when to try next, without any real sleep. Its one bound in real time (10 s) is a
-/// hang guard, not a timing assertion.
+/// finished an attempt and decided when to try next, without any real sleep. Its one bound in real time (120 s, for
+/// a machine whose other tests hold the cooperative threads a while) is a hang guard, not a timing assertion.
 final class ManualClock: ReporterClock {
     private struct Sleeper {
         var deadline: Date
@@ -68,14 +68,14 @@ final class ManualClock: ReporterClock {
 
     /// Waits until at least `count` tasks sleep on the clock; returns their deadlines, earliest first.
     func sleepers(atLeast count: Int) async throws -> [Date] {
-        let guardDeadline = ContinuousClock.now + .seconds(10)
+        let guardDeadline = ContinuousClock.now + .seconds(120)
         while ContinuousClock.now < guardDeadline {
             let deadlines = state.withLock { $0.sleepers.values.map(\.deadline).sorted() }
             if deadlines.count >= count { return deadlines }
             await Task.yield()
             try await Task.sleep(for: .milliseconds(1))
         }
-        throw ClockTimeout(description: "fewer than \(count) sleepers after 10 s")
+        throw ClockTimeout(description: "fewer than \(count) sleepers after 120 s")
     }
 
     struct ClockTimeout: Error, CustomStringConvertible {

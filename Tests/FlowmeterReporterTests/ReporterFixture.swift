@@ -59,7 +59,7 @@ func startFlush(_ reporter: FlowmeterReporter, timeout: TimeInterval = 86_400) -
 /// time: a reporter on a hand-moved clock never times out by itself, so a stuck flush fails the test instead of
 /// hanging it.
 func finished(
-    _ flush: Task<FlushOutcome, Never>, within seconds: Double = 60, sourceLocation: SourceLocation = #_sourceLocation
+    _ flush: Task<FlushOutcome, Never>, within seconds: Double = 180, sourceLocation: SourceLocation = #_sourceLocation
 ) async -> FlushOutcome {
     let outcome = await withTaskGroup(of: FlushOutcome?.self) { group in
         group.addTask { await flush.value }

@@ -23,7 +23,7 @@ final class RollupPublisher: Sendable {
     private let maxAttempts: Int
     private let maxPending: Int
     private let metrics: CollectorMetrics
-    private let logger: CollectorLogger
+    private let logger: Logger
     private let retries = Mutex<[Attempt]>([])
     // One flush at a time: the timer, a test's explicit flush and the final drain never interleave.
     private let flushing = Mutex<Void>(())
@@ -41,15 +41,13 @@ final class RollupPublisher: Sendable {
 
     init(
         aggregator: RollupAggregator, producer: KafkaProducer?, store: (any CollectorStore)?, topic: String,
-        interval: Duration, maxAttempts: Int, maxPending: Int, metrics: CollectorMetrics, logger: CollectorLogger
+        interval: Duration, maxAttempts: Int, maxPending: Int, metrics: CollectorMetrics, logger: Logger
     ) {
         self.aggregator = aggregator
         self.producer = producer
         self.store = store
         self.topic = topic
-        self.headers = [
-            KafkaHeader(name: "content-type", value: "application/json"), KafkaHeader(name: "schema", value: topic),
-        ]
+        self.headers = KafkaHeader.json(schema: topic)
         self.interval = interval
         self.maxAttempts = max(1, maxAttempts)
         self.maxPending = max(1, maxPending)

@@ -48,8 +48,22 @@ enum CheckCommand {
         let widgets = try readWidgets(payload)
         let store = try QueryOptions.openStore(arguments)
         let apps = try await QueryOptions.read { try AppTraffic.load(reader: store, window: window, appID: appID) }
-        let report = CheckReport.make(
+        var report = CheckReport.make(
             widgets: widgets, apps: apps, window: window, payload: payload, maxUnknownShare: threshold)
+        let owners = try OwnerOptions.rules(arguments)
+        if let team = try OwnerOptions.team(arguments, rules: owners) {
+            // Only the team's types, judged only in the apps where the team owns them.
+            for index in report.types.indices {
+                let type = report.types[index].widgetType
+                report.types[index].apps.removeAll {
+                    !OwnerOptions.keeps(team, rules: owners, appID: $0.appID, widgetType: type)
+                }
+            }
+            report.types.removeAll {
+                $0.apps.isEmpty
+                    && !OwnerOptions.keeps(team, rules: owners, appID: appID ?? "", widgetType: $0.widgetType)
+            }
+        }
         let output = arguments.output
         if !report.hasLiveVersions {
             output.printError(

@@ -1,7 +1,10 @@
 import Collector
 import FlowmeterModels
 import FlowmeterReporter
+import FlowmeterRuntime
 import Foundation
+import Lifecycle
+import Logging
 import RollupStore
 import Rollups
 import Sink
@@ -36,7 +39,7 @@ enum DemoCommand {
             run: { arguments in
                 let duration =
                     try arguments.parsed("duration", as: "a positive duration such as 50s") {
-                        ServeCommand.parseDuration($0).flatMap { $0 > .zero ? $0 : nil }
+                        OptionValues.duration($0).flatMap { $0 > .zero ? $0 : nil }
                     } ?? .seconds(50)
                 let hours =
                     try arguments.parsed("simulated-hours", as: "a number of hours in (0, 48]") {
@@ -81,17 +84,22 @@ struct DemoRun {
         let logPath = directory + "/collector.log"
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let logHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-        let logger = CollectorLogger(threshold: .info, format: .json) { line in
+        let logger = Logger(threshold: .info, format: .json) { line in
             logHandle.write(Data((line + "\n").utf8))
         }
-        let store = try openRollupStore(url: storePath)
-        let collector = try makeCollector(
-            configuration: try configuration(), logger: logger, store: ServeCommand.StoreWriter(store: store))
-        var sinkConfiguration = RollupSinkConfiguration(bootstrapServers: collector.bootstrapServers)
-        sinkConfiguration.groupID = "flowmeter-demo-sink"
-        let sink = try RollupSink(configuration: sinkConfiguration, store: store, log: SinkCommand.log(to: logger))
-        sink.start()
-        try collector.start()
+        var serveConfiguration = ServeConfiguration(collector: try configuration())
+        serveConfiguration.storeURL = storePath
+        serveConfiguration.sinkGroup = "flowmeter-demo-sink"
+        serveConfiguration.deadLetterPath = directory + "/dead-letters.jsonl"
+        serveConfiguration.detection.interval = .zero
+        let serve = try makeServe(serveConfiguration, logger: logger)
+        let collector = serve.collector
+        let store = serve.store!
+        let running = Task { try await serve.group.run() }
+        // The group starts the HTTP server in its own task: wait (bounded) until it listens.
+        for _ in 0..<500 where collector.port == 0 {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         let baseURL = URL(string: "http://127.0.0.1:\(collector.port)")!
         print("    collector  \(baseURL.absoluteString)   kafka  \(collector.bootstrapServers.joined(separator: ","))")
         print("    store      \(storePath)")
@@ -101,7 +109,7 @@ struct DemoRun {
 
         Terminal.heading(
             "simulating \(hoursText) of 3 apps' traffic in ~\(duration.components.seconds) s, with backend deploys")
-        print("    6,800 installs, shop 5.3.0 ramping up, 3% debug builds; page-api deploys 4 times")
+        print("    6,800 installs, shop 5.3.0 ramping up, 3% debug builds; page-api deploys 4 times (and twice before)")
         let outcome = await SimulationRun(
             target: baseURL, ingestKey: ingestKey, adminKey: adminKey, seed: seed, duration: duration,
             simulatedHours: simulatedHours, maxRequests: requests, concurrency: 8, showsProgress: true
@@ -110,10 +118,9 @@ struct DemoRun {
         print("")
 
         let waited = await waitForRollups(store: store, batches: Int64(outcome.counters.accepted + extraBatches))
-        // Every batch is in the store: stop the sink before the collector, whose shutdown stops the in-process
-        // cluster the sink reads from.
-        await SinkCommand.onThread { sink.stop(draining: .seconds(2)) }
-        await collector.shutdown()
+        // Every batch is in the store: stop the services (the sink last, after the collector's final drain).
+        serve.group.triggerShutdown(reason: "demo traffic done")
+        try await running.value
         if !waited {
             print("    " + Terminal.styled("not every batch reached the store in time; results may be short", .yellow))
         }
@@ -126,6 +133,9 @@ struct DemoRun {
         Terminal.heading("flowmeter spikes --since \(since)   (diagnostics rising sharply, and the deploy behind them)")
         _ = await query(["spikes", "--store", storePath, "--since", since])
         print("")
+        Terminal.heading("flowmeter gates   (version gates the backend needs, and when each can go)")
+        _ = await query(["gates", "--store", storePath])
+        print("")
 
         let reportPath = directory + "/schema-health"
         Terminal.heading("the weekly schema-health report")
@@ -136,8 +146,15 @@ struct DemoRun {
         print(Terminal.styled("What happened", .bold))
         print("    page-api \(truth.ungated[0].introducedBy.version) sent `hologram_projector` to every shop version;")
         print("    only 5.3.0 renders it. The fix: gate it at 5.3.0 (suggestedGate above).")
+        if let regression = truth.regressions.first {
+            print(
+                "    It is a regression: page-api \(regression.earlierDeploy.version) had sent it two days before, for an"
+            )
+            print("    hour, until the next deploy rolled it back.")
+        }
         print("    page-api \(truth.typos[0].introducedBy.version) misspelled `image_text_card` as `imgae_text_card`;")
-        print("    page-api \(truth.malformed[0].introducedBy.version) dropped `imageURL` from it (the spike).")
+        print("    page-api \(truth.malformed[0].introducedBy.version) dropped `imageURL` from it.")
+        print("    Each cause is one incident in `spikes`, however many app versions it hit.")
         print("    Debug builds' `dev_playground_widget` and the gated `story_ring` are rightly not flagged.")
         print("Explore: export FLOWMETER_STORE=\(storePath)")
         print("         flowmeter top; flowmeter versions; flowmeter types; flowmeter deploys list")
@@ -217,7 +234,7 @@ struct DemoRun {
     private func waitForRollups(store: any RollupStore, batches: Int64) async -> Bool {
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {
-            let stored = await SinkCommand.onThread { () -> Int64 in
+            let stored = await onThread(named: "demo-store-read") { () -> Int64 in
                 let now = Int64(Date().timeIntervalSince1970)
                 let rollups = try? store.versionRollups(
                     from: Timestamp(secondsSinceEpoch: now - 86_400), to: Timestamp(secondsSinceEpoch: now + 3_600),
@@ -232,7 +249,8 @@ struct DemoRun {
 
     /// Says what the sink merged into the store: the rollups the queries below read.
     private func describeStore(_ store: any RollupStore) async {
-        let summary = await SinkCommand.onThread { () -> (series: Int, minutes: Int, events: Int64, batches: Int64)? in
+        typealias Summary = (series: Int, minutes: Int, events: Int64, batches: Int64)
+        let summary = await onThread(named: "demo-store-read") { () -> Summary? in
             let now = Int64(Date().timeIntervalSince1970)
             let from = Timestamp(secondsSinceEpoch: now - 2 * 86_400)
             let to = Timestamp(secondsSinceEpoch: now + 3_600)

@@ -40,7 +40,7 @@ enum BatchFileFormat {
         func string(_ name: StaticString, _ value: String?) {
             guard let value else { return }
             key(name)
-            EventRecordWriter.appendString(value, to: &line)
+            JSONString.append(value, to: &line)
         }
         string("id", event.id)
         string("kind", event.kind.rawValue)

@@ -1,13 +1,14 @@
 import FlowmeterModels
 import Foundation
+public import RollupStore
 import Rollups
 
 /// Fills a store with a month of minute rollups and times the detector's queries against it.
 ///
-/// `flowmeter-bench store` calls ``run(store:days:seriesCount:)`` on a fresh store and prints the report. SQL stores
-/// are filled through a bulk path (prepared inserts or COPY, with hour rows computed in memory) so that millions of
-/// rows load in seconds; any other store is filled through `apply`. The store should be empty: filling writes rows
-/// for windows it assumes are new.
+/// `flowmeter-bench store` calls ``run(store:days:seriesCount:repetitions:)`` on a fresh store and prints the report.
+/// An ``SQLRollupStore`` is filled through its bulk path (``SQLRollupStore/bulkLoad(series:versions:)``: prepared
+/// inserts or COPY, with hour rows computed in memory) so that millions of rows load in seconds; any other store is
+/// filled through `apply`. The store should be empty: filling writes rows for windows it assumes are new.
 public enum RollupStoreBenchmark {
     /// How long one query took, and how much it returned.
     public struct Timing: Sendable, CustomStringConvertible {
@@ -62,7 +63,7 @@ public enum RollupStoreBenchmark {
     ) throws -> Report {
         let end = (Int64(Date().timeIntervalSince1970) / 3600) * 3600
         let start = end - Int64(days) * 86_400
-        let series = makeSeries(count: seriesCount)
+        let series = BenchmarkRollups.series(count: seriesCount)
         let versionKeys = Array(Set(series.map(\.versionKey))).sorted()
         var seriesRows = 0
         var versionRows = 0
@@ -76,18 +77,16 @@ public enum RollupStoreBenchmark {
             for minute in 0..<1440 {
                 let window = MinuteWindow(start: dayStart + Int64(minute) * 60)
                 for (index, item) in series.enumerated() {
-                    seriesRollups.append(rollup(item, index: index, window: window))
+                    seriesRollups.append(BenchmarkRollups.rollup(item, index: index, window: window))
                 }
                 for (index, key) in versionKeys.enumerated() {
-                    versionRollups.append(versionRollup(key, index: index, window: window))
+                    versionRollups.append(BenchmarkRollups.versionRollup(key, index: index, window: window))
                 }
             }
             seriesRows += seriesRollups.count
             versionRows += versionRollups.count
-            if let sql = store as? SQLiteRollupStore {
-                try sql.core.bulkLoad(series: seriesRollups, versions: versionRollups)
-            } else if let sql = store as? PostgresRollupStore {
-                try sql.core.bulkLoad(series: seriesRollups, versions: versionRollups)
+            if let sql = store as? SQLRollupStore {
+                try sql.bulkLoad(series: seriesRollups, versions: versionRollups)
             } else {
                 let partials =
                     (seriesRollups.map { PartialRollup.Rollup.series($0) }
@@ -99,8 +98,7 @@ public enum RollupStoreBenchmark {
                 _ = try store.apply(partials)
             }
         }
-        if let sql = store as? SQLiteRollupStore { try sql.core.analyze() }
-        if let sql = store as? PostgresRollupStore { try sql.core.analyze() }
+        if let sql = store as? SQLRollupStore { try sql.analyze() }
         let fillSeconds = seconds(since: fillStarted)
 
         let from = Timestamp(secondsSinceEpoch: start)
@@ -173,42 +171,5 @@ public enum RollupStoreBenchmark {
 
     private static func seconds(since start: DispatchTime) -> Double {
         Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
-    }
-
-    /// Series spread over three apps, two versions, both build configurations, several kinds and widget types.
-    private static func makeSeries(count: Int) -> [RollupSeries] {
-        let kinds: [DiagnosticKind] = [.unknownType, .unknownType, .malformedPayload, .droppedElement]
-        return (0..<count).map { index in
-            RollupSeries(
-                appID: "com.example.app\(index % 3)", platform: index % 2 == 0 ? "ios" : "android",
-                appVersion: "5.\(index % 2)", buildConfiguration: index % 5 == 4 ? .debug : .release,
-                kind: kinds[index % kinds.count], widgetType: "widget_\(index)")
-        }
-    }
-
-    private static func rollup(_ series: RollupSeries, index: Int, window: MinuteWindow) -> SeriesRollup {
-        // A daily cycle plus per-series scale: realistic enough for query costs, which do not depend on values.
-        let phase = Double((window.start / 60 + Int64(index) * 37) % 1440) / 1440
-        let events = Int64(3 + Double(index % 7 + 1) * 10 * (1 + sin(phase * 2 * .pi)))
-        var installs = HyperLogLog()
-        for install in 0..<Int(1 + events % 3) {
-            installs.insert(
-                hash: UInt64(truncatingIfNeeded: window.start &* 31 &+ Int64(index * 7 + install))
-                    &* 0x9E37_79B9_7F4A_7C15)
-        }
-        return SeriesRollup(
-            series: series, window: window, events: events, installs: installs,
-            firstSeen: Timestamp(secondsSinceEpoch: window.start + 1),
-            lastSeen: Timestamp(secondsSinceEpoch: window.start + 58),
-            releases: ["page-api@2026.\(window.start / 86_400 % 5)": events],
-            samples: [RollupSample(codingPath: "Index 1.children", message: "unknown type", pageID: "home")])
-    }
-
-    private static func versionRollup(_ key: VersionKey, index: Int, window: MinuteWindow) -> VersionRollup {
-        var installs = HyperLogLog()
-        installs.insert(hash: UInt64(truncatingIfNeeded: window.start &+ Int64(index)) &* 0x9E37_79B9_7F4A_7C15)
-        return VersionRollup(
-            key: key, window: window, batches: 40, cleanBatches: 30, decodes: 400, installs: installs,
-            registeredTypes: ["hero", "grid", "carousel"], maxSchemaVersion: 3)
     }
 }
