@@ -19,7 +19,7 @@ public import Foundation
 /// where an earlier process was killed sends what that process left. Use one reporter per directory at a time.
 public final class FlowmeterReporter: Sendable {
     /// This SDK's version, sent as `client.sdkVersion` when the configuration leaves it nil.
-    public static let sdkVersion = "1.0.0"
+    public static let sdkVersion = flowmeterVersion
 
     let engine: ReporterEngine
     #if canImport(UIKit) && !os(watchOS)
