@@ -24,6 +24,8 @@ final class EmbeddedCollector: Sendable {
             [
                 "--kafka", "embedded", "--keys", keys, "--salt", "00112233445566778899aabbccddeeff", "--log-level",
                 "info", "--log-format", "json", "--shutdown-timeout", "10s", "--collector-id", "reporter-test",
+                // Its own spool, removed with the directory: the default ./flowmeter-spool is the working directory's.
+                "--spool", directory.file("spool"),
             ] + extra
         let path = try FlowmeterExecutable.requiredPath()
         if let port {
