@@ -29,8 +29,11 @@ final class EmbeddedCollector: Sendable {
             ] + extra
         let path = try FlowmeterExecutable.requiredPath()
         if let port {
+            // FlowmeterExecutable.serve gives its servers a spool of their own; this one needs one too, or it would
+            // share the default ./flowmeter-spool with every other test's collector.
+            let spool = ["--spool", directory.file("spool")]
             server = try ServerProcess(
-                path, port: port, arguments: ["serve", "--listen", "127.0.0.1:\(port)"] + arguments)
+                path, port: port, arguments: ["serve", "--listen", "127.0.0.1:\(port)"] + arguments + spool)
             guard await server.waitUntilReady(timeout: .seconds(30)) else {
                 throw ChildProcess.Failure("serve on port \(port) never answered: \(server.child.errors.suffix(2000))")
             }
