@@ -1,5 +1,6 @@
 import Foundation
 import Kafka
+import Logging
 import TestSupport
 import Testing
 
@@ -61,7 +62,7 @@ import Testing
         configuration.port = 0
         configuration.kafka = .brokers(["127.0.0.1:9"])
         #expect {
-            _ = try makeCollector(configuration: configuration, logger: CollectorLogger(threshold: .error) { _ in })
+            _ = try makeCollector(configuration: configuration, logger: Logger(threshold: .error) { _ in })
         } throws: { error in
             let error = error as? CollectorError
             return error?.code == .invalidConfiguration && error?.message.contains("salt") == true
@@ -69,7 +70,7 @@ import Testing
         configuration.kafka = .none
         let lines = LogBuffer()
         let collector = try makeCollector(
-            configuration: configuration, logger: CollectorLogger(threshold: .warning) { lines.append($0) })
+            configuration: configuration, logger: Logger(threshold: .warning) { lines.append($0) })
         #expect(lines.lines.contains { $0.contains("no install-ID salt configured") })
         _ = collector
     }

@@ -23,7 +23,7 @@ final class IngestHandler: Sendable {
     private let recentBatches: RecentBatchIDs<[UInt8]>
     private let metrics: CollectorMetrics
     private let health: KafkaHealth
-    private let logger: CollectorLogger
+    private let logger: Logger
     private let deadlines: DeadlineQueue
     private let headers: [KafkaHeader]
     private let spoolHeaders: [SpoolRecord.Header]
@@ -32,7 +32,7 @@ final class IngestHandler: Sendable {
     init(
         configuration: CollectorConfiguration, hasher: InstallIDHasher, producer: KafkaProducer?,
         delivery: SpoolingDelivery?, aggregator: RollupAggregator?, metrics: CollectorMetrics, health: KafkaHealth,
-        logger: CollectorLogger
+        logger: Logger
     ) {
         self.settings = configuration
         self.delivery = delivery

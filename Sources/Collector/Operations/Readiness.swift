@@ -47,9 +47,9 @@ struct Readiness: Sendable {
             return .json(status: .ok, #"{"status":"ready","spooling":\#(isSpooling)}"#)
         case .notReady(let reason, let message):
             var body: [UInt8] = Array(#"{"error":"unavailable","reason":"#.utf8)
-            EventRecordWriter.appendString(reason, to: &body)
+            JSONString.append(reason, to: &body)
             body.append(contentsOf: #","message":"#.utf8)
-            EventRecordWriter.appendString(message, to: &body)
+            JSONString.append(message, to: &body)
             body.append(UInt8(ascii: "}"))
             return .json(status: .serviceUnavailable, body, headers: ["Retry-After": "5"])
         }
