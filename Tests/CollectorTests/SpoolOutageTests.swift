@@ -18,6 +18,9 @@ import Testing
             spool.maxBytes = maxBytes
             configuration.spool = spool
             configuration.defaultRateLimit = .init(perSecond: 1_000_000, burst: 1_000_000)
+            // The 503 backstop well past the spool threshold (1 s), so a loaded machine's slow sync is not a 503.
+            configuration.responseDeadline = .seconds(5)
+            configuration.requestDeadline = .seconds(10)
             configure(&configuration)
         }
     }
