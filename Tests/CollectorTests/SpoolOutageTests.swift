@@ -65,8 +65,18 @@ import Testing
         let metrics = try await fixture.get("/metrics").bodyText
         #expect((SpoolChecks.sample("flowmeter_spool_replayed_records_total", in: metrics) ?? 0) > 0)
         #expect(
-            await SpoolChecks.waitUntil(timeout: .seconds(5)) {
-                SpoolChecks.segments(in: directory.file("spool")).isEmpty
+            (SpoolChecks.sample(#"flowmeter_rollup_messages_total{outcome="spooled"}"#, in: metrics) ?? 0) > 0,
+            "rollups flushed during the outage were spooled too")
+
+        // The rollups (spooled ones included) count every acknowledged event exactly once: what the store will hold.
+        await fixture.collector.flushRollups()
+        let rollups = try await kafka.consume(topic: KafkaFixture.rollupsTopic, timeout: .seconds(30)) { messages in
+            SpoolChecks.seriesEvents(in: messages) >= acknowledged.count
+        }
+        #expect(SpoolChecks.seriesEvents(in: rollups) == acknowledged.count)
+        #expect(
+            await SpoolChecks.waitUntil(timeout: .seconds(10)) {
+                fixture.collector.spooledRecords == 0 && SpoolChecks.segments(in: directory.file("spool")).isEmpty
             })
         await fixture.shutdown()
     }
