@@ -2,8 +2,13 @@
 SWIFT ?= swift
 SWIFT_BUILD_FLAGS ?=
 RELEASE_BIN = .build/release
+# The Swift driver leaves a TemporaryDirectory.* folder in TMPDIR for every compile; builds keep theirs in .build.
+BUILD_TMP = $(CURDIR)/.build/tmp
+SWIFT_BUILD = mkdir -p $(BUILD_TMP) && TMPDIR=$(BUILD_TMP) $(SWIFT) build
+CLEAN_BUILD_TMP = rm -rf $(BUILD_TMP)
 
-.PHONY: all deps deps-test build release test fuzz fuzz-corpus demo bench bench-decode bench-store lint clean help
+.PHONY: all deps deps-test build release test fuzz fuzz-corpus demo bench bench-decode bench-store bench-reporter lint \
+	clean help
 
 help:
 	@echo "make demo          run the pipeline end to end on the embedded default (installs what is missing)"
@@ -12,6 +17,7 @@ help:
 	@echo "make bench-decode  fast decode path vs Foundation Codable, events/s per core, same batches, same run"
 	@echo "make bench         collector under HTTP load vs the Python peer, side by side (bounded, loopback only)"
 	@echo "make bench-store   the detector's queries over 30 days of minute rollups, SQLite and PostgreSQL"
+	@echo "make bench-reporter  the client SDK: ns per record, bytes on disk per event, upload bytes per 1,000 events"
 	@echo "make lint          swift format lint --strict"
 
 all: build
@@ -23,17 +29,20 @@ deps-test:
 	@scripts/install-deps.sh test
 
 build: deps
-	$(SWIFT) build $(SWIFT_BUILD_FLAGS)
+	$(SWIFT_BUILD) $(SWIFT_BUILD_FLAGS)
+	@$(CLEAN_BUILD_TMP)
 
 release: deps
-	$(SWIFT) build -c release $(SWIFT_BUILD_FLAGS)
+	$(SWIFT_BUILD) -c release $(SWIFT_BUILD_FLAGS)
+	@$(CLEAN_BUILD_TMP)
 
 # Swift Testing runs every test in parallel by default; many tests start servers (the mock cluster, PostgreSQL,
 # Prometheus, Alertmanager, Chromium, the collector itself), so on 2 cores at most TEST_PARALLELISM run at once.
 TEST_PARALLELISM ?= 4
 
 test: deps-test
-	$(SWIFT) build --build-tests $(SWIFT_BUILD_FLAGS)
+	$(SWIFT_BUILD) --build-tests $(SWIFT_BUILD_FLAGS)
+	@$(CLEAN_BUILD_TMP)
 	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(TEST_PARALLELISM) $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS)
 	scripts/fuzz.sh corpus
 	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
@@ -61,6 +70,11 @@ bench-store: release
 
 bench: release
 	$(RELEASE_BIN)/flowmeter-bench ingest $(BENCH_ARGS)
+
+# FlowmeterReporter: record cost and bytes written per event, upload bytes per 1,000 events with and without
+# pre-aggregation, side by side (in process, no network).
+bench-reporter: release
+	$(RELEASE_BIN)/flowmeter-bench reporter $(BENCH_ARGS)
 
 lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift

@@ -11,9 +11,12 @@ let strictSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "Flowmeter",
-    platforms: [.macOS(.v15), .iOS(.v18)],
+    // iOS 15 for the FlowmeterModels and FlowmeterReporter products apps embed; the server targets are built for
+    // Linux and macOS only.
+    platforms: [.macOS(.v15), .iOS(.v15)],
     products: [
         .library(name: "FlowmeterModels", targets: ["FlowmeterModels"]),
+        .library(name: "FlowmeterReporter", targets: ["FlowmeterReporter"]),
         .executable(name: "flowmeter", targets: ["flowmeter"]),
         .executable(name: "flowmeter-bench", targets: ["flowmeter-bench"]),
     ],
@@ -32,10 +35,17 @@ let package = Package(
         .target(name: "FlowmeterModels", swiftSettings: strictSettings),
 
         // Wrappers around the C libraries.
-        .target(name: "Kafka", dependencies: ["CRdKafka"], swiftSettings: strictSettings),
-        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"], swiftSettings: strictSettings),
-        .target(name: "Gzip", dependencies: ["CZlib"], swiftSettings: strictSettings),
-        .target(name: "Hashing", dependencies: ["CCrypto"], swiftSettings: strictSettings),
+        .target(
+            name: "Kafka", dependencies: ["CRdKafka", "FlowmeterModels", "Lifecycle", "Logging"],
+            swiftSettings: strictSettings),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "FlowmeterModels"], swiftSettings: strictSettings),
+        .target(name: "Gzip", dependencies: ["CZlib", "FlowmeterModels"], swiftSettings: strictSettings),
+        .target(name: "Hashing", dependencies: ["CCrypto", "FlowmeterModels"], swiftSettings: strictSettings),
+
+        // The program's structured logger (JSON or logfmt), used by every service.
+        .target(name: "Logging", dependencies: ["FlowmeterModels"], swiftSettings: strictSettings),
+        // Services and the group that starts them in order and stops them in reverse; blocking calls on threads.
+        .target(name: "Lifecycle", dependencies: ["Logging"], swiftSettings: strictSettings),
 
         // Prometheus exposition: counters, gauges, histograms, bounded label sets.
         .target(name: "Metrics", swiftSettings: strictSettings),
@@ -44,34 +54,52 @@ let package = Package(
         .target(name: "Rollups", dependencies: ["FlowmeterModels"], swiftSettings: strictSettings),
         // The rollup store: one protocol, SQLite and PostgreSQL.
         .target(name: "RollupStore", dependencies: ["Rollups", "CSQLite", "CLibPQ"], swiftSettings: strictSettings),
+        // Fills a store in bulk and times the detector's queries: for flowmeter-bench and its test, not shipped.
+        .target(
+            name: "RollupStoreBenchmarks", dependencies: ["RollupStore", "Rollups", "FlowmeterModels"],
+            swiftSettings: strictSettings),
         // Spikes, ungated types, typos, new types, deploy attribution, alerts.
         .target(name: "Detector", dependencies: ["Rollups", "FlowmeterModels"], swiftSettings: strictSettings),
         // Consumes flowmeter.rollups.v1 into a store.
-        .target(name: "Sink", dependencies: ["Rollups", "RollupStore", "Kafka"], swiftSettings: strictSettings),
+        .target(
+            name: "Sink", dependencies: ["Rollups", "RollupStore", "Kafka", "Lifecycle"], swiftSettings: strictSettings),
 
         // The ingest service.
         .target(
             name: "Collector",
-            dependencies: ["FlowmeterModels", "Kafka", "HTTPServer", "Gzip", "Hashing", "Metrics", "Rollups"],
+            dependencies: [
+                "FlowmeterModels", "Kafka", "HTTPServer", "Gzip", "Hashing", "Metrics", "Rollups", "Logging",
+                "Lifecycle",
+            ],
             swiftSettings: strictSettings
         ),
 
-        // The client apps use to send batches (Foundation only, like the models).
-        .target(name: "Reporter", dependencies: ["FlowmeterModels"], swiftSettings: strictSettings),
+        // The client SDK apps embed: disk queue, pre-aggregation, paced uploads (Foundation only, like the models).
+        .target(name: "FlowmeterReporter", dependencies: ["FlowmeterModels"], swiftSettings: strictSettings),
+
+        // Builds the running system of each long-running command (serve, sink, watch) as a ServiceGroup.
+        .target(
+            name: "FlowmeterRuntime",
+            dependencies: ["Collector", "Sink", "RollupStore", "Detector", "Kafka", "Lifecycle", "Logging", "Rollups"],
+            swiftSettings: strictSettings
+        ),
 
         // Command tree and output formats; the executable only calls into it.
         .target(
             name: "FlowmeterCLI",
             dependencies: [
-                "FlowmeterModels", "Kafka", "Collector", "Reporter", "Gzip", "Sink", "RollupStore", "Detector",
-                "Rollups",
+                "FlowmeterModels", "Kafka", "Collector", "FlowmeterReporter", "Gzip", "Sink", "RollupStore", "Detector",
+                "Rollups", "Lifecycle", "Logging", "FlowmeterRuntime",
             ],
             swiftSettings: strictSettings
         ),
         .executableTarget(name: "flowmeter", dependencies: ["FlowmeterCLI"], swiftSettings: strictSettings),
         .executableTarget(
             name: "flowmeter-bench",
-            dependencies: ["FlowmeterModels", "Kafka", "Gzip", "RollupStore", "TestSupport"],
+            dependencies: [
+                "FlowmeterModels", "FlowmeterReporter", "Kafka", "Gzip", "RollupStore", "RollupStoreBenchmarks",
+                "TestSupport",
+            ],
             swiftSettings: strictSettings
         ),
 
@@ -81,7 +109,7 @@ let package = Package(
             name: "FuzzTargets",
             dependencies: [
                 "CLibFuzzer", "FlowmeterModels", "Gzip", "Rollups", "RollupStore", "Collector", "HTTPServer",
-                "FlowmeterCLI",
+                "Logging", "FlowmeterCLI",
             ],
             swiftSettings: strictSettings
         ),
@@ -112,11 +140,18 @@ let package = Package(
         .testTarget(name: "HashingTests", dependencies: ["Hashing"], swiftSettings: strictSettings),
         .testTarget(name: "MetricsTests", dependencies: ["Metrics"], swiftSettings: strictSettings),
         .testTarget(
-            name: "ReporterTests", dependencies: ["Reporter", "HTTPServer", "TestSupport"],
+            name: "LifecycleTests", dependencies: ["Lifecycle", "Logging"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "FlowmeterReporterTests",
+            dependencies: [
+                "FlowmeterReporter", "FlowmeterModels", "HTTPServer", "Gzip", "Kafka", "RollupStore", "Rollups",
+                "TestSupport",
+            ],
             swiftSettings: strictSettings),
         .testTarget(name: "RollupsTests", dependencies: ["Rollups", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(
-            name: "RollupStoreTests", dependencies: ["RollupStore", "TestSupport"], swiftSettings: strictSettings),
+            name: "RollupStoreTests", dependencies: ["RollupStore", "RollupStoreBenchmarks", "TestSupport"],
+            swiftSettings: strictSettings),
         .testTarget(
             name: "DetectorTests", dependencies: ["Detector", "Rollups", "FlowmeterModels", "TestSupport"],
             swiftSettings: strictSettings),
@@ -124,7 +159,7 @@ let package = Package(
             name: "SinkTests", dependencies: ["Sink", "Collector", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(
             name: "FlowmeterCLITests",
-            dependencies: ["FlowmeterCLI", "TestSupport", "RollupStore", "Rollups", "Detector"],
+            dependencies: ["FlowmeterCLI", "TestSupport", "RollupStore", "Rollups", "Detector", "Gzip"],
             resources: [.copy("Fixtures")],
             swiftSettings: strictSettings
         ),
@@ -132,7 +167,7 @@ let package = Package(
         .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"], swiftSettings: strictSettings),
         .testTarget(
             name: "CollectorTests",
-            dependencies: ["Collector", "TestSupport"],
+            dependencies: ["Collector", "Logging", "TestSupport"],
             swiftSettings: strictSettings
         ),
     ]

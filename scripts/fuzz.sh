@@ -37,13 +37,21 @@ default_configuration=release
 [ "$mode" = corpus ] && default_configuration=debug
 FUZZ_CONFIGURATION=${FUZZ_CONFIGURATION:-$default_configuration}
 
+# The Swift driver leaves a TemporaryDirectory.* folder in TMPDIR for every compile; keep them in the scratch path.
+case "$FUZZ_SCRATCH" in /*) build_tmp="$FUZZ_SCRATCH/tmp" ;; *) build_tmp="$PWD/$FUZZ_SCRATCH/tmp" ;; esac
+mkdir -p "$build_tmp"
 # -DFUZZING makes each executable's main hand over to libFuzzer; lld links libFuzzer next to SwiftPM's entry point.
 for target in "${targets[@]}"; do
-  "$SWIFT" build --scratch-path "$FUZZ_SCRATCH" -c "$FUZZ_CONFIGURATION" --product "${products[$target]}" \
+  set +e
+  TMPDIR="$build_tmp" "$SWIFT" build --scratch-path "$FUZZ_SCRATCH" -c "$FUZZ_CONFIGURATION" \
+    --product "${products[$target]}" \
     -Xswiftc -sanitize=fuzzer,address -Xswiftc -DFUZZING -Xswiftc -use-ld=lld 2>&1 |
-    grep -v "Cannot export local symbol '__asan" || true
-  [ -x "$FUZZ_SCRATCH/$FUZZ_CONFIGURATION/${products[$target]}" ] || { echo "fuzz build failed" >&2; exit 1; }
+    grep -v "Cannot export local symbol '__asan"
+  status=${PIPESTATUS[0]}
+  set -e
+  [ "$status" = 0 ] || { echo "fuzz build of ${products[$target]} failed" >&2; exit 1; }
 done
+rm -rf "$build_tmp"
 [ "$mode" = build ] && exit 0
 
 # Crashes are libFuzzer's and ASan's to report: the Swift backtracer would stall each one for seconds.

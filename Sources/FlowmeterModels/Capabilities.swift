@@ -38,7 +38,12 @@ extension Capabilities {
                     )
                 )
             }
-            types.append(FieldLimits.truncate(type, to: FieldLimits.other))
+            let kept = FieldLimits.truncate(type, to: FieldLimits.other)
+            if let violation = IdentifierRule.violation(in: kept) {
+                throw DecodingError.dataCorrupted(
+                    .init(codingPath: element.codingPath, debugDescription: violation.message(key: "registeredTypes")))
+            }
+            types.append(kept)
         }
         self.registeredTypes = types
     }

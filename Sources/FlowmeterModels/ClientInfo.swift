@@ -52,17 +52,17 @@ extension ClientInfo {
     /// Decodes client information; a missing required key or a wrong type is an error (it fails the batch).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.appID = try container.requiredString(.appID)
-        self.appVersion = try container.requiredString(.appVersion)
-        self.build = try container.string(.build)
-        self.platform = try container.requiredString(.platform)
-        self.osVersion = try container.string(.osVersion)
-        self.sdkVersion = try container.string(.sdkVersion)
-        self.installID = try container.string(.installID)
+        self.appID = try container.requiredIdentifier(.appID)
+        self.appVersion = try container.requiredIdentifier(.appVersion)
+        self.build = try container.identifier(.build)
+        self.platform = try container.requiredIdentifier(.platform)
+        self.osVersion = try container.identifier(.osVersion)
+        self.sdkVersion = try container.identifier(.sdkVersion)
+        self.installID = try container.identifier(.installID)
         self.buildConfiguration =
-            try container.string(.buildConfiguration).map(BuildConfiguration.init(wireValue:))
+            try container.identifier(.buildConfiguration).map(BuildConfiguration.init(wireValue:))
             ?? .release
-        self.unknownPolicy = try container.string(.unknownPolicy).flatMap(UnknownPolicy.init(rawValue:))
+        self.unknownPolicy = try container.identifier(.unknownPolicy).flatMap(UnknownPolicy.init(rawValue:))
         if try container.object(.capabilities, keyedBy: Capabilities.CodingKeys.self, required: false) != nil {
             self.capabilities = try container.decode(Capabilities.self, forKey: .capabilities)
         } else {

@@ -4,11 +4,16 @@ public struct DecodedBatch: Hashable, Sendable {
     public var batch: DiagnosticBatch
     /// One report per dropped event, in their original order.
     public var dropped: [DecodeDiagnostic]
+    /// Where each dropped event sat in `events` as sent: `droppedIndices[i]` is the position of `dropped[i]`, as a
+    /// number (the report's `path` spells it for people).
+    public var droppedIndices: [Int]
 
-    /// Creates a result.
-    public init(batch: DiagnosticBatch, dropped: [DecodeDiagnostic]) {
+    /// Creates a result; `droppedIndices` must have one position per report.
+    public init(batch: DiagnosticBatch, dropped: [DecodeDiagnostic], droppedIndices: [Int]) {
+        precondition(dropped.count == droppedIndices.count, "one position per dropped event")
         self.batch = batch
         self.dropped = dropped
+        self.droppedIndices = droppedIndices
     }
 }
 
@@ -28,7 +33,7 @@ extension DecodedBatch: Decodable {
                 )
             )
         }
-        let id = try container.string(.id)
+        let id = try container.identifier(.id)
         let sentAt = try container.timestamp(.sentAt, required: false)
         _ = try container.object(.client, keyedBy: ClientInfo.CodingKeys.self, required: true)
         let client = try container.decode(ClientInfo.self, forKey: .client)
@@ -36,19 +41,26 @@ extension DecodedBatch: Decodable {
         var list = try container.array(.events, required: true)!
         var events: [DiagnosticEvent] = []
         var dropped: [DecodeDiagnostic] = []
+        var droppedIndices: [Int] = []
         while !list.isAtEnd {
             let index = list.currentIndex
             let element = try list.superDecoder()
             do {
                 events.append(try DiagnosticEvent(from: element))
             } catch let error as DecodingError {
-                let path = pathString(list.codingPath + [AnyCodingKey(intValue: index)])
+                // A field's own problem (an identifier that breaks the rule) names the field after the element.
+                let element = pathString(list.codingPath + [AnyCodingKey(intValue: index)])
+                let named = error.contractPath
+                let path = named.hasPrefix(element + ".") ? named : element
                 dropped.append(DecodeDiagnostic(path: path, message: error.contractMessage))
+                droppedIndices.append(index)
             }
         }
+        let clientReport = ClientReport.lenient(in: container, forKey: .clientReport)
         self.init(
-            batch: DiagnosticBatch(id: id, sentAt: sentAt, client: client, decodes: decodes, events: events),
-            dropped: dropped
+            batch: DiagnosticBatch(
+                id: id, sentAt: sentAt, client: client, decodes: decodes, events: events, clientReport: clientReport),
+            dropped: dropped, droppedIndices: droppedIndices
         )
     }
 }

@@ -61,19 +61,15 @@ extension DiagnosticEvent {
                 )
             )
         }
-        let rawKind = try container.requiredString(.kind)
-        guard let kind = DiagnosticKind(rawValue: rawKind) else {
-            throw container.invalid(DecodeMessages.emptyKind("kind"))
-        }
-        self.kind = kind
+        self.kind = DiagnosticKind(unchecked: try container.requiredIdentifier(.kind))
         self.occurredAt = try container.timestamp(.occurredAt, required: true)!
-        self.id = try container.string(.id)
-        self.widgetType = try container.string(.widgetType, limit: FieldLimits.widgetType)
+        self.id = try container.identifier(.id)
+        self.widgetType = try container.identifier(.widgetType, limit: FieldLimits.widgetType)
         self.codingPath = try container.string(.codingPath, limit: FieldLimits.codingPath)
         self.message = try container.string(.message, limit: FieldLimits.message)
-        self.pageID = try container.string(.pageID)
-        self.surface = try container.string(.surface)
-        self.backendRelease = try container.string(.backendRelease)
+        self.pageID = try container.identifier(.pageID)
+        self.surface = try container.identifier(.surface)
+        self.backendRelease = try container.identifier(.backendRelease)
         let count = try container.int(.count) ?? 1
         guard count >= 1 else { throw container.invalid(DecodeMessages.invalidCount(count, key: "count")) }
         self.count = count

@@ -1,14 +1,16 @@
-/// The kind of a decode diagnostic: an open set of non-empty strings.
+/// The kind of a decode diagnostic: an open set of identifiers.
 ///
-/// The four named kinds are what Flow-UI reports today; any other non-empty string (a newer client's kind such as
-/// `unknownArrangement`) is kept exactly as it came. The empty string is not a kind.
+/// The four named kinds are what Flow-UI reports today; any other identifier (a newer client's kind such as
+/// `unknownArrangement`) is kept exactly as it came. A blank string or one with a control character is not a kind
+/// (``IdentifierRule``).
 public struct DiagnosticKind: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
-    /// The wire spelling, never empty.
+    /// The wire spelling, always an identifier under ``IdentifierRule``.
     public let rawValue: String
 
-    /// Creates a kind from its wire spelling; returns nil for the empty string.
+    /// Creates a kind from its wire spelling; returns nil for a value that is not an identifier (``IdentifierRule``:
+    /// empty or blank, or holding a control character).
     public init?(rawValue: String) {
-        guard !rawValue.isEmpty else { return nil }
+        guard IdentifierRule.isValid(rawValue) else { return nil }
         self.rawValue = rawValue
     }
 
@@ -34,12 +36,12 @@ public struct DiagnosticKind: RawRepresentable, Hashable, Sendable, Codable, Cus
     /// A readable rendering for logs.
     public var description: String { rawValue }
 
-    /// Decodes a non-empty string; an empty one is a `dataCorrupted` error.
+    /// Decodes an identifier; anything else is a `dataCorrupted` error.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
         let raw = try container.decode(String.self)
         guard let kind = DiagnosticKind(rawValue: raw) else {
-            throw DecodingError.dataCorruptedError(in: container, debugDescription: "Empty value for kind")
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "Invalid value for kind")
         }
         self = kind
     }

@@ -18,7 +18,9 @@ struct FastBatchParser {
         self.slots = Array(repeating: Slot(type: .null, start: 0, end: 0, flag: false), count: 10)
     }
 
-    static let batchKeys: [StaticString] = ["id", "sentAt", "client", "decodes", "events"]
+    static let batchKeys: [StaticString] = ["id", "sentAt", "client", "decodes", "events", "clientReport"]
+    static let clientReportKeys: [StaticString] = ["discarded"]
+    static let discardedKeys: [StaticString] = ["reason", "events"]
     static let clientKeys: [StaticString] = [
         "appID", "appVersion", "build", "platform", "osVersion", "sdkVersion", "installID", "buildConfiguration",
         "unknownPolicy", "capabilities",
@@ -33,6 +35,9 @@ struct FastBatchParser {
     struct Problem: Error {
         var code: BatchDecodingError.Code
         var message: String
+        /// The field the problem is in, when it is one field's value (an identifier that breaks the rule); it is
+        /// appended to the reported path.
+        var field: String? = nil
     }
 
     // MARK: - Structure
@@ -157,8 +162,11 @@ struct FastBatchParser {
         var client: Result<ClientInfo, BatchDecodingError>?
         var eventsSlot: Slot?
         var sawEvents = false
+        var sawReport = false
+        var clientReport: ClientReport?
         var events: [DiagnosticEvent] = []
         var dropped: [DecodeDiagnostic] = []
+        var droppedIndices: [Int] = []
         var isFirst = true
         while let key = try nextMember(isFirst: &isFirst) {
             switch match(key, Self.batchKeys) {
@@ -176,17 +184,20 @@ struct FastBatchParser {
             case 4 where !sawEvents:
                 sawEvents = true
                 if reader.peek == UInt8(ascii: "[") {
-                    try parseEvents(into: &events, dropped: &dropped)
+                    try parseEvents(into: &events, dropped: &dropped, droppedIndices: &droppedIndices)
                 } else {
                     eventsSlot = try reader.scanValue(depth: 1)
                 }
+            case 5 where !sawReport:
+                sawReport = true
+                clientReport = try parseClientReport()
             default: _ = try reader.scanValue(depth: 1)
             }
         }
         try finish()
 
         do throws(Problem) {
-            let batchID = try optionalString(id, key: "id", limit: FieldLimits.other)
+            let batchID = try optionalIdentifier(id, key: "id")
             var sentTime: Timestamp?
             if let sentAt, sentAt.type != .null {
                 sentTime = try timestamp(sentAt, key: "sentAt")
@@ -203,10 +214,11 @@ struct FastBatchParser {
                 throw mismatch(expected: "Array", key: "events", found: eventsSlot.type)
             }
             let batch = DiagnosticBatch(
-                id: batchID, sentAt: sentTime, client: info, decodes: decodeCount, events: events)
-            return .success(DecodedBatch(batch: batch, dropped: dropped))
+                id: batchID, sentAt: sentTime, client: info, decodes: decodeCount, events: events,
+                clientReport: clientReport)
+            return .success(DecodedBatch(batch: batch, dropped: dropped, droppedIndices: droppedIndices))
         } catch {
-            return .failure(BatchDecodingError(code: error.code, path: "", message: error.message))
+            return .failure(BatchDecodingError(error.code, error.message, path: error.field ?? ""))
         }
     }
 
@@ -220,8 +232,7 @@ struct FastBatchParser {
         _ code: BatchDecodingError.Code, _ path: String, expected: String, key: String?, found: ByteReader.ValueType
     ) -> BatchDecodingError {
         BatchDecodingError(
-            code: code, path: path,
-            message: DecodeMessages.typeMismatch(expected: expected, key: key, found: found.name))
+            code, DecodeMessages.typeMismatch(expected: expected, key: key, found: found.name), path: path)
     }
 
     // MARK: - Client
@@ -246,15 +257,17 @@ struct FastBatchParser {
         }
         do throws(Problem) {
             func slot(_ field: Int) -> Slot? { present & (1 << field) == 0 ? nil : slots[field] }
-            let appID = try requiredString(slot(0), key: "appID", limit: FieldLimits.other)
-            let appVersion = try requiredString(slot(1), key: "appVersion", limit: FieldLimits.other)
-            let build = try optionalString(slot(2), key: "build", limit: FieldLimits.other)
-            let platform = try requiredString(slot(3), key: "platform", limit: FieldLimits.other)
-            let osVersion = try optionalString(slot(4), key: "osVersion", limit: FieldLimits.other)
-            let sdkVersion = try optionalString(slot(5), key: "sdkVersion", limit: FieldLimits.other)
-            let installID = try optionalString(slot(6), key: "installID", limit: FieldLimits.other)
-            let configuration = try optionalString(slot(7), key: "buildConfiguration", limit: FieldLimits.other)
-            let policy = try optionalString(slot(8), key: "unknownPolicy", limit: FieldLimits.other)
+            let appID = try identifier(requiredString(slot(0), key: "appID", limit: FieldLimits.other), key: "appID")
+            let appVersion = try identifier(
+                requiredString(slot(1), key: "appVersion", limit: FieldLimits.other), key: "appVersion")
+            let build = try optionalIdentifier(slot(2), key: "build")
+            let platform = try identifier(
+                requiredString(slot(3), key: "platform", limit: FieldLimits.other), key: "platform")
+            let osVersion = try optionalIdentifier(slot(4), key: "osVersion")
+            let sdkVersion = try optionalIdentifier(slot(5), key: "sdkVersion")
+            let installID = try optionalIdentifier(slot(6), key: "installID")
+            let configuration = try optionalIdentifier(slot(7), key: "buildConfiguration")
+            let policy = try optionalIdentifier(slot(8), key: "unknownPolicy")
             var header: Capabilities?
             if let capabilities {
                 switch capabilities {
@@ -271,7 +284,8 @@ struct FastBatchParser {
                     buildConfiguration: configuration.map(BuildConfiguration.init(wireValue:)) ?? .release,
                     unknownPolicy: policy.flatMap(UnknownPolicy.init(rawValue:)), capabilities: header))
         } catch {
-            return .failure(BatchDecodingError(code: error.code, path: "client", message: error.message))
+            return .failure(
+                BatchDecodingError(error.code, error.message, path: error.field.map { "client.\($0)" } ?? "client"))
         }
     }
 
@@ -282,6 +296,7 @@ struct FastBatchParser {
         var typesSlot: Slot?
         var types: [String] = []
         var badType: (index: Int, type: ByteReader.ValueType)?
+        var badIdentifier: (index: Int, violation: IdentifierRule.Violation)?
         var isFirst = true
         while let key = try nextMember(isFirst: &isFirst) {
             switch match(key, Self.capabilityKeys) {
@@ -298,8 +313,14 @@ struct FastBatchParser {
                 while try nextElement(isFirst: &isFirstElement) {
                     let element = try reader.scanValue(depth: 4)
                     if element.type == .string {
-                        if badType == nil { types.append(reader.string(element, limit: FieldLimits.other)) }
-                    } else if badType == nil {
+                        guard badType == nil && badIdentifier == nil else { continue }
+                        let type = reader.string(element, limit: FieldLimits.other)
+                        if let violation = IdentifierRule.violation(in: type) {
+                            badIdentifier = (index, violation)
+                        } else {
+                            types.append(type)
+                        }
+                    } else if badType == nil && badIdentifier == nil {
                         badType = (index, element.type)
                     }
                     index += 1
@@ -318,17 +339,76 @@ struct FastBatchParser {
                         .typeMismatch, "client.capabilities.registeredTypes.Index \(badType.index)",
                         expected: "String", key: nil, found: badType.type))
             }
+            if let badIdentifier {
+                return .failure(
+                    BatchDecodingError(
+                        .invalidValue, badIdentifier.violation.message(key: "registeredTypes"),
+                        path: "client.capabilities.registeredTypes.Index \(badIdentifier.index)"))
+            }
             return .success(
                 Capabilities(maxSchemaVersion: version, registeredTypes: sawTypes && typesSlot == nil ? types : nil))
         } catch {
-            return .failure(BatchDecodingError(code: error.code, path: "client.capabilities", message: error.message))
+            return .failure(BatchDecodingError(error.code, error.message, path: "client.capabilities"))
         }
+    }
+
+    // MARK: - Client report
+
+    /// Reads `clientReport` leniently (see ``ClientReport``): a wrong shape anywhere is ignored, never an error.
+    mutating func parseClientReport() throws(JSONSyntaxError) -> ClientReport? {
+        guard reader.peek == UInt8(ascii: "{") else {
+            _ = try reader.scanValue(depth: 1)
+            return nil
+        }
+        reader.index += 1
+        var entries: [ClientReport.Discarded] = []
+        var sawDiscarded = false
+        var isFirst = true
+        while let key = try nextMember(isFirst: &isFirst) {
+            guard match(key, Self.clientReportKeys) == 0, !sawDiscarded else {
+                _ = try reader.scanValue(depth: 2)
+                continue
+            }
+            sawDiscarded = true
+            guard reader.peek == UInt8(ascii: "[") else {
+                _ = try reader.scanValue(depth: 2)
+                continue
+            }
+            reader.index += 1
+            var looked = 0
+            var isFirstElement = true
+            while try nextElement(isFirst: &isFirstElement) {
+                looked += 1
+                guard looked <= ClientReport.maxEntries, reader.peek == UInt8(ascii: "{") else {
+                    _ = try reader.scanValue(depth: 3)
+                    continue
+                }
+                reader.index += 1
+                var reason: Slot?
+                var count: Slot?
+                var isFirstField = true
+                while let field = try nextMember(isFirst: &isFirstField) {
+                    switch match(field, Self.discardedKeys) {
+                    case 0 where reason == nil: reason = try reader.scanValue(depth: 4)
+                    case 1 where count == nil: count = try reader.scanValue(depth: 4)
+                    default: _ = try reader.scanValue(depth: 4)
+                    }
+                }
+                guard let reason, reason.type == .string, let count, count.type == .number,
+                    let events = reader.int(count), events >= 0
+                else { continue }
+                let text = reader.string(reason, limit: FieldLimits.other)
+                guard IdentifierRule.violation(in: text) == nil else { continue }
+                entries.append(ClientReport.Discarded(reason: text, events: events))
+            }
+        }
+        return entries.isEmpty ? nil : ClientReport(discarded: entries)
     }
 
     // MARK: - Events
 
     mutating func parseEvents(
-        into events: inout [DiagnosticEvent], dropped: inout [DecodeDiagnostic]
+        into events: inout [DiagnosticEvent], dropped: inout [DecodeDiagnostic], droppedIndices: inout [Int]
     ) throws(JSONSyntaxError) {
         reader.index += 1
         events.reserveCapacity(64)
@@ -339,7 +419,9 @@ struct FastBatchParser {
                 switch try parseEvent() {
                 case .success(let event): events.append(event)
                 case .failure(let problem):
-                    dropped.append(DecodeDiagnostic(path: "events.Index \(index)", message: problem.message))
+                    let path = problem.field.map { "events.Index \(index).\($0)" } ?? "events.Index \(index)"
+                    dropped.append(DecodeDiagnostic(path: path, message: problem.message))
+                    droppedIndices.append(index)
                 }
             } else {
                 let value = try reader.scanValue(depth: 2)
@@ -347,6 +429,7 @@ struct FastBatchParser {
                     DecodeDiagnostic(
                         path: "events.Index \(index)",
                         message: DecodeMessages.typeMismatch(expected: "Object", key: nil, found: value.type.name)))
+                droppedIndices.append(index)
             }
             index += 1
         }
@@ -372,22 +455,19 @@ struct FastBatchParser {
             }
             guard let rawKind = try optionalString(kindSlot, key: "kind", limit: FieldLimits.other, interned: true)
             else { throw mismatch(expected: "String", key: "kind", found: .null) }
-            guard let kind = DiagnosticKind(rawValue: rawKind) else {
-                throw Problem(code: .invalidValue, message: DecodeMessages.emptyKind("kind"))
-            }
+            let kind = DiagnosticKind(unchecked: try identifier(rawKind, key: "kind"))
             guard let time = slot(1) else {
                 throw Problem(code: .missingKey, message: DecodeMessages.missingKey("occurredAt"))
             }
             let occurredAt = try timestamp(time, key: "occurredAt")
-            let id = try optionalString(slot(2), key: "id", limit: FieldLimits.other)
-            let widgetType = try optionalString(
+            let id = try optionalIdentifier(slot(2), key: "id")
+            let widgetType = try optionalIdentifier(
                 slot(3), key: "widgetType", limit: FieldLimits.widgetType, interned: true)
             let codingPath = try optionalString(slot(4), key: "codingPath", limit: FieldLimits.codingPath)
             let message = try optionalString(slot(5), key: "message", limit: FieldLimits.message)
-            let pageID = try optionalString(slot(6), key: "pageID", limit: FieldLimits.other, interned: true)
-            let surface = try optionalString(slot(7), key: "surface", limit: FieldLimits.other, interned: true)
-            let backendRelease = try optionalString(
-                slot(8), key: "backendRelease", limit: FieldLimits.other, interned: true)
+            let pageID = try optionalIdentifier(slot(6), key: "pageID", interned: true)
+            let surface = try optionalIdentifier(slot(7), key: "surface", interned: true)
+            let backendRelease = try optionalIdentifier(slot(8), key: "backendRelease", interned: true)
             let count = try optionalInt(slot(9), key: "count") ?? 1
             guard count >= 1 else {
                 throw Problem(code: .invalidValue, message: DecodeMessages.invalidCount(count, key: "count"))
@@ -422,6 +502,21 @@ struct FastBatchParser {
         guard let slot, slot.type != .null else { return nil }
         guard slot.type == .string else { throw mismatch(expected: "String", key: key, found: slot.type) }
         return interned ? reader.string(slot, limit: limit, interner: &interner) : reader.string(slot, limit: limit)
+    }
+
+    /// `value` when it is an identifier under ``IdentifierRule``; otherwise the problem, naming the field.
+    func identifier(_ value: String, key: String) throws(Problem) -> String {
+        if let violation = IdentifierRule.violation(in: value) {
+            throw Problem(code: .invalidValue, message: violation.message(key: key), field: key)
+        }
+        return value
+    }
+
+    mutating func optionalIdentifier(
+        _ slot: Slot?, key: String, limit: Int = FieldLimits.other, interned: Bool = false
+    ) throws(Problem) -> String? {
+        guard let value = try optionalString(slot, key: key, limit: limit, interned: interned) else { return nil }
+        return try identifier(value, key: key)
     }
 
     mutating func optionalInt(_ slot: Slot?, key: String) throws(Problem) -> Int? {

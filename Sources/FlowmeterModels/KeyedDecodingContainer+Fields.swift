@@ -67,6 +67,22 @@ extension KeyedDecodingContainer {
         return FieldLimits.truncate(value, to: limit)
     }
 
+    /// An optional identifier: a string held to ``IdentifierRule``; a violation names the field in its path.
+    func identifier(_ key: Key, limit: Int = FieldLimits.other) throws -> String? {
+        guard let value = try string(key, limit: limit) else { return nil }
+        return try checkedIdentifier(value, key)
+    }
+
+    func requiredIdentifier(_ key: Key, limit: Int = FieldLimits.other) throws -> String {
+        try checkedIdentifier(try requiredString(key, limit: limit), key)
+    }
+
+    private func checkedIdentifier(_ value: String, _ key: Key) throws -> String {
+        guard let violation = IdentifierRule.violation(in: value) else { return value }
+        throw DecodingError.dataCorrupted(
+            .init(codingPath: codingPath + [key], debugDescription: violation.message(key: key.stringValue)))
+    }
+
     func int(_ key: Key) throws -> Int? {
         guard try isPresent(key, required: false, expected: "Int") else { return nil }
         guard let value = try? decode(Int.self, forKey: key) else { throw mismatch(key, expected: "Int") }

@@ -1,3 +1,5 @@
+import FlowmeterModels
+
 /// Draws values from fuzz input bytes, so mutations of the bytes become mutations of the values.
 ///
 /// Past the end every draw returns zero (an empty string, `false`), so any input makes a value.
@@ -62,6 +64,20 @@ struct FuzzInput {
 
     /// A string or nil.
     mutating func optionalString() -> String? { bool() ? string() : nil }
+
+    /// A string that ``IdentifierRule`` accepts, as every identifier the collector builds is: a drawn string without
+    /// its control characters, with an `x` appended when nothing visible is left.
+    mutating func identifier() -> String {
+        var scalars = String.UnicodeScalarView()
+        for scalar in string().unicodeScalars where !(scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)) {
+            scalars.append(scalar)
+        }
+        let text = String(scalars)
+        return IdentifierRule.isValid(text) ? text : text + "x"
+    }
+
+    /// An identifier or nil.
+    mutating func optionalIdentifier() -> String? { bool() ? identifier() : nil }
 
     private static let interesting: [Unicode.Scalar] = [
         "\u{0}", "\u{7F}", "\u{80}", "\u{9F}", "\u{A0}", "\u{AD}", "é", "\u{301}", "\u{200B}", "\u{200D}", "\u{2028}",

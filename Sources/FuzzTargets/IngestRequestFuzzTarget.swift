@@ -3,6 +3,7 @@ import FlowmeterModels
 import Foundation
 import Gzip
 import HTTPServer
+import Logging
 import Rollups
 import Synchronization
 
@@ -213,7 +214,7 @@ package enum IngestRequestFuzzTarget: FuzzTarget {
         configuration.collectorID = "fuzz"
         configuration.maxEventsPerBatch = maxEventsPerBatch
         configuration.defaultRateLimit = TokenBucket.Limit(perSecond: 1e12, burst: 1e12)
-        let logger = CollectorLogger(threshold: .debug, format: .json) { line in
+        let logger = Logger(threshold: .debug, format: .json) { line in
             if let problem = logLineProblem(line) { logProblems.withLock { $0.append(problem) } }
         }
         do throws(CollectorError) {

@@ -11,8 +11,9 @@ import Rollups
 ///   for string by UTF-8 bytes; its Kafka key can be made; and it merges with itself, which the store does when a
 ///   second partial of the same series and minute arrives, without trapping. A deploy marker that decodes re-encodes
 ///   and decodes to itself.
-/// - The input as a seed for values the collector can build (any strings, counts, times between the years 0000 and
-///   9999): each encodes and decodes back to itself through both encoders.
+/// - The input as a seed for values the collector can build (identifiers that pass ``IdentifierRule``, any free text,
+///   any counts, times between the years 0000 and 9999): each encodes and decodes back to itself through both
+///   encoders.
 package enum RollupWireFuzzTarget: FuzzTarget {
     package static let name = "rollup-wire"
 
@@ -97,16 +98,16 @@ package enum RollupWireFuzzTarget: FuzzTarget {
     }
 
     static func makePartial(_ source: inout FuzzInput) -> PartialRollup {
-        let id = source.string()
-        let collector = source.string()
+        let id = source.identifier()
+        let collector = source.identifier()
         let window = MinuteWindow(start: source.int(in: (Int64.min / 60)...(Int64.max / 60)) * 60)
         let key = VersionKey(
-            appID: source.string(), platform: source.string(), appVersion: source.string(),
+            appID: source.identifier(), platform: source.identifier(), appVersion: source.identifier(),
             buildConfiguration: source.bool() ? .debug : .release)
         if source.bool() {
             let series = RollupSeries(
-                version: key, kind: DiagnosticKind(rawValue: source.string()) ?? .unknownType,
-                widgetType: source.optionalString())
+                version: key, kind: DiagnosticKind(rawValue: source.identifier()) ?? .unknownType,
+                widgetType: source.optionalIdentifier())
             let times = [makeTimestamp(&source), makeTimestamp(&source)].sorted()
             var releases: [String: Int64] = [:]
             for _ in 0..<(source.byte() % 20) { releases[source.string()] = source.int(in: 0...Int64.max) }
@@ -124,21 +125,21 @@ package enum RollupWireFuzzTarget: FuzzTarget {
             return PartialRollup(id: id, collector: collector, rollup: .series(rollup))
         }
         var types: Set<String> = []
-        for _ in 0..<(source.byte() % 8) { types.insert(source.string()) }
+        for _ in 0..<(source.byte() % 8) { types.insert(source.identifier()) }
         let rollup = VersionRollup(
             key: key, window: window, batches: source.int(in: 0...Int64.max),
             cleanBatches: source.int(in: 0...Int64.max), decodes: source.int(in: 0...Int64.max),
             installs: makeSketch(&source), registeredTypes: types,
-            maxSchemaVersion: source.bool() ? Int(source.int64()) : nil)
+            maxSchemaVersion: source.bool() ? Int(source.int64()) : nil,
+            clientDiscarded: source.int(in: 0...Int64.max))
         return PartialRollup(id: id, collector: collector, rollup: .version(rollup))
     }
 
     static func makeMarker(_ source: inout FuzzInput) -> DeployMarker {
-        func nonEmpty(_ string: String) -> String { string.isEmpty ? "s" : string }
-        return DeployMarker(
-            id: source.string(), service: nonEmpty(source.string()), version: nonEmpty(source.string()),
-            environment: source.optionalString(), startedAt: source.bool() ? makeTimestamp(&source) : nil,
-            finishedAt: makeTimestamp(&source), commit: source.optionalString(), url: source.optionalString())
+        DeployMarker(
+            id: source.identifier(), service: source.identifier(), version: source.identifier(),
+            environment: source.optionalIdentifier(), startedAt: source.bool() ? makeTimestamp(&source) : nil,
+            finishedAt: makeTimestamp(&source), commit: source.optionalIdentifier(), url: source.optionalString())
     }
 }
 
@@ -177,7 +178,7 @@ struct ExactRollup: Equatable {
         case .version(let rollup):
             let key = rollup.key
             strings += [key.appID, key.platform, key.appVersion, key.buildConfiguration.rawValue].map { Array($0.utf8) }
-            numbers += [rollup.batches, rollup.cleanBatches, rollup.decodes]
+            numbers += [rollup.batches, rollup.cleanBatches, rollup.decodes, rollup.clientDiscarded]
             installs = rollup.installs.serialized()
             registeredTypes = Set(rollup.registeredTypes.map { Array($0.utf8) })
             maxSchemaVersion = rollup.maxSchemaVersion

@@ -17,3 +17,11 @@ public struct KafkaHeader: Sendable, Hashable {
         self.value = Array(value.utf8)
     }
 }
+
+extension KafkaHeader {
+    /// The headers every Flowmeter topic's values carry (CONTRACT §4): `content-type: application/json` and
+    /// `schema: <topic>`.
+    public static func json(schema topic: String) -> [KafkaHeader] {
+        [KafkaHeader(name: "content-type", value: "application/json"), KafkaHeader(name: "schema", value: topic)]
+    }
+}

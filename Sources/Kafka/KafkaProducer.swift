@@ -1,3 +1,5 @@
+import Lifecycle
+
 /// Produces messages to Kafka through librdkafka, with delivery reports, bounded flush and self-repair.
 ///
 /// The hot path is `enqueueBatch`: it never blocks and never allocates per message, and one completion reports the
@@ -110,7 +112,7 @@ public final class KafkaProducer: Sendable {
     ///
     /// Runs `rd_kafka_flush` on its own thread, so it does not hold a thread of the cooperative pool.
     public func flush(timeout: Duration) async -> Int {
-        await DedicatedThread.run(name: "kafka-producer-flush") { [core] in core.flush(timeout: timeout) }
+        await onThread(named: "kafka-producer-flush") { [core] in core.flush(timeout: timeout) }
     }
 
     /// Stops the producer: flushes within `timeout`, then fails whatever is left back to its completions (retriable,
@@ -118,7 +120,7 @@ public final class KafkaProducer: Sendable {
     ///
     /// Later enqueues throw `shutDown`. Calling it again returns 0.
     public func shutdown(timeout: Duration) async -> Int {
-        await DedicatedThread.run(name: "kafka-producer-shutdown") { [core] in core.shutdown(timeout: timeout) }
+        await onThread(named: "kafka-producer-shutdown") { [core] in core.shutdown(timeout: timeout) }
     }
 
     /// Raises a fabricated fatal error on the current handle, as librdkafka 2.0.2 can after a disconnect; for
@@ -129,7 +131,7 @@ public final class KafkaProducer: Sendable {
     ) throws {
         let result = try core.currentClient().triggerFatalError(code, reason: reason)
         if result != .noError {
-            throw KafkaError(code: result, isRetriable: false, message: "could not inject a fatal error")
+            throw KafkaError(result, "could not inject a fatal error", isRetriable: false)
         }
     }
 }

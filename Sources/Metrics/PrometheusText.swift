@@ -28,28 +28,28 @@ enum PrometheusText {
 
     /// HELP text escapes only backslash and newline.
     static func escapeHelp(_ help: String) -> String {
-        guard help.contains(where: { $0 == "\\" || $0 == "\n" }) else { return help }
-        var escaped = ""
-        for character in help {
-            switch character {
-            case "\\": escaped += "\\\\"
-            case "\n": escaped += "\\n"
-            default: escaped.append(character)
-            }
-        }
-        return escaped
+        escape(help, quote: false)
     }
 
     /// Label values escape backslash, double quote and newline.
     static func escapeLabelValue(_ value: String) -> String {
-        guard value.contains(where: { $0 == "\\" || $0 == "\"" || $0 == "\n" }) else { return value }
+        escape(value, quote: true)
+    }
+
+    // By Unicode scalar, not by Character: "\r\n" is one Character that is not "\n", and a label value from an app
+    // holding it would otherwise end the sample line and start a forged one.
+    private static func escape(_ text: String, quote: Bool) -> String {
+        func needsEscape(_ scalar: Unicode.Scalar) -> Bool {
+            scalar == "\\" || scalar == "\n" || (quote && scalar == "\"")
+        }
+        guard text.unicodeScalars.contains(where: needsEscape) else { return text }
         var escaped = ""
-        for character in value {
-            switch character {
+        for scalar in text.unicodeScalars {
+            switch scalar {
             case "\\": escaped += "\\\\"
-            case "\"": escaped += "\\\""
             case "\n": escaped += "\\n"
-            default: escaped.append(character)
+            case "\"" where quote: escaped += "\\\""
+            default: escaped.unicodeScalars.append(scalar)
             }
         }
         return escaped

@@ -4,7 +4,7 @@
 /// The database is created and migrated as needed. Throws ``RollupStoreError`` with `invalidURL` for anything else.
 public func openRollupStore(url: String, options: RollupStoreOptions = RollupStoreOptions()) throws -> any RollupStore {
     if url.hasPrefix("postgres://") || url.hasPrefix("postgresql://") {
-        return try PostgresRollupStore(url: url, options: options)
+        return try SQLRollupStore(postgresURL: url, options: options)
     }
     var path = url
     if path.hasPrefix("sqlite://") {
@@ -15,5 +15,5 @@ public func openRollupStore(url: String, options: RollupStoreOptions = RollupSto
     guard !path.isEmpty, !path.contains("://") else {
         throw RollupStoreError(.invalidURL, "Not a store URL: '\(url)' (use a path, sqlite:PATH or postgres://…)")
     }
-    return try SQLiteRollupStore(path: path, options: options)
+    return try SQLRollupStore(sqlitePath: path, options: options)
 }

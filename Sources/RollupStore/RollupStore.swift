@@ -2,8 +2,8 @@ public import Rollups
 
 /// A durable home for rollups: applies partial rollups idempotently and answers the detector's reads.
 ///
-/// Implementations: ``SQLiteRollupStore`` (embedded, the default) and ``PostgresRollupStore``; open either from a URL
-/// with ``openRollupStore(url:options:)``. Methods block on database I/O: call them from a dedicated thread or
+/// Implementations: ``SQLRollupStore`` (an embedded SQLite file, the default, or PostgreSQL); open it from a URL with
+/// ``openRollupStore(url:options:)``. Methods block on database I/O: call them from a dedicated thread or
 /// queue, not the cooperative pool. Errors are ``RollupStoreError``; retry the ones marked `isRetriable`.
 public protocol RollupStore: RollupReader {
     /// Merges partial rollups in one transaction; ids applied before (or earlier in the list) are skipped.

@@ -11,6 +11,11 @@ public struct RollupStoreOptions: Sendable {
     /// The clock used to stamp applied ids; the system clock by default (tests move it to check pruning).
     public var clock: @Sendable () -> Timestamp = { Timestamp(Date()) }
 
+    /// Told once per read that skipped rows it could not decode, and once per merge that replaced one (see
+    /// ``UnreadableRows``); ignores them by default. Called on the reading thread, inside the store's lock: keep it
+    /// short (count, log).
+    public var onUnreadableRows: @Sendable (UnreadableRows) -> Void = { _ in }
+
     /// The defaults.
     public init() {}
 }

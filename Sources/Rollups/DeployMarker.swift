@@ -51,19 +51,32 @@ public struct DeployMarker: Hashable, Sendable, Codable {
         case id, service, version, environment, startedAt, finishedAt, commit, url
     }
 
+    private static let checksIdentifiers = CodingUserInfoKey(rawValue: "flowmeter.checksIdentifiers")!
+
     /// Decodes a marker; a missing or empty `service` or `version`, a missing `finishedAt`, a wrong type or a bad
     /// time is an error whose description names the key.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
+        // Identifiers follow the ingest rule (IdentifierRule) unless the decoder is told not to check; `url` is free
+        // text.
+        let checks = decoder.userInfo[Self.checksIdentifiers] as? Bool ?? true
+        func identifier(_ key: CodingKeys) throws -> String? {
+            guard let value = try container.decodeIfPresent(String.self, forKey: key) else { return nil }
+            if checks, let violation = IdentifierRule.violation(in: value) {
+                throw DecodingError.dataCorruptedError(
+                    forKey: key, in: container, debugDescription: violation.message(key: key.stringValue))
+            }
+            return value
+        }
         func required(_ key: CodingKeys) throws -> String {
             guard container.contains(key) else {
                 throw DecodingError.keyNotFound(
                     key, .init(codingPath: container.codingPath, debugDescription: "Missing key '\(key.stringValue)'"))
             }
-            let value = try container.decode(String.self, forKey: key)
-            guard !value.isEmpty else {
+            guard let value = try identifier(key) else {
                 throw DecodingError.dataCorruptedError(
-                    forKey: key, in: container, debugDescription: "Empty value for '\(key.stringValue)'")
+                    forKey: key, in: container,
+                    debugDescription: IdentifierRule.Violation.blank.message(key: key.stringValue))
             }
             return value
         }
@@ -75,29 +88,34 @@ public struct DeployMarker: Hashable, Sendable, Codable {
                 .init(codingPath: container.codingPath, debugDescription: "Missing key 'finishedAt'"))
         }
         self.init(
-            id: try container.decodeIfPresent(String.self, forKey: .id) ?? Self.makeID(),
+            id: try identifier(.id) ?? Self.makeID(),
             service: service, version: version,
-            environment: try container.decodeIfPresent(String.self, forKey: .environment),
+            environment: try identifier(.environment),
             startedAt: try container.decodeIfPresent(Timestamp.self, forKey: .startedAt),
             finishedAt: try container.decode(Timestamp.self, forKey: .finishedAt),
-            commit: try container.decodeIfPresent(String.self, forKey: .commit),
+            commit: try identifier(.commit),
             url: try container.decodeIfPresent(String.self, forKey: .url))
     }
 
     /// Decodes a marker from JSON bytes (a `POST /v1/deploys` body or a `flowmeter.deploys.v1` value); throws
     /// ``RollupsError`` (`invalidDeployMarker`) whose message says what is wrong, such as `Missing key 'finishedAt'`.
-    public init(jsonBytes bytes: some Collection<UInt8>) throws(RollupsError) {
+    ///
+    /// - Parameter checkingIdentifiers: hold `service`, `version` and the other identifiers to ``IdentifierRule``
+    ///   (the default, for what arrives from outside); false reads a marker as it was stored.
+    public init(jsonBytes bytes: some Collection<UInt8>, checkingIdentifiers: Bool = true) throws(RollupsError) {
         do {
-            self = try JSONDecoder().decode(DeployMarker.self, from: Data(bytes))
+            let decoder = JSONDecoder()
+            decoder.userInfo[Self.checksIdentifiers] = checkingIdentifiers
+            self = try decoder.decode(DeployMarker.self, from: Data(bytes))
         } catch let error as DecodingError {
             let message: String
             switch error {
             case .keyNotFound(let key, _): message = "Missing key '\(key.stringValue)'"
             default: message = error.summary
             }
-            throw RollupsError(code: .invalidDeployMarker, message: message)
+            throw RollupsError(.invalidDeployMarker, message)
         } catch {
-            throw RollupsError(code: .invalidDeployMarker, message: "Invalid deploy marker: \(error)")
+            throw RollupsError(.invalidDeployMarker, "Invalid deploy marker: \(error)")
         }
     }
 

@@ -26,9 +26,9 @@ extension PartialRollup {
         do {
             wire = try JSONDecoder().decode(WireForm.self, from: Data(bytes))
         } catch let error as DecodingError {
-            throw RollupsError(code: .invalidPartialRollup, message: "Invalid partial rollup: \(error.summary)")
+            throw RollupsError(.invalidPartialRollup, "Invalid partial rollup: \(error.summary)")
         } catch {
-            throw RollupsError(code: .invalidPartialRollup, message: "Invalid partial rollup: \(error)")
+            throw RollupsError(.invalidPartialRollup, "Invalid partial rollup: \(error)")
         }
         self = wire.partial
     }
@@ -51,7 +51,7 @@ extension PartialRollup {
             ]
             for (index, part) in parts.enumerated() {
                 if index > 0 { key.append(UInt8(ascii: ",")) }
-                EventRecordWriter.appendString(part, to: &key)
+                JSONString.append(part, to: &key)
             }
             key.append(UInt8(ascii: "]"))
         }
@@ -92,11 +92,30 @@ private struct WireForm: Codable {
             rollup = .series(series)
         case .version:
             let version = try container.decode(VersionRollup.self, forKey: .rollup)
-            guard version.batches >= 0, version.cleanBatches >= 0, version.decodes >= 0 else {
+            guard version.batches >= 0, version.cleanBatches >= 0, version.decodes >= 0, version.clientDiscarded >= 0
+            else {
                 throw DecodingError.dataCorruptedError(
                     forKey: .rollup, in: container, debugDescription: "negative counts")
             }
             rollup = .version(version)
+        }
+        // The rollups topic can be written by anything with access to the cluster: its strings are held to the
+        // ingest rule before they reach a store (a widget type may be empty, meaning none).
+        var identifiers = [id, collector]
+        var widgetType = ""
+        switch rollup {
+        case .series(let series):
+            identifiers += [series.series.appID, series.series.platform, series.series.appVersion]
+            widgetType = series.series.widgetType
+        case .version(let version):
+            identifiers += [version.key.appID, version.key.platform, version.key.appVersion]
+            identifiers += version.registeredTypes
+        }
+        if identifiers.contains(where: { !IdentifierRule.isValid($0) })
+            || IdentifierRule.violation(in: widgetType) == .controlCharacter
+        {
+            throw DecodingError.dataCorruptedError(
+                forKey: .rollup, in: container, debugDescription: "a string breaks the identifier rule")
         }
         partial = PartialRollup(id: id, collector: collector, rollup: rollup)
     }

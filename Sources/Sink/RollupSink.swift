@@ -1,13 +1,16 @@
 import Foundation
 import Kafka
+import Lifecycle
 public import RollupStore
 import Rollups
 import Synchronization
 
 /// Consumes `flowmeter.rollups.v1` (and `flowmeter.deploys.v1`) as a consumer group and merges it into a store.
 ///
-/// Each poll batch is decoded (a message that is not a valid partial rollup or deploy marker is counted and skipped,
-/// never retried), applied in ONE `RollupStore.apply` call, and only then are its offsets committed. The store
+/// Each poll batch is decoded (a message that is not a valid partial rollup or deploy marker is counted, written to
+/// the dead-letter file and skipped, never retried), applied in ONE `RollupStore.apply` call, and only then are its
+/// offsets committed. When the store refuses a batch for good (an error that is not retriable), its messages are
+/// applied one by one and those the store still refuses are dead-lettered, so one message never stalls a partition. The store
 /// skips ids it applied before, so a sink killed between the store transaction and the commit replays the batch
 /// harmlessly when it (or another member of the group) starts again.
 ///
@@ -38,6 +41,7 @@ public final class RollupSink: Sendable {
     private let drainDeadline = Mutex<ContinuousClock.Instant?>(nil)
     private let hasConsumed = Atomic<Bool>(false)
     private let stopped = DispatchSemaphore(value: 0)
+    private let deadLetters: DeadLetterFile?
 
     /// Makes the consumer and subscribes to the topics; reads nothing until `run()` or `pollOnce()`.
     public init(
@@ -46,6 +50,7 @@ public final class RollupSink: Sendable {
         self.configuration = configuration
         self.store = store
         self.log = log
+        self.deadLetters = configuration.deadLetterPath.map(DeadLetterFile.init(path:))
         var consumerConfiguration = KafkaConsumerConfiguration(
             bootstrapServers: configuration.bootstrapServers, groupID: configuration.groupID)
         consumerConfiguration.clientID = "flowmeter-sink"
@@ -82,32 +87,37 @@ public final class RollupSink: Sendable {
         while !isStopping.load(ordering: .acquiring) {
             _ = try pollOnce()
         }
-        // Asked to drain: keep applying until a poll comes back empty (caught up) or the deadline passes. An empty
-        // poll before the first message may only mean the group has not assigned partitions yet, so it does not end
-        // the drain.
+        // Asked to drain: keep applying until three polls in a row come back empty (caught up) or the deadline
+        // passes. One empty poll is not proof on a loaded machine: a fetch of what a collector flushed at its
+        // shutdown can take longer than one poll's timeout. An empty poll before the first message may only mean
+        // the group has not assigned partitions yet, so it does not count.
+        var emptyPolls = 0
         while let deadline = drainDeadline.withLock({ $0 }), ContinuousClock.now < deadline {
-            if try pollOnce(draining: true) == 0 && hasConsumed.load(ordering: .relaxed) { break }
+            if try pollOnce(draining: true) > 0 {
+                emptyPolls = 0
+            } else if hasConsumed.load(ordering: .relaxed) {
+                emptyPolls += 1
+                if emptyPolls == 3 { break }
+            }
         }
     }
 
     /// Runs `run()` on a thread of its own; errors are logged.
     public func start() {
-        let thread = Thread { [self] in
+        isRunning.store(true, ordering: .releasing)
+        startThread(named: "rollup-sink") { [self] in
             do {
                 try run()
             } catch {
                 log(.error, "rollup sink stopped", ["error": String(describing: error)])
             }
         }
-        thread.name = "rollup-sink"
-        isRunning.store(true, ordering: .releasing)
-        thread.start()
     }
 
     /// Asks the loop to stop after the current poll (at most `pollTimeout`, or a store retry's pause) and, when it
     /// runs, waits up to `timeout` for it to leave the group. Idempotent.
     ///
-    /// - Parameter draining: keep consuming for up to this long until a poll finds nothing new (once the sink has
+    /// - Parameter draining: keep consuming for up to this long until three polls in a row find nothing new (once the sink has
     ///   received anything at all), so that what a collector in the same process flushed at its shutdown reaches
     ///   the store.
     public func stop(draining: Duration = .zero, timeout: Duration = .seconds(30)) {
@@ -156,10 +166,24 @@ public final class RollupSink: Sendable {
         return messages.count
     }
 
-    /// What one poll batch carries once decoded.
+    /// Where a message came from, for the dead-letter file.
+    private struct Origin {
+        var topic: String
+        var partition: Int
+        var offset: Int64
+        var value: [UInt8]
+
+        init(_ message: KafkaConsumerMessage) {
+            (topic, partition, offset, value) = (message.topic, message.partition, message.offset, message.value)
+        }
+    }
+
+    /// What one poll batch carries once decoded; `partialOrigins[i]` is where `partials[i]` came from.
     private struct Batch {
         var partials: [PartialRollup] = []
+        var partialOrigins: [Origin] = []
         var deploys: [DeployMarker] = []
+        var deployOrigins: [Origin] = []
         var newest: Date?
     }
 
@@ -173,32 +197,61 @@ public final class RollupSink: Sendable {
             do {
                 if message.topic == configuration.rollupsTopic {
                     batch.partials.append(try PartialRollup(jsonBytes: message.value))
+                    batch.partialOrigins.append(Origin(message))
                 } else {
                     batch.deploys.append(try DeployMarker(jsonBytes: message.value))
+                    batch.deployOrigins.append(Origin(message))
                 }
             } catch {
                 bad += 1
-                log(
-                    .warning, "skipped a bad message",
-                    [
-                        "topic": message.topic, "partition": String(message.partition),
-                        "offset": String(message.offset),
-                        "error": error.message,
-                    ])
+                deadLetter(Origin(message), reason: error.message, what: "skipped a bad message")
             }
         }
         if bad > 0 { state.withLock { $0.badMessages += bad } }
         return batch
     }
 
+    /// Logs, counts and dead-letters one message the sink cannot use.
+    private func deadLetter(_ origin: Origin, reason: String, what: String) {
+        var fields = [
+            "topic": origin.topic, "partition": String(origin.partition), "offset": String(origin.offset),
+            "error": reason,
+        ]
+        if let deadLetters {
+            do {
+                try deadLetters.append(
+                    topic: origin.topic, partition: origin.partition, offset: origin.offset, reason: reason,
+                    value: origin.value)
+                state.withLock { $0.deadLetters += 1 }
+                fields["dead_letters"] = deadLetters.path
+            } catch {
+                state.withLock { $0.errors += 1 }
+                fields["dead_letter_error"] = error.message
+            }
+        }
+        log(.warning, what, fields)
+    }
+
     /// Applies a batch, retrying store errors with backoff until it succeeds or the sink stops; false when stopped
-    /// before the batch was applied (its offsets must not be committed).
+    /// before the batch was applied (its offsets must not be committed). A permanent store error sends the batch
+    /// through ``applyAlone(_:)`` instead of retrying it forever.
     private func applyWithRetry(_ batch: Batch, draining: Bool) -> Bool {
         var delay = configuration.retryDelay
+        var batch = batch
         while true {
             do {
                 try apply(batch)
                 return true
+            } catch let error as RollupStoreError where !error.isRetriable {
+                state.withLock { $0.errors += 1 }
+                log(.error, "store refused the batch; applying its messages one by one", ["error": error.message])
+                do {
+                    batch = try applyAlone(batch)
+                    try apply(batch)
+                    return true
+                } catch {
+                    log(.error, "store apply failed; retrying the batch", ["error": String(describing: error)])
+                }
             } catch {
                 state.withLock { $0.errors += 1 }
                 log(.error, "store apply failed; retrying the batch", ["error": String(describing: error)])
@@ -209,6 +262,35 @@ public final class RollupSink: Sendable {
             delay = min(delay * 2, .seconds(30))
             if isStopping.load(ordering: .acquiring) && !draining { return false }
         }
+    }
+
+    /// Applies each message of `batch` in a transaction of its own, dead-letters those the store refuses for good, and
+    /// returns what is left to apply again (the messages that met a retriable error); throws nothing permanent.
+    private func applyAlone(_ batch: Batch) throws -> Batch {
+        var left = Batch(newest: batch.newest)
+        for (partial, origin) in zip(batch.partials, batch.partialOrigins) {
+            do {
+                try apply(Batch(partials: [partial], partialOrigins: [origin]))
+            } catch let error as RollupStoreError where !error.isRetriable {
+                state.withLock { $0.refusedMessages += 1 }
+                deadLetter(origin, reason: error.message, what: "the store refused a message; skipped")
+            } catch {
+                left.partials.append(partial)
+                left.partialOrigins.append(origin)
+            }
+        }
+        for (deploy, origin) in zip(batch.deploys, batch.deployOrigins) {
+            do {
+                try apply(Batch(deploys: [deploy], deployOrigins: [origin]))
+            } catch let error as RollupStoreError where !error.isRetriable {
+                state.withLock { $0.refusedMessages += 1 }
+                deadLetter(origin, reason: error.message, what: "the store refused a message; skipped")
+            } catch {
+                left.deploys.append(deploy)
+                left.deployOrigins.append(origin)
+            }
+        }
+        return left
     }
 
     private func apply(_ batch: Batch) throws {

@@ -16,6 +16,9 @@ public struct RollupSinkConfiguration: Sendable, Hashable {
     public var retryDelay: Duration = .seconds(1)
     /// The consumer's session timeout; default 10 s, so a crashed sink's partitions move on quickly.
     public var sessionTimeout: Duration = .seconds(10)
+    /// Where messages the sink cannot use go (``DeadLetterFile``): ones that do not decode, and ones the store
+    /// refuses for good. nil only logs and counts them. Default nil; the CLI sets `flowmeter-dead-letters.jsonl`.
+    public var deadLetterPath: String?
     /// Extra librdkafka consumer properties, applied last.
     public var consumerProperties: [String: String] = [:]
 

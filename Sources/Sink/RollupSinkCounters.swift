@@ -6,6 +6,10 @@ public struct RollupSinkCounters: Sendable, Hashable {
     public var duplicates: Int = 0
     /// Messages that were not a valid partial rollup or deploy marker; counted and skipped.
     public var badMessages: Int = 0
+    /// Messages the store refused for good (not retriable), applied alone and skipped; dead-lettered.
+    public var refusedMessages: Int = 0
+    /// Messages written to the dead-letter file (bad and refused ones).
+    public var deadLetters: Int = 0
     /// Deploy markers stored from the deploys topic.
     public var deploys: Int = 0
     /// Poll batches applied to the store.

@@ -80,6 +80,10 @@ public final class ChildProcess: Sendable {
         return Result(status: status, output: child.output, errors: child.errors)
     }
 
+    /// The child's process id, for reading `/proc/<pid>` (its memory, its open descriptors); signal it through
+    /// ``signal(_:)``, which knows whether it was reaped.
+    public var processIdentifier: Int32 { processID }
+
     /// Whether the child has not exited yet (reaps it when it has).
     public var isRunning: Bool { reap() == nil }
 

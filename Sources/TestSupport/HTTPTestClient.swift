@@ -69,6 +69,12 @@ public final class HTTPTestClient {
         }
     }
 
+    /// Shuts down the sending side (a TCP half-close): the server reads end of stream after what was sent, so a
+    /// request left incomplete on purpose ends at once instead of at the server's timeout. Reading still works.
+    public func finishSending() {
+        if descriptor >= 0 { shutdown(descriptor, Int32(SHUT_WR)) }
+    }
+
     /// Sends a string's UTF-8 bytes.
     public func send(_ text: String) throws {
         try send(Array(text.utf8))
@@ -206,6 +212,31 @@ public final class HTTPTestClient {
             received.append(contentsOf: chunk[..<count])
         }
         throw HTTPTestClientError.timedOut
+    }
+
+    /// Waits up to `timeout` for bytes and returns what arrived (empty when nothing did), or nil once the server has
+    /// closed the connection (or reset it) and everything before the close was returned.
+    public func receive(timeout: Duration) throws -> [UInt8]? {
+        if !pending.isEmpty {
+            defer { pending = [] }
+            return pending
+        }
+        var poller = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        let milliseconds = Int32(
+            clamping: timeout.components.seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)
+        while true {
+            let ready = poll(&poller, 1, milliseconds)
+            if ready < 0, errno == EINTR { continue }
+            guard ready > 0 else { return [] }
+            break
+        }
+        var chunk = [UInt8](repeating: 0, count: 64 * 1024)
+        let count = recv(descriptor, &chunk, chunk.count, 0)
+        if count < 0 {
+            if errno == ECONNRESET { return nil }
+            throw HTTPTestClientError.receiveFailed(errno: errno)
+        }
+        return count == 0 ? nil : Array(chunk[..<count])
     }
 
     /// Whether the server has closed the connection (without waiting).

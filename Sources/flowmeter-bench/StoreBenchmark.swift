@@ -1,5 +1,6 @@
 import Foundation
 import RollupStore
+import RollupStoreBenchmarks
 import TestSupport
 
 /// `flowmeter-bench store`: fills a store with 30 days of minute rollups and times the detector's queries, for SQLite

@@ -1,5 +1,6 @@
 import Collector
 import Foundation
+import Logging
 import Rollups
 import Testing
 
@@ -19,7 +20,7 @@ import Testing
         return configuration
     }
 
-    private static let silent = CollectorLogger(threshold: .error) { _ in }
+    private static let silent = Logger(threshold: .error) { _ in }
 
     @Test(arguments: [false, true])
     func aCollectorThatWasNeverStartedIsFreed(withStore: Bool) throws {
@@ -47,6 +48,10 @@ import Testing
             metrics = collector.metrics
             try collector.start()
             await collector.shutdown()
+        }
+        // Its threads (the deadline queue's, the rollup flusher's) notice the stop at their next tick and let go.
+        for _ in 0..<100 where metrics != nil {
+            try await Task.sleep(for: .milliseconds(100))
         }
         #expect(made == nil)
         #expect(metrics == nil, "the collector's metrics (and what they reach) outlive it")

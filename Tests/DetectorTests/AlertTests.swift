@@ -148,3 +148,63 @@ import Testing
         return alerts
     }
 }
+
+@Suite struct IncidentAlertTests {
+    func incident(versions: [String] = ["5.1.0", "5.2.1"]) -> Incident {
+        var spikes = [
+            Spike(
+                appID: "com.example.shop", kind: .malformedPayload, widgetType: "image_text_card", appVersion: nil,
+                onset: History.time("2026-11-30T10:00:00Z"), peakWindowStart: History.time("2026-11-30T10:05:00Z"),
+                end: History.time("2026-11-30T10:15:00Z"), count: 300, baseline: 5, ratio: 60, isNormalized: false,
+                suspectDeploy: nil, backendReleases: ["page-api@4"])
+        ]
+        for version in versions {
+            var spike = spikes[0]
+            spike.appVersion = version
+            spike.count = 150
+            spikes.append(spike)
+        }
+        return Incident(spikes: spikes)
+    }
+
+    @Test func oneAlertPerIncidentWithoutAVersionLabel() {
+        let alert = AlertFinding(incident: incident(), team: "catalog")
+        #expect(alert.labels["app_version"] == nil)
+        #expect(alert.labels["team"] == "catalog")
+        #expect(alert.labels["alertname"] == "FlowmeterSpike")
+        #expect(alert.summary.contains("on 2 versions"))
+        #expect(alert.description.contains("5.1.0 (150), 5.2.1 (150)"))
+        // More versions joining, or a new owner, is the same alert.
+        #expect(alert.fingerprint == AlertFinding(incident: incident(versions: ["5.1.0"]), team: nil).fingerprint)
+    }
+
+    @Test func aRegressedTypeSaysSoInItsAlert() {
+        let type = UngatedType(
+            appID: "com.example.shop", widgetType: "hologram_projector", events: 100, installs: 20,
+            affectedVersions: [], renderingVersions: ["5.3.0"], suggestedMinAppVersion: "5.3.0",
+            firstSeen: History.time("2026-11-30T10:00:00Z"), suspectDeploy: nil, likelyTypoOf: nil,
+            status: .regressed, lastSeenBefore: History.time("2026-11-28T06:00:00Z"))
+        let alert = AlertFinding(ungated: type, team: "immersive")
+        #expect(alert.summary.hasPrefix("Regressed: "))
+        #expect(alert.description.contains("last seen 2026-11-28T06:00:00Z"))
+        var fresh = type
+        fresh.status = .new
+        #expect(!AlertFinding(ungated: fresh).summary.contains("Regressed"))
+        #expect(alert.fingerprint == AlertFinding(ungated: fresh).fingerprint)
+    }
+
+    @Test func anIncidentAlertResolvesWhenTheIncidentEnds() throws {
+        let store = InMemoryRollupStore()
+        let evaluator = AlertEvaluator(store: store)
+        let incident = incident()
+        let during = History.time("2026-11-30T10:17:00Z")
+        let findings = [incident].filter { $0.isOngoing(at: during, bucketSeconds: 300, gapBuckets: 1) }
+            .map { AlertFinding(incident: $0) }
+        #expect(try evaluator.evaluate(findings, at: during).opened.count == 1)
+        let after = History.time("2026-11-30T10:25:00Z")
+        let later = [incident].filter { $0.isOngoing(at: after, bucketSeconds: 300, gapBuckets: 1) }
+            .map { AlertFinding(incident: $0) }
+        #expect(later.isEmpty)
+        #expect(try evaluator.evaluate(later, at: after).resolved.count == 1)
+    }
+}

@@ -67,35 +67,82 @@ import Testing
         let notFlagged = try #require(truth["notFlagged"] as? [String])
         #expect(flagged.allSatisfy { !notFlagged.contains($0["widgetType"] as? String ?? "") })
         #expect(flagged.count == 2, "only the planted types: \(flagged.map { $0["widgetType"] ?? "" })")
+        // Status: the ungated type was sent two days before and rolled back, so its return is a regression; the
+        // typo is new.
+        #expect(hologram["status"] as? String == ungatedTruth["status"] as? String)
+        #expect(typo["status"] as? String == typoTruth["status"] as? String)
+        let regressions = try #require(truth["regressions"] as? [[String: Any]])
+        #expect(regressions.map { $0["widgetType"] as? String } == [ungatedTruth["widgetType"] as? String])
+        #expect(hologram["status"] as? String == "regressed")
 
-        // spikes: the malformed payload, attributed to the deploy that shipped it.
-        let malformedTruth = try #require((truth["malformed"] as? [[String: Any]])?.first)
-        let malformedDeploy = (malformedTruth["introducedBy"] as? [String: Any])?["version"] as? String
+        // spikes: one incident per planted cause, attributed to the deploy that shipped it, on versions the cause
+        // reaches; nothing for the background.
         let spikes = try await query(["spikes"] + window)
         #expect(spikes.status == 3)
         let found = try #require(spikes.json["spikes"] as? [[String: Any]])
-        let malformed = found.filter {
-            $0["kind"] as? String == "malformedPayload" && $0["widgetType"] as? String == "image_text_card"
-                && $0["appVersion"] is NSNull
+        let incidents = try #require(spikes.json["incidents"] as? [[String: Any]])
+        let plantedIncidents = try #require(truth["incidents"] as? [[String: Any]])
+        #expect(incidents.count == plantedIncidents.count, "one incident per cause: \(incidents)")
+        for planted in plantedIncidents {
+            let matching = incidents.filter {
+                $0["kind"] as? String == planted["kind"] as? String
+                    && $0["widgetType"] as? String == planted["widgetType"] as? String
+            }
+            #expect(matching.count == 1, "\(planted["widgetType"] ?? "") \(planted["kind"] ?? ""): \(matching)")
+            guard let incident = matching.first else { continue }
+            let introduced = planted["introducedBy"] as? [String: Any]
+            let release = "\(introduced?["service"] as? String ?? "")@\(introduced?["version"] as? String ?? "")"
+            #expect(
+                (incident["suspectDeploy"] as? [String: Any])?["version"] as? String == introduced?["version"]
+                    as? String)
+            // Later deploys keep serving a fault, so its release is among the incident's, not always the most frequent.
+            #expect((incident["backendReleases"] as? [String])?.contains(release) == true)
+            let versions = (incident["versions"] as? [[String: Any]])?.compactMap { $0["appVersion"] as? String } ?? []
+            let reachable = Set(planted["versions"] as? [String] ?? [])
+            #expect(!versions.isEmpty && versions.allSatisfy(reachable.contains), "\(versions) ⊄ \(reachable)")
         }
-        #expect(malformed.count == 1, "one across-versions spike: \(found)")
-        #expect((malformed.first?["suspectDeploy"] as? [String: Any])?["version"] as? String == malformedDeploy)
-        #expect((malformed.first?["backendReleases"] as? [String])?.first == "page-api@\(malformedDeploy ?? "")")
-        // Small per-version series of the planted types may cross the thresholds on noise; the background never.
-        let planted: Set<String> = ["image_text_card", "imgae_text_card", "hologram_projector"]
+        // Every spike belongs to one of the incidents: the background never spikes.
+        let planted = Set(plantedIncidents.compactMap { $0["widgetType"] as? String })
         #expect(found.allSatisfy { planted.contains($0["widgetType"] as? String ?? "") }, "no noise spikes: \(found)")
 
-        // deploys list: every deploy the simulation recorded, at its simulated time.
+        // gates: every type only some versions render, at the version the truth names; too thin to forecast.
+        let gates = try await query(["gates"] + window)
+        #expect(gates.status == 0, "gates: \(gates.errors)")
+        let listed = try #require(gates.json["gates"] as? [[String: Any]])
+        let truthGates = try #require(truth["gates"] as? [[String: Any]])
+        func key(_ gate: [String: Any]) -> String {
+            "\(gate["appID"] as? String ?? "") \(gate["widgetType"] as? String ?? "") \(gate["minAppVersion"] as? String ?? "")"
+        }
+        #expect(Set(listed.map(key)) == Set(truthGates.map(key)))
+        for gate in listed {
+            let share = gate["belowShare"] as? Double ?? -1
+            #expect(share > 0 && share < 1, "\(key(gate)): \(share)")
+            let forecast = gate["forecast"] as? [String: Any]
+            #expect(forecast?["basis"] as? String == "tooThin" && forecast?["date"] is NSNull)
+        }
+        // The share below a later gate is larger: fewer installs have the newer version.
+        let shop = Dictionary(
+            listed.filter { $0["appID"] as? String == "com.example.shop" }.map {
+                ($0["minAppVersion"] as? String ?? "", $0["belowShare"] as? Double ?? 0)
+            }, uniquingKeysWith: { a, _ in a })
+        #expect((shop["5.2.0"] ?? 1) < (shop["5.2.1"] ?? 0) && (shop["5.2.1"] ?? 1) < (shop["5.3.0"] ?? 0))
+
+        // deploys list: every deploy the simulation recorded in the window, at its simulated time.
         let deploys = try await query(["deploys", "list", "--store", storePath, "--since", "5h", "--format", "json"])
         #expect(deploys.status == 0)
-        let listed = (deploys.json["deploys"] as? [[String: Any]])?.compactMap { deploy -> String? in
+        let deployed = (deploys.json["deploys"] as? [[String: Any]])?.compactMap { deploy -> String? in
             guard let service = deploy["service"] as? String, let version = deploy["version"] as? String else {
                 return nil
             }
             return "\(service)@\(version)"
         }
-        let recorded = (truth["deploys"] as? [[String: Any]])?.compactMap { $0["release"] as? String }
-        #expect(listed == recorded)
+        let windowStart = Date().addingTimeInterval(-5 * 3600)
+        let recorded = (truth["deploys"] as? [[String: Any]])?.compactMap { deploy -> String? in
+            guard let finished = (deploy["finishedAt"] as? String).flatMap(Self.date), finished >= windowStart
+            else { return nil }
+            return deploy["release"] as? String
+        }
+        #expect(deployed == recorded)
 
         if commands.contains("versions") {
             let versions = try await query(["versions"] + window)
@@ -200,6 +247,10 @@ import Testing
         #expect(
             parsed is [String: Any], "\(arguments.prefix(2)) printed no JSON object: \(result.output) \(result.errors)")
         return QueryResult(status: result.status, text: result.output, errors: result.errors)
+    }
+
+    static func date(_ text: String) -> Date? {
+        ISO8601DateFormatter().date(from: text)
     }
 
     static func isoWeek(_ date: Date) -> String {

@@ -16,7 +16,7 @@ import Testing
         #expect(
             Set(type.keys) == [
                 "appID", "widgetType", "events", "installs", "affectedVersions", "renderingVersions", "suggestedGate",
-                "firstSeen", "suspectDeploy", "likelyTypoOf",
+                "firstSeen", "suspectDeploy", "likelyTypoOf", "status",
             ])
         #expect(type["widgetType"] as? String == "hologram_projector")
         #expect(type["events"] as? Int == 100)
@@ -65,7 +65,7 @@ import Testing
         let result = await CLI.run(["spikes", "--format", "json", "--app", "com.example.shop"] + store.window)
         #expect(result.status == 3, "\(result.standardOutput)\(result.standardError)")
         let json = try CLI.json(result)
-        #expect(Set(json.keys) == ["from", "to", "spikes"])
+        #expect(Set(json.keys) == ["from", "to", "spikes", "incidents"])
         let spikes = try #require(json["spikes"] as? [[String: Any]])
         let spike = try #require(spikes.first)
         #expect(
@@ -76,6 +76,19 @@ import Testing
         #expect(spikes.allSatisfy { $0["widgetType"] as? String == "video_tile" })
         #expect(spikes.contains { $0["appVersion"] is NSNull })
         #expect(spike["onset"] as? String == "2026-11-30T09:30:00Z")
+        // One cause, one incident: the across-versions spike and the version's own, with the version's figures.
+        let incidents = try #require(json["incidents"] as? [[String: Any]])
+        #expect(incidents.count == 1)
+        let incident = try #require(incidents.first)
+        #expect(
+            Set(incident.keys) == [
+                "appID", "kind", "widgetType", "onset", "peakWindowStart", "count", "baseline", "ratio", "versions",
+                "suspectDeploy", "backendReleases",
+            ])
+        #expect(incident["widgetType"] as? String == "video_tile")
+        let versions = try #require(incident["versions"] as? [[String: Any]])
+        #expect(
+            versions.compactMap { $0["appVersion"] as? String } == spikes.compactMap { $0["appVersion"] as? String })
     }
 
     @Test func spikesTableNamesTheTypeInFullAndFits80Columns() async throws {
@@ -83,10 +96,37 @@ import Testing
         let result = await CLI.run(["spikes", "--app", "com.example.shop"] + store.window)
         #expect(result.status == 3)
         let lines = result.standardOutput.split(separator: "\n")
-        #expect(lines.first?.hasPrefix("video_tile") == true)
+        #expect(lines.first?.hasPrefix("video_tile  malformedPayload  on ") == true, "\(lines)")
         #expect(lines.contains { $0.hasPrefix("    VERSION") })
         #expect(lines.contains { $0.hasPrefix("    all ") })
         #expect(lines.allSatisfy { $0.count <= 80 })
+        #expect(lines.contains { $0.hasPrefix("1 incident: video_tile malformedPayload on ") }, "\(lines)")
+    }
+
+    @Test func teamFilterKeepsOnlyTheTeamsFindingsAndNeedsAnOwnersFile() async throws {
+        let store = try SeededStore()
+        let owners = store.directory.file("owners.json")
+        try Data(
+            #"{"defaultTeam": "platform", "rules": [{"widgetType": "video_*", "team": "media"}]}"#.utf8
+        ).write(to: URL(fileURLWithPath: owners))
+        let media = await CLI.run(["spikes", "--owners", owners, "--team", "media", "--format", "json"] + store.window)
+        #expect(media.status == 3)
+        #expect((try CLI.json(media)["incidents"] as? [[String: Any]])?.count == 1)
+        let platform = await CLI.run(["spikes", "--owners", owners, "--team", "platform"] + store.window)
+        #expect(platform.status == 0)
+        let table = await CLI.run(["spikes", "--owners", owners] + store.window)
+        #expect(table.standardOutput.contains("team media"))
+        let ungated = await CLI.run(
+            ["ungated", "--owners", owners, "--team", "platform", "--format", "json"] + store.window)
+        #expect(
+            (try CLI.json(ungated)["ungated"] as? [[String: Any]])?.map { $0["widgetType"] as? String }
+                == ["hologram_projector"])
+        let top = await CLI.run(["top", "--owners", owners, "--team", "media", "--format", "json"] + store.window)
+        let rows = try #require(try CLI.json(top)["top"] as? [[String: Any]])
+        #expect(!rows.isEmpty && rows.allSatisfy { ($0["widgetType"] as? String)?.hasPrefix("video_") == true })
+        let missing = await CLI.run(["spikes", "--team", "media"] + store.window)
+        #expect(missing.status == 2)
+        #expect(missing.standardError.contains("--team needs --owners"))
     }
 
     @Test func spikesExitZeroOnAQuietWindow() async throws {

@@ -76,10 +76,11 @@ import Testing
         #expect(
             status == [
                 "hologram_projector": .new, "imgae_text_card": .new, ReportScenario.hostileType: .new,
-                "promo_banner_v2": .ongoing, "countdown_timer": .resolved,
+                "promo_banner_v2": .regressed, "countdown_timer": .resolved,
             ])
-        #expect(report.ungated.map(\.status) == [.new, .new, .new, .ongoing, .resolved])
-        let hologram = try #require(report.ungated.first)
+        #expect(report.ungated.map(\.status) == [.regressed, .new, .new, .new, .resolved])
+        #expect(report.ungated.first?.finding.status == .regressed)
+        let hologram = try #require(report.ungated.first { $0.status == .new })
         #expect(hologram.finding.widgetType == "hologram_projector")
         #expect(hologram.events == 1200)
         #expect(hologram.finding.suggestedMinAppVersion == "5.3.0")

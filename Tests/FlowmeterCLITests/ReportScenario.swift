@@ -7,7 +7,7 @@ import TestSupport
 ///
 /// - `hologram_projector`: new ungated type in W48 on 5.2.1 (1,200 events from 30 installs on Wednesday 10:00–10:29,
 ///   release `page-api@2026.11.25-1` deployed at 09:58), rendered by 5.3.0: gate at 5.3.0; spikes after the deploy.
-/// - `promo_banner_v2`: ungated both weeks (50 then 30 events): ongoing, gate at 5.3.0.
+/// - `promo_banner_v2`: ungated both weeks (50 then 30 events), days apart: regressed, gate at 5.3.0.
 /// - `countdown_timer`: ungated in W47 (60 events), 3 events in W48: resolved.
 /// - `imgae_text_card`: reported unknown by both versions (25 events each): typo of the registered `image_text_card`.
 /// - a hostile type `<script>alert("x")</script>` that no version renders (22 events), with hostile messages and

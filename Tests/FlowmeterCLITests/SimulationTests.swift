@@ -35,11 +35,24 @@ import Testing
         let scenario = Self.scenario()
         let shipped = try #require(scenario.deploys.first { $0.fault == .ungatedType })
         let typoDeploy = try #require(scenario.deploys.first { $0.fault == .typo })
+        let earlier = try #require(scenario.deploys.first { $0.fault == .earlierUngatedType })
+        let episode = try #require(scenario.earlierEpisode)
+        // The earlier episode ends more than the 48 h of --regression-quiet before the type comes back.
+        #expect(scenario.finishedAt(shipped) - episode.upperBound >= 48 * 3600)
+        #expect(scenario.finishedAt(earlier) == episode.lowerBound)
         var seen: [String: Int] = [:]
+        var fromEpisode = 0
         for index in 0..<scenario.batchCount {
             let batch = scenario.batch(at: index).batch
             for event in batch.events {
                 let type = event.widgetType ?? ""
+                if episode.contains(event.occurredAt.secondsSinceEpoch) {
+                    // Late uploads of the earlier episode: the ungated type, with the release that shipped it then.
+                    #expect(type == TrafficScenario.ungatedType)
+                    #expect(event.backendRelease == nil || event.backendRelease == earlier.release)
+                    fromEpisode += event.count
+                    continue
+                }
                 seen[type, default: 0] += event.count
                 #expect(event.occurredAt.secondsSinceEpoch >= scenario.start)
                 #expect(event.occurredAt.secondsSinceEpoch <= scenario.end)
@@ -66,6 +79,7 @@ import Testing
         #expect(seen[TrafficScenario.ungatedType, default: 0] > 1_000)
         #expect(seen[TrafficScenario.typo, default: 0] > 300)
         #expect(seen[TrafficScenario.debugOnlyType, default: 0] > 0)
+        #expect(fromEpisode > 100, "the episode is a real ungated type then, not a stray event")
     }
 
     @Test func theNewVersionRampsUpAndDebugBuildsAreAFewPercent() {
@@ -95,7 +109,32 @@ import Testing
         let malformed = try #require((json["malformed"] as? [[String: Any]])?.first)
         #expect(malformed["missingKey"] as? String == "imageURL")
         let deploys = try #require(json["deploys"] as? [[String: Any]])
-        #expect(deploys.compactMap { $0["introduces"] as? String } == ["ungatedType", "typo", "malformedPayload"])
+        #expect(
+            deploys.compactMap { $0["introduces"] as? String } == [
+                "earlierUngatedType", "ungatedType", "typo", "malformedPayload",
+            ])
         #expect((ungated["introducedBy"] as? [String: Any])?["version"] as? String == "2026.11.29-2")
+        #expect(ungated["status"] as? String == "regressed")
+        let regression = try #require((json["regressions"] as? [[String: Any]])?.first)
+        #expect((regression["earlierDeploy"] as? [String: Any])?["version"] as? String == "2026.11.27-5")
+        let incidents = try #require(json["incidents"] as? [[String: Any]])
+        #expect(
+            incidents.compactMap { $0["widgetType"] as? String } == [
+                "hologram_projector", "imgae_text_card", "image_text_card",
+            ])
+        let gates = try #require(json["gates"] as? [[String: Any]])
+        #expect(
+            gates.map { "\($0["widgetType"] ?? "") \($0["minAppVersion"] ?? "")" } == [
+                "countdown_timer 5.2.0", "hologram_projector 5.3.0", "story_ring 5.3.0", "video_tile 5.2.1",
+                "price_calendar 1.9.0",
+            ])
+    }
+
+    @Test func aLongSimulationLeavesTheEarlierEpisodeOutRatherThanPastTheMaximumAge() {
+        let scenario = TrafficScenario(
+            seed: 7, end: Self.end, simulatedSeconds: 40 * 3600, batchCount: 100, runID: 1)
+        #expect(scenario.earlierEpisode == nil)
+        #expect(!scenario.deploys.contains { $0.fault == .earlierUngatedType })
+        #expect(GroundTruth(scenario: scenario, deploysRecorded: true).regressions.isEmpty)
     }
 }

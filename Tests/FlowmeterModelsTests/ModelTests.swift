@@ -41,10 +41,10 @@ import Testing
             #expect(try FastBatchDecoder.decode(data).batch == batch)
         }
         let odd = DiagnosticBatch(
-            client: ClientInfo(appID: "a\"\\\u{0}", appVersion: "1", platform: "ios", buildConfiguration: .debug),
+            client: ClientInfo(appID: "a\"\\", appVersion: "1", platform: "ios", buildConfiguration: .debug),
             events: [
                 DiagnosticEvent(
-                    kind: DiagnosticKind(rawValue: "new😀")!, message: "line\nbreak", count: 7,
+                    kind: DiagnosticKind(rawValue: "new😀")!, message: "line\nbreak\u{0}", count: 7,
                     occurredAt: Timestamp(secondsSinceEpoch: -5, nanoseconds: 1))
             ])
         #expect(try FastBatchDecoder.decode(try JSONEncoder().encode(odd)).batch == odd)

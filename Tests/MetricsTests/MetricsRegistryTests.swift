@@ -55,6 +55,17 @@ import Testing
                 """)
     }
 
+    @Test func aCarriageReturnLineFeedInALabelValueCannotStartAForgedSample() {
+        let registry = MetricsRegistry()
+        let family = registry.counter("flowmeter_types_total", help: "Types.", labelNames: ["widget_type"])
+        family.labels("x\r\nflowmeter_forged_total 1e9\r\n").increment()
+        let text = registry.render()
+        // By bytes: "\r\n" is a single Character, which Character-based searches would not see as a line feed.
+        let lines = text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+        #expect(lines.count == 4)
+        #expect(text.contains(#"flowmeter_types_total{widget_type="x\#r\nflowmeter_forged_total 1e9\#r\n"} 1"#))
+    }
+
     @Test func histogramBucketsAreCumulative() {
         let registry = MetricsRegistry()
         let histogram = registry.histogram("flowmeter_sizes", help: "Sizes.", buckets: [1, 10, 100]).labels()

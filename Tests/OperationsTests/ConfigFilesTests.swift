@@ -43,7 +43,7 @@ import Testing
     }
 
     @Test(.enabled(if: Tool.amtool.isInstalled, "amtool missing: apt-get install prometheus-alertmanager"))
-    func alertmanagerConfigIsValidAndRoutesBySeverity() throws {
+    func alertmanagerConfigIsValidAndRoutesBySeverityAndTeam() throws {
         let config = Repository.path("Dashboards/alertmanager/alertmanager.yml")
         let check = try Tool.amtool.run(["check-config", config])
         #expect(check.succeeded, "\(check.transcript)")
@@ -51,6 +51,11 @@ import Testing
             (["severity=critical", "alertname=FlowmeterKafkaUnavailable"], "pager,team-channel"),
             (["severity=warning", "alertname=FlowmeterUnknownTypeSpike"], "team-channel"),
             (["severity=info", "alertname=FlowmeterNewType"], "notices"),
+            // The detector's alerts with a team label (`--owners`) go to that team; critical ones page as well.
+            (["severity=warning", "alertname=FlowmeterSpike", "team=catalog"], "catalog"),
+            (["severity=critical", "alertname=FlowmeterUngatedType", "team=immersive"], "pager,immersive"),
+            (["severity=warning", "alertname=FlowmeterSpike", "team=unrouted-team"], "team-channel"),
+            (["severity=info", "alertname=FlowmeterNewType", "team=catalog"], "notices"),
         ] {
             let route = try Tool.amtool.run(
                 ["config", "routes", "test", "--config.file=\(config)", "--verify.receivers=\(receivers)"] + labels)

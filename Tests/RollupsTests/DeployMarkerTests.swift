@@ -45,6 +45,13 @@ import Testing
         (#"{"service":"s","finishedAt":"2026-11-30T08:44:10Z"}"#, "Missing key 'version'"),
         (#"{"service":"s","version":"v"}"#, "Missing key 'finishedAt'"),
         (#"{"service":"","version":"v","finishedAt":"2026-11-30T08:44:10Z"}"#, "Empty value for 'service'"),
+        (#"{"service":null,"version":"v","finishedAt":"2026-11-30T08:44:10Z"}"#, "Empty value for 'service'"),
+        (#"{"service":"s","version":" ","finishedAt":"2026-11-30T08:44:10Z"}"#, "Empty value for 'version'"),
+        (#"{"service":"s\u0000","version":"v","finishedAt":"2026-11-30T08:44:10Z"}"#, "Control character in 'service'"),
+        (
+            #"{"service":"s","version":"v","environment":"p\u001b[2J","finishedAt":"2026-11-30T08:44:10Z"}"#,
+            "Control character in 'environment'"
+        ),
         (#"{"service":"s","version":"v","finishedAt":"yesterday"}"#, "Invalid RFC 3339 time 'yesterday'"),
         (#"{"service":5,"version":"v","finishedAt":"2026-11-30T08:44:10Z"}"#, "service"),
         ("not json", "not valid JSON"),

@@ -13,7 +13,7 @@ import Testing
         var random = SeededGenerator(seed: UInt64(seed) &+ 7_000)
         var rollup = F.seriesRollup(&random, releasePool: 30, samplePool: 9)
         if seed % 5 == 0 { rollup.series.widgetType = "" }
-        if seed % 7 == 0 { rollup.series.appID = "com.example.\"quoted\"\\slash/é\u{1}\n" }
+        if seed % 7 == 0 { rollup.series.appID = "com.example.\"quoted\"\\slash/é\u{2028}😀" }
         if seed % 3 == 0 { rollup.firstSeen = Timestamp(secondsSinceEpoch: -62_135_596_800 + Int64(seed)) }
         let partial = PartialRollup(id: "c-\(seed)/1/\(seed)", collector: "collector \"a\"", rollup: .series(rollup))
         try expectSame(partial)
@@ -23,10 +23,46 @@ import Testing
     func versionBytesDecodeLikeTheReference(seed: Int) throws {
         var random = SeededGenerator(seed: UInt64(seed) &+ 9_000)
         var rollup = F.versionRollup(&random)
-        if seed % 4 == 0 { rollup.registeredTypes.insert("type\u{7f}\t\"x\"") }
+        if seed % 4 == 0 { rollup.registeredTypes.insert("type\u{2029}\u{A0}\"x\"") }
         if seed % 6 == 0 { rollup.decodes = .max }
+        rollup.clientDiscarded = seed % 3 == 0 ? 0 : Int64(seed * 17)
+        if seed % 9 == 0 { rollup.clientDiscarded = .max }
         let partial = PartialRollup(id: "c/\(seed)/0", collector: "c", rollup: .version(rollup))
         try expectSame(partial)
+    }
+
+    @Test func stringsThatBreakTheIdentifierRuleAreRefused() throws {
+        var random = SeededGenerator(seed: 3)
+        for hostile in ["com.example\u{1}", "a\u{7F}", "\u{85}", " "] {
+            var rollup = F.seriesRollup(&random)
+            rollup.series.appID = hostile
+            let bytes = PartialRollup(id: "x", collector: "c", rollup: .series(rollup)).jsonBytes()
+            #expect(throws: RollupsError.self) { try PartialRollup(jsonBytes: bytes) }
+            var version = F.versionRollup(&random)
+            version.registeredTypes.insert(hostile)
+            let versionBytes = PartialRollup(id: "y", collector: "c", rollup: .version(version)).jsonBytes()
+            #expect(throws: RollupsError.self) { try PartialRollup(jsonBytes: versionBytes) }
+        }
+    }
+
+    @Test func aVersionRollupWrittenBeforeClientDiscardedExistedReadsAsZero() throws {
+        var random = SeededGenerator(seed: 5)
+        var rollup = F.versionRollup(&random)
+        rollup.clientDiscarded = 9
+        let bytes = PartialRollup(id: "old", collector: "c", rollup: .version(rollup)).jsonBytes()
+        let text = String(decoding: bytes, as: UTF8.self)
+        #expect(text.contains(#","clientDiscarded":9"#))
+        let older = Array(text.replacingOccurrences(of: #","clientDiscarded":9"#, with: "").utf8)
+        let decoded = try PartialRollup(jsonBytes: older)
+        guard case .version(let version) = decoded.rollup else {
+            Issue.record("not a version rollup")
+            return
+        }
+        rollup.clientDiscarded = 0
+        #expect(version == rollup)
+        let negative = Array(
+            text.replacingOccurrences(of: #""clientDiscarded":9"#, with: #""clientDiscarded":-1"#).utf8)
+        #expect(throws: RollupsError.self) { try PartialRollup(jsonBytes: negative) }
     }
 
     @Test func extremeCountsAndEmptySketchesMatch() throws {

@@ -71,9 +71,15 @@ import Testing
             window: window, events: 7, installs: installs,
             firstSeen: Timestamp(secondsSinceEpoch: window.start), lastSeen: Timestamp(secondsSinceEpoch: window.start))
         let good = PartialRollup(id: "c-1/0/0", collector: "c", rollup: .series(rollup))
+        // A rollup written by something other than a collector, whose kind and app id break the identifier rule.
+        let hostile = String(decoding: good.jsonBytes(), as: UTF8.self)
+            .replacingOccurrences(of: "\"unknownType\"", with: #""\u0000""#)
+        let hostileApp = String(decoding: good.jsonBytes(), as: UTF8.self)
+            .replacingOccurrences(of: "com.example.shop", with: #"com.\u001b[2Jshop"#)
+        #expect(hostile.contains(#"\u0000"#) && hostileApp.contains(#"\u001b"#))
         let values: [[UInt8]] = [
             Array("not json".utf8), good.jsonBytes(), Array(#"{"id":"x","collector":"c","type":"series"}"#.utf8),
-            [0xFF, 0xFE], good.jsonBytes(),
+            [0xFF, 0xFE], good.jsonBytes(), Array(hostile.utf8), Array(hostileApp.utf8),
         ]
         let producer = try fixture.kafka.makeProducer()
         for value in values {
@@ -86,12 +92,41 @@ import Testing
 
         let sink = try fixture.makeSink(group: "bad-\(UUID().uuidString)")
         defer { sink.stop() }
-        #expect(try await drive(sink) { $0.applied + $0.duplicates + $0.badMessages >= 6 })
-        #expect(sink.counters.badMessages == 4)
+        #expect(try await drive(sink) { $0.applied + $0.duplicates + $0.badMessages >= 8 })
+        #expect(sink.counters.badMessages == 6)
         #expect(sink.counters.applied == 1)
         #expect(sink.counters.duplicates == 1)
         let from = Timestamp(secondsSinceEpoch: window.start - 60), to = Timestamp(secondsSinceEpoch: window.start + 60)
         #expect(try fixture.store.seriesRollups(SeriesQuery(from: from, to: to)).map(\.events) == [7])
+
+        // Every skipped message is in the dead-letter file with where it came from and its bytes.
+        let letters = try fixture.deadLetters()
+        #expect(sink.counters.deadLetters == 6 && letters.count == 6)
+        #expect(
+            Set(letters.compactMap { $0["topic"] as? String }) == [
+                KafkaFixture.rollupsTopic, KafkaFixture.deploysTopic,
+            ])
+        #expect(letters.allSatisfy { $0["partition"] is Int && $0["offset"] is Int && $0["reason"] is String })
+        let saved = letters.compactMap { ($0["value"] as? String).flatMap { Data(base64Encoded: $0) } }
+        #expect(
+            Set(saved.map { [UInt8]($0) })
+                == Set([values[0], values[2], values[3], values[5], values[6], Array("{}".utf8)]))
+    }
+
+    @Test func aMessageTheStoreRefusesForGoodIsDeadLetteredAndTheRestApplied() async throws {
+        let fixture = try SinkFixture(partitions: 1)
+        let (events, messages) = try await fixture.publishTraffic(batches: 10, installs: 5, flushes: 1)
+        let refusing = RefusingStore(wrapping: fixture.store)
+        let sink = try fixture.makeSink(group: "refused-\(UUID().uuidString)", store: refusing)
+        defer { sink.stop() }
+        #expect(try await drive(sink) { $0.applied + $0.refusedMessages >= messages })
+        #expect(sink.counters.refusedMessages == 1)
+        #expect(sink.counters.applied == messages - 1)
+        #expect(try fixture.deadLetters().count == 1)
+        let refused = try #require(refusing.refused.withLock { $0 })
+        #expect(try fixture.totals().events == events - refused)
+        // The partition moved on: offsets were committed past the refused message.
+        #expect(sink.counters.commits >= 1)
     }
 
     @Test func deployMarkersFromTheDeploysTopicLandInTheStore() async throws {
@@ -139,6 +174,55 @@ import Testing
         #expect(sink.counters.applied == messages)
         #expect(try fixture.totals().events == events)
     }
+}
+
+/// A store that refuses, for good (not retriable), every apply that holds the first series partial it sees; it keeps
+/// that partial's events.
+final class RefusingStore: RollupStore {
+    private let store: any RollupStore
+    let refused = Mutex<Int64?>(nil)
+    private let victim = Mutex<String?>(nil)
+
+    init(wrapping store: any RollupStore) {
+        self.store = store
+    }
+
+    func apply(_ partials: [PartialRollup]) throws -> RollupApplyResult {
+        let victim = self.victim.withLock { victim in
+            if victim == nil, let first = partials.first(where: { if case .series = $0.rollup { true } else { false } })
+            {
+                victim = first.id
+                if case .series(let rollup) = first.rollup { refused.withLock { $0 = rollup.events } }
+            }
+            return victim
+        }
+        if partials.contains(where: { $0.id == victim }) {
+            throw RollupStoreError(.queryFailed, "injected by a test: refused for good")
+        }
+        return try store.apply(partials)
+    }
+
+    func recordDeploy(_ deploy: DeployMarker) throws { try store.recordDeploy(deploy) }
+    func seriesRollups(_ query: SeriesQuery) throws -> [SeriesRollup] { try store.seriesRollups(query) }
+    func seriesBuckets(_ query: SeriesQuery, bucketSeconds: Int64) throws -> [SeriesBucket] {
+        try store.seriesBuckets(query, bucketSeconds: bucketSeconds)
+    }
+    func versionRollups(from: Timestamp, to: Timestamp, appID: String?) throws -> [VersionRollup] {
+        try store.versionRollups(from: from, to: to, appID: appID)
+    }
+    func versionBuckets(from: Timestamp, to: Timestamp, appID: String?, bucketSeconds: Int64) throws
+        -> [VersionBucket]
+    {
+        try store.versionBuckets(from: from, to: to, appID: appID, bucketSeconds: bucketSeconds)
+    }
+    func firstSeen(appID: String?, kind: DiagnosticKind, buildConfiguration: BuildConfiguration) throws
+        -> [TypeFirstSeen]
+    {
+        try store.firstSeen(appID: appID, kind: kind, buildConfiguration: buildConfiguration)
+    }
+    func deploys(from: Timestamp, to: Timestamp) throws -> [DeployMarker] { try store.deploys(from: from, to: to) }
+    func saveAlertState(_ alerts: [AlertState]) throws { try store.saveAlertState(alerts) }
+    func openAlerts() throws -> [AlertState] { try store.openAlerts() }
 }
 
 /// A store whose first `failures` applies throw a retriable error.

@@ -74,9 +74,21 @@ final class SinkFixture: Sendable {
         }.joined()
     }
 
+    /// Where the fixture's sinks write dead letters (inside its temporary directory).
+    var deadLetterPath: String { directory.file("dead-letters.jsonl") }
+
+    /// The dead letters written so far, one decoded JSON object per line.
+    func deadLetters() throws -> [[String: Any]] {
+        guard let data = FileManager.default.contents(atPath: deadLetterPath) else { return [] }
+        return try data.split(separator: UInt8(ascii: "\n")).map { line in
+            try JSONSerialization.jsonObject(with: Data(line)) as? [String: Any] ?? [:]
+        }
+    }
+
     /// A sink on the fixture's cluster and store in group `group`.
     func makeSink(group: String, store: (any RollupStore)? = nil) throws -> RollupSink {
         var configuration = RollupSinkConfiguration(bootstrapServers: kafka.bootstrapServers)
+        configuration.deadLetterPath = deadLetterPath
         configuration.groupID = group
         configuration.pollTimeout = .milliseconds(200)
         configuration.sessionTimeout = .seconds(6)

@@ -3,13 +3,14 @@ public import Rollups
 
 /// A finding as an alert candidate: its identity labels, its words, and the finding itself.
 ///
-/// The fingerprint hashes the identity labels (every label but `severity`), so the same series or type gives the
-/// same fingerprint in every run and every process, and a rerun finds the alert it opened before.
+/// The fingerprint hashes the identity labels (every label but `severity` and `team`), so the same incident or type
+/// gives the same fingerprint in every run and every process, and a rerun finds the alert it opened before; a change
+/// of owners re-routes an open alert without opening a second one.
 public struct AlertFinding: Hashable, Sendable {
     /// Which finder produced it.
     public var kind: AlertState.Kind
-    /// Alertmanager labels: `alertname`, `severity`, `app_id`, `kind`, `widget_type`, and `app_version` when the
-    /// finding is about one version.
+    /// Alertmanager labels: `alertname`, `severity`, `app_id`, `kind`, `widget_type`, `app_version` when the
+    /// finding is about one version, and `team` when an owners file names one.
     public var labels: [String: String]
     /// One line for a human.
     public var summary: String
@@ -36,7 +37,43 @@ public struct AlertFinding: Hashable, Sendable {
         self.fingerprint = Self.fingerprint(of: labels)
     }
 
-    /// A spike alert (`FlowmeterSpike`, severity `warning`).
+    /// An incident alert (`FlowmeterSpike`, severity `warning`): one per incident however many versions it hit, so
+    /// the labels carry no `app_version`.
+    public init(incident: Incident, team: String? = nil) {
+        var labels = [
+            "alertname": "FlowmeterSpike", "severity": "warning", "app_id": incident.appID,
+            "kind": incident.kind.rawValue, "widget_type": incident.widgetType,
+        ]
+        if let team { labels["team"] = team }
+        let type = incident.widgetType.isEmpty ? "(no type)" : incident.widgetType
+        let versions = incident.versions.map(\.appVersion)
+        let scope =
+            versions.isEmpty
+            ? incident.appID
+            : "\(incident.appID) on \(versions.count) \(versions.count == 1 ? "version" : "versions")"
+        var description =
+            "\(incident.count) events in the bucket at \(incident.peakWindowStart) against \(incident.baseline) "
+            + "expected; onset \(incident.onset)."
+        if !versions.isEmpty {
+            description +=
+                " Versions: "
+                + incident.versions.map { "\($0.appVersion) (\($0.count))" }
+                .joined(separator: ", ") + "."
+        }
+        if let deploy = incident.suspectDeploy {
+            description += " Suspect deploy \(deploy.service)@\(deploy.version), finished \(deploy.finishedAt)."
+        }
+        if !incident.backendReleases.isEmpty {
+            description += " Releases: \(incident.backendReleases.joined(separator: ", "))."
+        }
+        self.init(
+            kind: .spike, labels: labels,
+            summary: "Incident: \(incident.kind.rawValue) for \(type) in \(scope), \(incident.ratio)× baseline",
+            description: description, value: incident.ratio, payload: incident.jsonValue)
+    }
+
+    /// A spike alert (`FlowmeterSpike`, severity `warning`) for one series; the detector alerts per incident
+    /// (``init(incident:team:)``).
     public init(spike: Spike) {
         var labels = [
             "alertname": "FlowmeterSpike", "severity": "warning", "app_id": spike.appID,
@@ -61,13 +98,22 @@ public struct AlertFinding: Hashable, Sendable {
     }
 
     /// An ungated-type alert (`FlowmeterUngatedType`, severity `critical`: users see pages with missing widgets).
-    public init(ungated: UngatedType) {
-        let labels = [
+    ///
+    /// A regressed type says so in its summary and names when it was last seen before the quiet stretch.
+    public init(ungated: UngatedType, team: String? = nil) {
+        var labels = [
             "alertname": "FlowmeterUngatedType", "severity": "critical", "app_id": ungated.appID,
             "kind": DiagnosticKind.unknownType.rawValue, "widget_type": ungated.widgetType,
         ]
+        if let team { labels["team"] = team }
         let versions = ungated.affectedVersions.map(\.appVersion).joined(separator: ", ")
         var description = "Affected versions: \(versions)."
+        if ungated.status == .regressed {
+            description =
+                "Regressed: it had stopped"
+                + (ungated.lastSeenBefore.map { " (last seen \($0))" } ?? "")
+                + " and is back. " + description
+        }
         if let gate = ungated.suggestedMinAppVersion {
             description += " Gate it at minAppVersion \(gate)."
         } else {
@@ -79,18 +125,20 @@ public struct AlertFinding: Hashable, Sendable {
         }
         self.init(
             kind: .ungatedType, labels: labels,
-            summary:
-                "Release builds of \(ungated.appID) cannot render '\(ungated.widgetType)' "
+            summary: (ungated.status == .regressed ? "Regressed: release" : "Release")
+                + " builds of \(ungated.appID) cannot render '\(ungated.widgetType)' "
+                + (ungated.status == .regressed ? "again " : "")
                 + "(\(ungated.events) events, \(ungated.installs) installs)",
             description: description, value: Double(ungated.events), payload: ungated.jsonValue)
     }
 
     /// A new-type alert (`FlowmeterNewType`, severity `info`).
-    public init(newType: NewType) {
-        let labels = [
+    public init(newType: NewType, team: String? = nil) {
+        var labels = [
             "alertname": "FlowmeterNewType", "severity": "info", "app_id": newType.appID,
             "kind": newType.kind.rawValue, "widget_type": newType.widgetType,
         ]
+        if let team { labels["team"] = team }
         self.init(
             kind: .newType, labels: labels,
             summary: "New widget type '\(newType.widgetType)' in release builds of \(newType.appID)",
@@ -98,11 +146,11 @@ public struct AlertFinding: Hashable, Sendable {
             payload: newType.jsonValue)
     }
 
-    /// FNV-1a (64-bit) over the sorted identity labels, as 16 hex digits: stable across processes, unlike
-    /// `Hasher`.
+    /// FNV-1a (64-bit) over the sorted identity labels (all but `severity` and `team`), as 16 hex digits: stable
+    /// across processes, unlike `Hasher`.
     static func fingerprint(of labels: [String: String]) -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for (name, value) in labels.sorted(by: { $0.key < $1.key }) where name != "severity" {
+        for (name, value) in labels.sorted(by: { $0.key < $1.key }) where name != "severity" && name != "team" {
             for byte in name.utf8 + [0] + value.utf8 + [0] {
                 hash ^= UInt64(byte)
                 hash = hash &* 0x0000_0100_0000_01b3

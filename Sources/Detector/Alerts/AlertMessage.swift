@@ -2,8 +2,8 @@
 ///
 /// The value is `{"fingerprint", "status": "firing"|"resolved", "kind": "spike"|"ungatedType"|"newType",
 /// "labels": {...}, "annotations": {"summary", "description"}, "startsAt", "endsAt": null|time, "finding": {...}}`,
-/// where `finding` is the spike or ungated-type object of CONTRACT §5. Whoever produces it sets the headers
-/// ``headers`` names.
+/// where `finding` is the spike or ungated-type object of CONTRACT §5. Whoever produces it sets the topic's headers
+/// (`KafkaHeader.json(schema:)` in the Kafka target).
 public struct AlertMessage: Hashable, Sendable {
     /// The topic's default name.
     public static let topic = "flowmeter.alerts.v1"
@@ -12,11 +12,6 @@ public struct AlertMessage: Hashable, Sendable {
     public var key: [UInt8]
     /// The JSON value.
     public var value: [UInt8]
-
-    /// The headers every Flowmeter topic value carries.
-    public var headers: [(name: String, value: String)] {
-        [("content-type", "application/json"), ("schema", Self.topic)]
-    }
 
     /// Encodes `alert`.
     public init(alert: Alert) {

@@ -29,6 +29,8 @@ struct Traffic {
 struct BucketIndex {
     private(set) var counts: [SeriesIdentity: [Int64: Int64]] = [:]
     private(set) var traffic: [TrafficIdentity: [Int64: Traffic]] = [:]
+    /// Buckets in which the app (or version) reported any release event, of any series, by occurrence time.
+    private(set) var activity: [TrafficIdentity: Set<Int64>] = [:]
 
     init(series: [SeriesBucket], traffic versionBuckets: [VersionBucket], perVersion: Bool) {
         for bucket in series where bucket.series.buildConfiguration == .release {
@@ -36,6 +38,11 @@ struct BucketIndex {
                 appID: bucket.series.appID, kind: bucket.series.kind, widgetType: bucket.series.widgetType,
                 appVersion: nil)
             counts[across, default: [:]][bucket.bucketStart, default: 0] += bucket.events
+            activity[TrafficIdentity(appID: bucket.series.appID, appVersion: nil), default: []].insert(
+                bucket.bucketStart)
+            activity[
+                TrafficIdentity(appID: bucket.series.appID, appVersion: bucket.series.appVersion), default: []
+            ].insert(bucket.bucketStart)
             if perVersion {
                 var version = across
                 version.appVersion = bucket.series.appVersion
@@ -51,5 +58,11 @@ struct BucketIndex {
                 traffic[key, default: [:]][bucket.bucketStart, default: Traffic()].decodes += bucket.decodes
             }
         }
+    }
+
+    /// Whether `identity` was seen live in the bucket at `start`: it sent batches then (by receipt minute) or
+    /// reported an event of any series then (by occurrence minute).
+    func isObserved(_ identity: TrafficIdentity, at start: Int64) -> Bool {
+        (traffic[identity]?[start]?.batches ?? 0) > 0 || activity[identity]?.contains(start) == true
     }
 }

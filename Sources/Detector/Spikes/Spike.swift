@@ -28,12 +28,14 @@ public struct Spike: Hashable, Sendable, JSONRepresentable {
     public var suspectDeploy: SuspectDeploy?
     /// The backend releases the spike's events carry, most frequent first (ties by name).
     public var backendReleases: [String]
+    /// The page ids its sampled events name, by name; not part of the contract JSON (owner rules match them).
+    public var pages: [String]
 
     /// Creates a spike.
     public init(
         appID: String, kind: DiagnosticKind, widgetType: String, appVersion: String?, onset: Timestamp,
         peakWindowStart: Timestamp, end: Timestamp, count: Int64, baseline: Double, ratio: Double,
-        isNormalized: Bool, suspectDeploy: SuspectDeploy?, backendReleases: [String]
+        isNormalized: Bool, suspectDeploy: SuspectDeploy?, backendReleases: [String], pages: [String] = []
     ) {
         self.appID = appID
         self.kind = kind
@@ -48,6 +50,7 @@ public struct Spike: Hashable, Sendable, JSONRepresentable {
         self.isNormalized = isNormalized
         self.suspectDeploy = suspectDeploy
         self.backendReleases = backendReleases
+        self.pages = pages
     }
 
     /// The contract's object, keys in its order; `appVersion` and `suspectDeploy` are `null` when absent.

@@ -112,7 +112,9 @@ public struct SpikeDetector: Sendable {
             spikes.append(try spike(for: run, reader: reader, attributor: attributor))
         }
         spikes.sort(by: Self.reportOrder)
-        return SpikesReport(from: from, to: to, spikes: spikes)
+        return SpikesReport(
+            from: from, to: to, spikes: spikes,
+            incidentGapSeconds: Int64(configuration.mergeGapBuckets) * configuration.bucketSeconds)
     }
 
     // MARK: - Judging buckets
@@ -140,6 +142,7 @@ public struct SpikeDetector: Sendable {
 
     func flaggedRuns(recent: BucketIndex, hourly: BucketIndex, firstBucket: Int64, end: Int64) -> [Run] {
         let bucket = configuration.bucketSeconds
+        let recentStart = firstBucket - Int64(configuration.trailingBuckets) * bucket
         var runs: [Run] = []
         for (series, counts) in recent.counts {
             let judged = counts.contains {
@@ -154,7 +157,8 @@ public struct SpikeDetector: Sendable {
                 let count = counts[start] ?? 0
                 guard count >= configuration.minEvents,
                     let baseline = baseline(
-                        for: series, at: start, recent: recent, hourly: hourly, excluding: flagged)
+                        for: series, at: start, recent: recent, hourly: hourly, excluding: flagged,
+                        recentStart: recentStart)
                 else { continue }
                 let floored = max(baseline.expected, 1)
                 let ratio = Double(count) / floored
@@ -180,32 +184,41 @@ public struct SpikeDetector: Sendable {
 
     func baseline(
         for series: SeriesIdentity, at start: Int64, recent: BucketIndex, hourly: BucketIndex,
-        excluding flagged: Set<Int64>
+        excluding flagged: Set<Int64>, recentStart: Int64
     ) -> Baseline? {
         let bucket = configuration.bucketSeconds
         let traffic = series.traffic
         let decodesNow = recent.traffic[traffic]?[start]?.decodes ?? 0
 
+        // The previous `trailingBuckets` unflagged buckets: flagged ones are stepped over (not just dropped), so a
+        // long spike keeps being judged against the level before it rather than running out of samples.
         var trailing = Samples()
-        for step in 1...max(1, configuration.trailingBuckets) {
-            let sampleStart = start - Int64(step) * bucket
+        var sampleStart = start - bucket
+        var slots = 0
+        while slots < configuration.trailingBuckets && sampleStart >= recentStart {
+            defer { sampleStart -= bucket }
             guard !flagged.contains(sampleStart) else { continue }
+            slots += 1
             trailing.add(
-                count: recent.counts[series]?[sampleStart] ?? 0, traffic: recent.traffic[traffic]?[sampleStart])
+                count: recent.counts[series]?[sampleStart] ?? 0, traffic: recent.traffic[traffic]?[sampleStart],
+                isObserved: recent.isObserved(traffic, at: sampleStart))
         }
 
         let hour = Self.floor(start, to: 3600)
         var seasonal = Samples()
         for week in 0..<configuration.seasonalWeeks {
             let sampleHour = hour - Int64(week + 1) * 604_800
-            seasonal.add(count: hourly.counts[series]?[sampleHour] ?? 0, traffic: hourly.traffic[traffic]?[sampleHour])
+            seasonal.add(
+                count: hourly.counts[series]?[sampleHour] ?? 0, traffic: hourly.traffic[traffic]?[sampleHour],
+                isObserved: hourly.isObserved(traffic, at: sampleHour))
         }
         if seasonal.raw.count < configuration.minSeasonalSamples {
             seasonal = Samples()
             for day in 0..<configuration.seasonalDays {
                 let sampleHour = hour - Int64(day + 1) * 86_400
                 seasonal.add(
-                    count: hourly.counts[series]?[sampleHour] ?? 0, traffic: hourly.traffic[traffic]?[sampleHour])
+                    count: hourly.counts[series]?[sampleHour] ?? 0, traffic: hourly.traffic[traffic]?[sampleHour],
+                    isObserved: hourly.isObserved(traffic, at: sampleHour))
             }
         }
 
@@ -251,9 +264,11 @@ public struct SpikeDetector: Sendable {
         var raw: [Double] = []
         var rates: [Double] = []
 
-        mutating func add(count: Int64, traffic: Traffic?) {
-            // A bucket without events and without batches is missing, not zero.
-            guard count > 0 || (traffic?.batches ?? 0) > 0 else { return }
+        /// Adds a bucket's count; `isObserved` says the app (or version) was live in it (batches or other events).
+        mutating func add(count: Int64, traffic: Traffic?, isObserved: Bool) {
+            // A bucket in which nothing at all came from the app is missing, not zero: a new app or version has no
+            // history. One in which the app was live and this series silent is a real zero.
+            guard count > 0 || isObserved else { return }
             raw.append(Double(count))
             if let decodes = traffic?.decodes, decodes > 0 { rates.append(Double(count) / Double(decodes)) }
         }
@@ -274,8 +289,10 @@ public struct SpikeDetector: Sendable {
                 buildConfiguration: .release, appVersion: series.appVersion))
         var releases: [String: Int64] = [:]
         var onsetReleases: [String: Int64] = [:]
+        var pages: Set<String> = []
         for rollup in rollups {
             releases.merge(rollup.releases, uniquingKeysWith: +)
+            for sample in rollup.samples { if let page = sample.pageID { pages.insert(page) } }
             if rollup.window.start < first.start + bucket {
                 onsetReleases.merge(rollup.releases, uniquingKeysWith: +)
             }
@@ -289,7 +306,7 @@ public struct SpikeDetector: Sendable {
             isNormalized: peak.baseline.isNormalized,
             suspectDeploy: attributor.suspect(firstSeen: onset, earliestReleases: onsetReleases),
             backendReleases: releases.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
-                .map(\.key))
+                .map(\.key), pages: pages.sorted())
     }
 
     private static func reportOrder(_ a: Spike, _ b: Spike) -> Bool {

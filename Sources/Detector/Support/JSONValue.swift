@@ -1,3 +1,5 @@
+import FlowmeterModels
+
 /// A JSON value whose objects keep their keys in the order they were built.
 ///
 /// Report types render through it so the CLI's JSON shows keys in CONTRACT §5's order and writes absent values as
@@ -101,24 +103,8 @@ public enum JSONValue: Hashable, Sendable {
     }
 
     private static func writeString(_ string: String, to output: inout String) {
-        output += "\""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": output += "\\\""
-            case "\\": output += "\\\\"
-            case "\n": output += "\\n"
-            case "\r": output += "\\r"
-            case "\t": output += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    output.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        output += "\""
+        // Display-safe: JSON printed to a terminal cannot carry an escape sequence from an app's string.
+        output += JSONString.quoted(string, displaySafe: true)
     }
 }
 

@@ -23,12 +23,20 @@ public struct UngatedType: Hashable, Sendable, JSONRepresentable {
     public var suspectDeploy: SuspectDeploy?
     /// The known type this one is probably a misspelling of, when no version renders it.
     public var likelyTypoOf: String?
+    /// New, ongoing, or regressed (back after a quiet stretch of `--regression-quiet`).
+    public var status: UngatedStatus
+    /// For a regressed type, the end of the last hour it was seen before the quiet stretch; not part of the
+    /// contract JSON.
+    public var lastSeenBefore: Timestamp?
+    /// The page ids its sampled events name, by name; not part of the contract JSON (owner rules match them).
+    public var pages: [String]
 
     /// Creates a finding.
     public init(
         appID: String, widgetType: String, events: Int64, installs: Int64, affectedVersions: [AffectedVersion],
         renderingVersions: [String], suggestedMinAppVersion: String?, firstSeen: Timestamp,
-        suspectDeploy: SuspectDeploy?, likelyTypoOf: String?
+        suspectDeploy: SuspectDeploy?, likelyTypoOf: String?, status: UngatedStatus = .new,
+        lastSeenBefore: Timestamp? = nil, pages: [String] = []
     ) {
         self.appID = appID
         self.widgetType = widgetType
@@ -40,10 +48,13 @@ public struct UngatedType: Hashable, Sendable, JSONRepresentable {
         self.firstSeen = firstSeen
         self.suspectDeploy = suspectDeploy
         self.likelyTypoOf = likelyTypoOf
+        self.status = status
+        self.lastSeenBefore = lastSeenBefore
+        self.pages = pages
     }
 
-    /// The contract's object, keys in its order; `suggestedGate`, `suspectDeploy` and `likelyTypoOf` are `null`
-    /// when absent.
+    /// The contract's object, keys in its order (`status` last); `suggestedGate`, `suspectDeploy` and
+    /// `likelyTypoOf` are `null` when absent.
     public var jsonValue: JSONValue {
         .object([
             ("appID", .string(appID)),
@@ -56,6 +67,7 @@ public struct UngatedType: Hashable, Sendable, JSONRepresentable {
             ("firstSeen", .string(firstSeen.rfc3339String)),
             ("suspectDeploy", suspectDeploy?.jsonValue ?? .null),
             ("likelyTypoOf", likelyTypoOf.map { .string($0) } ?? .null),
+            ("status", .string(status.rawValue)),
         ])
     }
 }

@@ -23,6 +23,10 @@ public import Rollups
 ///    Damerau–Levenshtein edits (known: registered by some version, rendered by some version, or reported as
 ///    `malformedPayload` or `duplicateID`, which only a registered type can produce) is its likely original; ties go
 ///    to the smaller distance, then to the type more versions register, then to the lexically first name.
+/// 8. Status (``UnknownTypeHistory``): `regressed` when its events in the window follow at least
+///    ``Configuration/regressionQuiet`` (48 h) without any release `unknownType` for it, after earlier ones (the
+///    backend gated or fixed it, and something undid that); else `ongoing` when it was reported before the window;
+///    else `new`.
 public struct UngatedTypeFinder: Sendable {
     /// Thresholds and windows; the defaults are the contract's.
     public struct Configuration: Sendable, Hashable {
@@ -39,6 +43,12 @@ public struct UngatedTypeFinder: Sendable {
         /// Two edits catch a dropped, doubled, swapped or mistyped letter or two; more would pair unrelated short
         /// names. A candidate must also be closer than the shorter name's length, so `ab` never "corrects" to `xy`.
         public var maxTypoDistance = 2
+        /// How long a type must have been quiet (no release `unknownType`) before its return counts as a regression
+        /// (`--regression-quiet`). Two days outlast a weekend without traffic from a small app and the longest
+        /// backend rollback; shorter gaps are a type the backend still sends to few users.
+        public var regressionQuiet: Duration = .seconds(48 * 3600)
+        /// How far before the window the hourly history for the status is read.
+        public var regressionLookback: Duration = .seconds(30 * 86_400)
 
         /// The contract's defaults.
         public init() {}
@@ -72,9 +82,43 @@ public struct UngatedTypeFinder: Sendable {
         let lookbackStart = Timestamp(
             secondsSinceEpoch: from.secondsSinceEpoch - configuration.deployLookback.components.seconds)
         let deploys = try reader.deploys(from: lookbackStart, to: to)
-        return report(
+        let found = report(
             from: from, to: to, seriesRollups: series, versionRollups: versions, knownTypes: knownTypes,
             deploys: deploys)
+        let history = try self.history(reader: reader, of: found.ungated, from: from, to: to, appID: appID)
+        return withStatus(found, history: history)
+    }
+
+    /// The hourly `unknownType` history of `types` (only those: a type flooding for a month is one row per hour,
+    /// the long tail is not read at all) from ``Configuration/regressionLookback`` before `from`.
+    public func history(
+        reader: some RollupReader, of types: [UngatedType], from: Timestamp, to: Timestamp, appID: String?
+    ) throws -> UnknownTypeHistory {
+        guard !types.isEmpty else { return UnknownTypeHistory() }
+        let lookbackStart = Timestamp(
+            secondsSinceEpoch: SpikeDetector.floor(
+                from.secondsSinceEpoch - configuration.regressionLookback.components.seconds, to: 3600))
+        let buckets = try reader.seriesBuckets(
+            SeriesQuery(
+                from: lookbackStart, to: to, appID: appID, kinds: [.unknownType],
+                widgetTypes: Set(types.map(\.widgetType)), buildConfiguration: .release),
+            bucketSeconds: 3600)
+        let firstSeen = try reader.firstSeen(appID: appID, kind: .unknownType, buildConfiguration: .release)
+        return UnknownTypeHistory(buckets: buckets, firstSeen: firstSeen, lookbackStart: lookbackStart)
+    }
+
+    /// `report` with every type's ``UngatedType/status`` set from `history`.
+    public func withStatus(_ report: UngatedReport, history: UnknownTypeHistory) -> UngatedReport {
+        var report = report
+        for index in report.ungated.indices {
+            let type = report.ungated[index]
+            let found = history.status(
+                appID: type.appID, widgetType: type.widgetType, from: report.from, to: report.to,
+                quiet: configuration.regressionQuiet)
+            report.ungated[index].status = found.status
+            report.ungated[index].lastSeenBefore = found.lastSeenBefore
+        }
+        return report
     }
 
     /// Reports the ungated types from rollups already read; the pure core of ``report(reader:from:to:appID:)``.
@@ -145,6 +189,10 @@ public struct UngatedTypeFinder: Sendable {
             newestAffected.map { AppVersion(version) > AppVersion($0) } ?? true
         }
 
+        var pages: Set<String> = []
+        for rollup in rollups {
+            for sample in rollup.samples { if let page = sample.pageID { pages.insert(page) } }
+        }
         let firstSeen = rollups.map(\.firstSeen).min()!
         let earliestWithRelease = rollups.filter { !$0.releases.isEmpty }.map(\.window).min()
         var earliestReleases: [String: Int64] = [:]
@@ -158,6 +206,7 @@ public struct UngatedTypeFinder: Sendable {
             suggestedMinAppVersion: gate, firstSeen: firstSeen,
             suspectDeploy: attributor.suspect(firstSeen: firstSeen, earliestReleases: earliestReleases),
             likelyTypoOf: rendering.isEmpty
-                ? context.likelyOriginal(of: widgetType, maxDistance: configuration.maxTypoDistance) : nil)
+                ? context.likelyOriginal(of: widgetType, maxDistance: configuration.maxTypoDistance) : nil,
+            pages: pages.sorted())
     }
 }

@@ -10,29 +10,32 @@ public struct CommandOutput: Sendable {
     private let standardError: @Sendable (String) -> Void
     /// Whether text may carry ANSI colour: only on a terminal, and never when `NO_COLOR` is set.
     public let usesColor: Bool
+    /// Whether standard output is a terminal, where app-sent text in CSV is shown escaped.
+    public let isTerminal: Bool
 
     /// The process's standard output and error.
     public static var standard: CommandOutput {
         CommandOutput(
             standardOutput: { FileHandle.standardOutput.write(Data($0.utf8)) },
             standardError: { FileHandle.standardError.write(Data($0.utf8)) },
-            usesColor: Terminal.usesColor)
+            usesColor: Terminal.usesColor, isTerminal: Terminal.isInteractive)
     }
 
-    /// Output collected in `buffer`, without colour.
-    public init(buffer: CommandOutputBuffer) {
+    /// Output collected in `buffer`, without colour; `isTerminal` makes it read as a terminal would be written to.
+    public init(buffer: CommandOutputBuffer, isTerminal: Bool = false) {
         self.init(
             standardOutput: { buffer.append($0, toError: false) }, standardError: { buffer.append($0, toError: true) },
-            usesColor: false)
+            usesColor: false, isTerminal: isTerminal)
     }
 
     private init(
         standardOutput: @escaping @Sendable (String) -> Void, standardError: @escaping @Sendable (String) -> Void,
-        usesColor: Bool
+        usesColor: Bool, isTerminal: Bool
     ) {
         self.standardOutput = standardOutput
         self.standardError = standardError
         self.usesColor = usesColor
+        self.isTerminal = isTerminal
     }
 
     /// Writes `text` and a newline to standard output.

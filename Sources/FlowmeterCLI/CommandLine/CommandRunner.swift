@@ -68,14 +68,15 @@ public struct CommandRunner: Sendable {
         } catch let error as CommandUsageError {
             return usageFailure(error, path: path, output: output)
         } catch {
-            output.printError("error: \(error)")
+            // An error may quote what it read (a stored widget type, a payload path): shown escaped, on one line.
+            output.printError("error: " + Terminal.printable(String(describing: error)))
             return 1
         }
     }
 
     private func usageFailure(_ error: CommandUsageError, path: [Command], output: CommandOutput) -> Int32 {
         let text = """
-            error: \(error.message)
+            error: \(Terminal.printable(error.message))
             \(HelpRenderer.usageLine(for: path))
             See '\(path.map(\.name).joined(separator: " ")) --help'.
 

@@ -48,8 +48,22 @@ enum CheckCommand {
         let widgets = try readWidgets(payload)
         let store = try QueryOptions.openStore(arguments)
         let apps = try await QueryOptions.read { try AppTraffic.load(reader: store, window: window, appID: appID) }
-        let report = CheckReport.make(
+        var report = CheckReport.make(
             widgets: widgets, apps: apps, window: window, payload: payload, maxUnknownShare: threshold)
+        let owners = try OwnerOptions.rules(arguments)
+        if let team = try OwnerOptions.team(arguments, rules: owners) {
+            // Only the team's types, judged only in the apps where the team owns them.
+            for index in report.types.indices {
+                let type = report.types[index].widgetType
+                report.types[index].apps.removeAll {
+                    !OwnerOptions.keeps(team, rules: owners, appID: $0.appID, widgetType: type)
+                }
+            }
+            report.types.removeAll {
+                $0.apps.isEmpty
+                    && !OwnerOptions.keeps(team, rules: owners, appID: appID ?? "", widgetType: $0.widgetType)
+            }
+        }
         let output = arguments.output
         if !report.hasLiveVersions {
             output.printError(
@@ -59,7 +73,7 @@ enum CheckCommand {
         case .json:
             output.print(report.jsonString(prettyPrinted: true))
         case .csv:
-            output.print(csv(report).rendered())
+            output.print(csv(report).rendered(forTerminal: output.isTerminal))
         case .table:
             output.print(table(report, style: { output.styled($0, .bold) }))
             output.print(verdict(report, styled: output.styled))
@@ -97,7 +111,7 @@ enum CheckCommand {
 
     static func table(_ report: CheckReport, style: @escaping (String) -> String) -> String {
         let window = "\(CellFormat.time(report.window.from)) – \(CellFormat.time(report.window.to)) UTC"
-        let name = URL(fileURLWithPath: report.payload).lastPathComponent
+        let name = Terminal.name(URL(fileURLWithPath: report.payload).lastPathComponent)
         var lines = [
             "\(name): \(report.widgetCount) widgets of \(report.types.count) types.",
             "Release versions live \(window).", "",
@@ -132,7 +146,9 @@ enum CheckCommand {
                 ])
             }
         }
-        if let app = table.removeColumnIfUniform("APP") { lines[1] = "\(app) release versions live \(window)." }
+        if let app = table.removeColumnIfUniform("APP") {
+            lines[1] = Terminal.name(app) + " release versions live \(window)."
+        }
         lines.append(table.rendered(style: style))
         return lines.joined(separator: "\n")
     }
@@ -149,8 +165,8 @@ enum CheckCommand {
             styled("FAIL", .red) + ": \(failing.count) \(noun) unknown to more than \(limit) of an app's installs:"
         ]
         var line = " "
-        for name in failing.map(\.widgetType) {
-            if line.count + name.count + 2 > 78 && line.count > 1 {
+        for name in failing.map({ Terminal.name($0.widgetType) }) {
+            if Terminal.columns(line) + Terminal.columns(name) + 2 > 78 && line.count > 1 {
                 lines.append(line)
                 line = " "
             }

@@ -1,8 +1,10 @@
 import Collector
 import FlowmeterModels
+import FlowmeterReporter
+import FlowmeterRuntime
 import Foundation
-import Gzip
-import Reporter
+import Lifecycle
+import Logging
 import RollupStore
 import Rollups
 import Sink
@@ -37,7 +39,7 @@ enum DemoCommand {
             run: { arguments in
                 let duration =
                     try arguments.parsed("duration", as: "a positive duration such as 50s") {
-                        ServeCommand.parseDuration($0).flatMap { $0 > .zero ? $0 : nil }
+                        OptionValues.duration($0).flatMap { $0 > .zero ? $0 : nil }
                     } ?? .seconds(50)
                 let hours =
                     try arguments.parsed("simulated-hours", as: "a number of hours in (0, 48]") {
@@ -82,17 +84,22 @@ struct DemoRun {
         let logPath = directory + "/collector.log"
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let logHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-        let logger = CollectorLogger(threshold: .info, format: .json) { line in
+        let logger = Logger(threshold: .info, format: .json) { line in
             logHandle.write(Data((line + "\n").utf8))
         }
-        let store = try openRollupStore(url: storePath)
-        let collector = try makeCollector(
-            configuration: try configuration(), logger: logger, store: ServeCommand.StoreWriter(store: store))
-        var sinkConfiguration = RollupSinkConfiguration(bootstrapServers: collector.bootstrapServers)
-        sinkConfiguration.groupID = "flowmeter-demo-sink"
-        let sink = try RollupSink(configuration: sinkConfiguration, store: store, log: SinkCommand.log(to: logger))
-        sink.start()
-        try collector.start()
+        var serveConfiguration = ServeConfiguration(collector: try configuration())
+        serveConfiguration.storeURL = storePath
+        serveConfiguration.sinkGroup = "flowmeter-demo-sink"
+        serveConfiguration.deadLetterPath = directory + "/dead-letters.jsonl"
+        serveConfiguration.detection.interval = .zero
+        let serve = try makeServe(serveConfiguration, logger: logger)
+        let collector = serve.collector
+        let store = serve.store!
+        let running = Task { try await serve.group.run() }
+        // The group starts the HTTP server in its own task: wait (bounded) until it listens.
+        for _ in 0..<500 where collector.port == 0 {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         let baseURL = URL(string: "http://127.0.0.1:\(collector.port)")!
         print("    collector  \(baseURL.absoluteString)   kafka  \(collector.bootstrapServers.joined(separator: ","))")
         print("    store      \(storePath)")
@@ -102,7 +109,7 @@ struct DemoRun {
 
         Terminal.heading(
             "simulating \(hoursText) of 3 apps' traffic in ~\(duration.components.seconds) s, with backend deploys")
-        print("    6,800 installs, shop 5.3.0 ramping up, 3% debug builds; page-api deploys 4 times")
+        print("    6,800 installs, shop 5.3.0 ramping up, 3% debug builds; page-api deploys 4 times (and twice before)")
         let outcome = await SimulationRun(
             target: baseURL, ingestKey: ingestKey, adminKey: adminKey, seed: seed, duration: duration,
             simulatedHours: simulatedHours, maxRequests: requests, concurrency: 8, showsProgress: true
@@ -111,10 +118,9 @@ struct DemoRun {
         print("")
 
         let waited = await waitForRollups(store: store, batches: Int64(outcome.counters.accepted + extraBatches))
-        // Every batch is in the store: stop the sink before the collector, whose shutdown stops the in-process
-        // cluster the sink reads from.
-        await SinkCommand.onThread { sink.stop(draining: .seconds(2)) }
-        await collector.shutdown()
+        // Every batch is in the store: stop the services (the sink last, after the collector's final drain).
+        serve.group.triggerShutdown(reason: "demo traffic done")
+        try await running.value
         if !waited {
             print("    " + Terminal.styled("not every batch reached the store in time; results may be short", .yellow))
         }
@@ -127,6 +133,9 @@ struct DemoRun {
         Terminal.heading("flowmeter spikes --since \(since)   (diagnostics rising sharply, and the deploy behind them)")
         _ = await query(["spikes", "--store", storePath, "--since", since])
         print("")
+        Terminal.heading("flowmeter gates   (version gates the backend needs, and when each can go)")
+        _ = await query(["gates", "--store", storePath])
+        print("")
 
         let reportPath = directory + "/schema-health"
         Terminal.heading("the weekly schema-health report")
@@ -137,8 +146,15 @@ struct DemoRun {
         print(Terminal.styled("What happened", .bold))
         print("    page-api \(truth.ungated[0].introducedBy.version) sent `hologram_projector` to every shop version;")
         print("    only 5.3.0 renders it. The fix: gate it at 5.3.0 (suggestedGate above).")
+        if let regression = truth.regressions.first {
+            print(
+                "    It is a regression: page-api \(regression.earlierDeploy.version) had sent it two days before, for an"
+            )
+            print("    hour, until the next deploy rolled it back.")
+        }
         print("    page-api \(truth.typos[0].introducedBy.version) misspelled `image_text_card` as `imgae_text_card`;")
-        print("    page-api \(truth.malformed[0].introducedBy.version) dropped `imageURL` from it (the spike).")
+        print("    page-api \(truth.malformed[0].introducedBy.version) dropped `imageURL` from it.")
+        print("    Each cause is one incident in `spikes`, however many app versions it hit.")
         print("    Debug builds' `dev_playground_widget` and the gated `story_ring` are rightly not flagged.")
         print("Explore: export FLOWMETER_STORE=\(storePath)")
         print("         flowmeter top; flowmeter versions; flowmeter types; flowmeter deploys list")
@@ -163,16 +179,36 @@ struct DemoRun {
         configuration.salt = Array("demo-salt-not-for-production".utf8)
         configuration.collectorID = "demo"
         configuration.rollupInterval = .seconds(1)
+        // As `serve` does by default: what Kafka cannot take in time goes to a disk spool, here in the demo's folder.
+        configuration.spool = CollectorConfiguration.DiskSpool(directory: directory + "/spool")
         return configuration
     }
 
     /// The old demo's best bits, short: the resilience example and a batch with broken events still count.
+    ///
+    /// These bodies are broken on purpose, which `FlowmeterReporter.record` cannot produce, so they go out as they
+    /// are through the SDK's transport; the simulation after them records through the SDK proper.
     private func showResilience(baseURL: URL) async throws -> Int {
         var taken = 0
-        let reporter = DiagnosticsReporter(baseURL: baseURL, ingestKey: ingestKey)
+        let transport = URLSessionTransport(timeout: 10)
+        func post(_ body: [UInt8]) async throws -> DemoAnswer {
+            let response = try await transport.send(
+                UploadRequest(
+                    url: baseURL.appendingPathComponent("v1/diagnostics"),
+                    headers: [("Authorization", "Bearer \(ingestKey)"), ("Content-Type", "application/json")],
+                    body: body))
+            guard response.status == 202,
+                let answer = try? JSONDecoder().decode(DemoAnswer.self, from: Data(response.body))
+            else {
+                throw CommandError(
+                    .unreadableInput,
+                    "the collector answered \(response.status): \(String(decoding: response.body, as: UTF8.self))")
+            }
+            return answer
+        }
         Terminal.heading("lossy decoding: one bad event never fails the batch")
         if let body = FileManager.default.contents(atPath: fixtures + "/resilience-example.json") {
-            let answer = try await reporter.send(body: Array(body))
+            let answer = try await post(Array(body))
             taken += 1
             print("    the Flow-UI resilience example (a page with an unknown type, a malformed payload and a widget")
             print("    without a type): 202, accepted \(answer.accepted), dropped \(answer.dropped)")
@@ -187,7 +223,7 @@ struct DemoRun {
                {"kind": "malformedPayload", "widgetType": "video_tile", "occurredAt": "yesterday"}
              ]}
             """.utf8)
-        let partial = try await reporter.send(body: broken)
+        let partial = try await post(broken)
         print("    a batch with two broken events: 202, accepted \(partial.accepted), dropped \(partial.dropped)")
         for diagnostic in partial.diagnostics {
             print("      " + Terminal.styled(diagnostic.description, .yellow))
@@ -200,7 +236,7 @@ struct DemoRun {
     private func waitForRollups(store: any RollupStore, batches: Int64) async -> Bool {
         let deadline = ContinuousClock.now + .seconds(30)
         while ContinuousClock.now < deadline {
-            let stored = await SinkCommand.onThread { () -> Int64 in
+            let stored = await onThread(named: "demo-store-read") { () -> Int64 in
                 let now = Int64(Date().timeIntervalSince1970)
                 let rollups = try? store.versionRollups(
                     from: Timestamp(secondsSinceEpoch: now - 86_400), to: Timestamp(secondsSinceEpoch: now + 3_600),
@@ -215,7 +251,8 @@ struct DemoRun {
 
     /// Says what the sink merged into the store: the rollups the queries below read.
     private func describeStore(_ store: any RollupStore) async {
-        let summary = await SinkCommand.onThread { () -> (series: Int, minutes: Int, events: Int64, batches: Int64)? in
+        typealias Summary = (series: Int, minutes: Int, events: Int64, batches: Int64)
+        let summary = await onThread(named: "demo-store-read") { () -> Summary? in
             let now = Int64(Date().timeIntervalSince1970)
             let from = Timestamp(secondsSinceEpoch: now - 2 * 86_400)
             let to = Timestamp(secondsSinceEpoch: now + 3_600)
@@ -264,4 +301,11 @@ struct DemoRun {
         }
         print("    open \(base).html in a browser; paste \(base).md into an issue or a chat")
     }
+}
+
+/// The collector's 202 body, as far as the demo prints it.
+private struct DemoAnswer: Decodable {
+    var accepted: Int
+    var dropped: Int
+    var diagnostics: [DecodeDiagnostic]
 }

@@ -33,7 +33,7 @@ enum DeploysCommand {
                 .value("environment", "NAME", help: "The environment, e.g. production."),
                 .value("commit", "SHA", help: "The deployed commit."),
                 .value("url", "URL", help: "A link to the build."),
-                SinkCommand.storeOption,
+                SharedOptions.store,
                 .flag("no-store", help: "Record in Kafka only (needs --kafka)."),
                 .value("kafka", "HOST:PORT[,…]", help: "Also publish to the deploys topic."),
                 .value("deploys-topic", "NAME", help: "Topic of deploy markers.", default: "flowmeter.deploys.v1"),
@@ -50,7 +50,7 @@ enum DeploysCommand {
                 .value("since", "DURATION", help: "How far back (90m, 24h, 7d).", default: "7d"),
                 .value("from", "TIME", help: "Start (RFC 3339); overrides --since."),
                 .value("to", "TIME", help: "End (RFC 3339).", default: "now"),
-                SinkCommand.storeOption,
+                SharedOptions.store,
                 .value("format", "FORMAT", help: "table | json.", default: "table"),
             ],
             run: { arguments in try runList(arguments) }
@@ -74,11 +74,11 @@ enum DeploysCommand {
             throw CommandUsageError("--no-store needs --kafka", commandPath: arguments.commandPath)
         }
         if toStore {
-            let store = try SinkCommand.openStore(arguments)
+            let store = try SharedOptions.openStore(arguments)
             try store.recordDeploy(marker)
         }
         if toKafka {
-            var configuration = KafkaProducerConfiguration(bootstrapServers: try SinkCommand.brokers(arguments))
+            var configuration = KafkaProducerConfiguration(bootstrapServers: try SharedOptions.brokers(arguments))
             configuration.clientID = "flowmeter-deploys"
             configuration.messageTimeout = .seconds(30)
             configuration.statisticsInterval = .zero
@@ -87,13 +87,10 @@ enum DeploysCommand {
             _ = try await producer.send(
                 KafkaProducerMessage(
                     topic: topic, key: Array(marker.service.utf8), value: marker.jsonBytes(),
-                    headers: [
-                        KafkaHeader(name: "content-type", value: "application/json"),
-                        KafkaHeader(name: "schema", value: topic),
-                    ]))
+                    headers: KafkaHeader.json(schema: topic)))
             _ = await producer.shutdown(timeout: .seconds(5))
         }
-        print(marker.id)
+        arguments.output.print(marker.id)
         return 0
     }
 
@@ -109,32 +106,32 @@ enum DeploysCommand {
             from = given
         } else {
             let since =
-                try arguments.parsed("since", as: "a duration such as 90m, 24h or 7d", ServeCommand.parseDuration)
+                try arguments.parsed("since", as: "a duration such as 90m, 24h or 7d", OptionValues.duration)
                 ?? .seconds(7 * 86_400)
             from = Timestamp(
                 secondsSinceEpoch: to.secondsSinceEpoch - since.components.seconds, nanoseconds: to.nanoseconds)
         }
-        let deploys = try SinkCommand.openStore(arguments).deploys(from: from, to: to)
+        let deploys = try SharedOptions.openStore(arguments).deploys(from: from, to: to)
         if format == "json" {
             var text = #"{"from":"\#(from.rfc3339String)","to":"\#(to.rfc3339String)","deploys":["#
             text += deploys.map { String(decoding: $0.jsonBytes(), as: UTF8.self) }.joined(separator: ",")
             text += "]}"
-            print(text)
+            arguments.output.print(text)
             return 0
         }
-        var rows = [["FINISHED", "SERVICE", "VERSION", "ENVIRONMENT", "COMMIT", "ID"]]
+        // Markers come from anyone holding an admin key or writing the deploys topic: TextTable shows them escaped.
+        var table = TextTable(columns: [
+            .text("FINISHED"), .text("SERVICE"), .text("VERSION"), .text("ENVIRONMENT"), .text("COMMIT"), .text("ID"),
+        ])
+        table.width = .max
         for deploy in deploys {
-            rows.append([
+            table.append([
                 deploy.finishedAt.rfc3339String, deploy.service, deploy.version, deploy.environment ?? "-",
                 deploy.commit ?? "-", deploy.id,
             ])
         }
-        let widths = (0..<rows[0].count).map { column in rows.map { $0[column].count }.max() ?? 0 }
-        for row in rows {
-            let cells = zip(row, widths).map { $0.padding(toLength: $1, withPad: " ", startingAt: 0) }
-            print(cells.joined(separator: "  ").trimmingCharacters(in: .whitespaces))
-        }
-        if deploys.isEmpty { print("(no deploys between \(from) and \(to))") }
+        arguments.output.print(table.rendered())
+        if deploys.isEmpty { arguments.output.print("(no deploys between \(from) and \(to))") }
         return 0
     }
 

@@ -1,6 +1,7 @@
 import Detector
 import FlowmeterModels
 import Foundation
+import Lifecycle
 import RollupStore
 import Rollups
 
@@ -14,9 +15,10 @@ enum ReportCommand {
                 The report covers one ISO week (Monday 00:00Z to the next Monday) of
                 release builds and compares it with the week before: events by kind,
                 installs affected, decode-clean rate, ungated types (new, ongoing,
-                resolved, with suggested gates), malformed payloads by type and path with
-                the missing keys, duplicate ids by page, version adoption and decode-clean
-                rate, deploys with the spikes attributed to them, and the actions to take.
+                resolved, regressed, with suggested gates), malformed payloads by type and
+                path with the missing keys, duplicate ids by page, version adoption and
+                decode-clean rate, deploys with the incidents attributed to them, the
+                gates you can drop soon, and the actions to take (by team with --owners).
                 HTML is one self-contained file (inline CSS and SVG, no scripts); Markdown
                 pastes into an issue or a chat; JSON is described in docs/report.md.
                 Without --format, the format follows the --output extension (.html, .md,
@@ -32,10 +34,14 @@ enum ReportCommand {
                 .value("week", "YYYY-Www", help: "The ISO week, e.g. 2026-W48 (default: the last complete week)."),
                 .value("format", "FORMAT", help: "html | md | json (default: from --output, else md)."),
                 .value("app", "APPID", help: "Only this app."),
-                SinkCommand.storeOption,
+                SharedOptions.store,
                 .value("output", "FILE", help: "Write to FILE instead of standard output."),
                 .value("min-installs", "N", help: "Installs before a type counts as ungated.", default: "5"),
                 .value("min-events", "N", help: "Events before a type counts as ungated.", default: "20"),
+                .value(
+                    "regression-quiet", "DURATION", help: "Quiet before an ungated type's return is a regression.",
+                    default: "48h"),
+                OwnerOptions.owners,
             ],
             run: { arguments in try await run(arguments) }
         )
@@ -61,10 +67,12 @@ enum ReportCommand {
         finder.configuration.minEvents =
             try arguments.parsed("min-events", as: "a positive integer") { Int64($0).flatMap { $0 > 0 ? $0 : nil } }
             ?? 20
+        finder.configuration.regressionQuiet = try SharedOptions.regressionQuiet(arguments)
         let appID = arguments.value("app").flatMap { $0.isEmpty ? nil : $0 }
-        let store = try SinkCommand.openStore(arguments)
-        let builder = WeeklyReportBuilder(ungatedFinder: finder)
-        let report = try await SinkCommand.onThread { () -> Result<WeeklyReport, any Error> in
+        let owners = try OwnerOptions.rules(arguments)
+        let store = try SharedOptions.openStore(arguments)
+        let builder = WeeklyReportBuilder(ungatedFinder: finder, owners: owners)
+        let report = try await onThread(named: "flowmeter-blocking") { () -> Result<WeeklyReport, any Error> in
             Result { try builder.report(reader: store, week: week, appID: appID, now: now) }
         }.get()
         if week.end > now {

@@ -1,12 +1,14 @@
 import Collector
 import Detector
+import FlowmeterRuntime
 import Foundation
+import Logging
 import RollupStore
 import Rollups
 import Sink
 
-/// `flowmeter serve`: the collector of CONTRACT §1, §3–§5; this file only maps options onto
-/// `CollectorConfiguration` and hands over to `makeCollector(configuration:)`.
+/// `flowmeter serve`: the collector of CONTRACT §1, §3–§5, and with `--store` the sink and the detector; this file
+/// only maps options onto a `ServeConfiguration` and runs the group `makeServe` builds.
 enum ServeCommand {
     static var command: Command {
         Command(
@@ -54,13 +56,21 @@ enum ServeCommand {
                 .value("kafka-linger", "DURATION", help: "Producer linger.ms.", default: "5ms"),
                 .value("store", "PATH|URL", help: "Rollup store (SQLite path or postgres://…); runs the sink here."),
                 .value("sink-group", "NAME", help: "Consumer group of the in-process sink.", default: "flowmeter-sink"),
+                SharedOptions.deadLetters,
                 .value("rollup-interval", "DURATION", help: "How often rollups are flushed.", default: "5s"),
                 .value("detect-interval", "DURATION", help: "Detector passes over --store (0: none).", default: "60s"),
                 .value("detect-window", "DURATION", help: "The window each detector pass examines.", default: "1h"),
                 .value("alertmanager", "URL", help: "Send the detector's alerts to this Alertmanager (v2 API)."),
                 .value("min-installs", "N", help: "Installs before a type counts as ungated.", default: "5"),
                 .value("min-events", "N", help: "Events before a type counts as ungated.", default: "20"),
+                .value(
+                    "regression-quiet", "DURATION", help: "Quiet before an ungated type's return is a regression.",
+                    default: "48h"),
+                OwnerOptions.owners,
                 .value("shutdown-timeout", "DURATION", help: "Bound on flushing Kafka at exit.", default: "30s"),
+                .value(
+                    "spool", "DIR|none", help: "Disk spool for batches Kafka cannot take.", default: "flowmeter-spool"),
+                .value("spool-max-bytes", "BYTES", help: "Bound on the disk spool (503 past it).", default: "1GiB"),
                 .value("metrics-type-cap", "N", help: "Widget types per app and kind in metrics.", default: "50"),
                 .value("log-level", "LEVEL", help: "debug | info | warning | error.", default: "info"),
                 .value("log-format", "FORMAT", help: "json | logfmt.", default: "json"),
@@ -70,110 +80,65 @@ enum ServeCommand {
     }
 
     private static func run(_ arguments: ParsedArguments) async throws -> Int32 {
-        let configuration = try configuration(from: arguments)
-        let detection = try detection(from: arguments)
-        let logger = CollectorLogger(threshold: configuration.logLevel, format: configuration.logFormat)
-        var store: (any RollupStore)?
-        if let url = arguments.value("store"), !url.isEmpty {
-            do {
-                store = try openRollupStore(url: url)
-            } catch {
-                logger.error("serve failed: cannot open the store", ["store": url, "error": String(describing: error)])
-                return 1
-            }
-        }
+        let configuration = try serveConfiguration(from: arguments)
+        let logger = Logger(threshold: configuration.collector.logLevel, format: configuration.collector.logFormat)
+        let serve: ServeRuntime
         do {
-            let collector = try makeCollector(
-                configuration: configuration, logger: logger, store: store.map { StoreWriter(store: $0) })
-            var sink: RollupSink?
-            if let store, !collector.bootstrapServers.isEmpty {
-                var sinkConfiguration = RollupSinkConfiguration(bootstrapServers: collector.bootstrapServers)
-                sinkConfiguration.groupID = try arguments.required("sink-group")
-                sinkConfiguration.rollupsTopic = configuration.topics.rollups
-                sinkConfiguration.deploysTopic = configuration.topics.deploys
-                let started = try RollupSink(
-                    configuration: sinkConfiguration, store: store, log: SinkCommand.log(to: logger))
-                collector.metrics.attachSink {
-                    let counters = started.counters
-                    return CollectorMetrics.SinkCounters(
-                        applied: UInt64(counters.applied), duplicates: UInt64(counters.duplicates),
-                        badMessages: UInt64(counters.badMessages), deploys: UInt64(counters.deploys))
-                }
-                started.start()
-                sink = started
-            }
-            let signals = TerminationSignals()
-            try collector.start()
-            var detector: Task<Void, Never>?
-            if let store, detection.interval > .zero {
-                let pass = WatchCommand.Pass(
-                    store: store, producer: collector.producer, topic: configuration.topics.alerts,
-                    notifier: detection.notifier, window: detection.window, appID: nil, ungated: detection.ungated)
-                detector = WatchCommand.loop(pass, every: detection.interval, logger: logger)
-                logger.info(
-                    "detector started",
-                    [
-                        "interval_seconds": String(detection.interval.components.seconds),
-                        "window_seconds": String(detection.window.components.seconds),
-                        "alertmanager": detection.notifier == nil ? "no" : "yes",
-                    ])
-            }
-            let signalNumber = await signals.wait()
-            logger.info("stopping", ["signal": signalNumber == SIGINT ? "SIGINT" : "SIGTERM"])
-            if let detector {
-                // Alerts go out through the collector's producer, so the detector stops before that flushes.
-                let hasEnded = await WatchCommand.stop(detector, within: .seconds(15))
-                logger.info("detector stopped", ["pass_ended": String(hasEnded)])
-            }
-            await collector.shutdown()
-            if let sink {
-                // The collector's final drain is in Kafka now; let the sink take it into the store before leaving.
-                let drain: Duration = collector.sentRollups > 0 ? .seconds(15) : .zero
-                await SinkCommand.onThread { sink.stop(draining: drain) }
-                logger.info(
-                    "sink stopped",
-                    [
-                        "applied": String(sink.counters.applied), "duplicates": String(sink.counters.duplicates),
-                        "bad_messages": String(sink.counters.badMessages),
-                    ])
-            }
-            return 0
+            serve = try makeServe(configuration, logger: logger)
+        } catch let error as RollupStoreError {
+            logger.error(
+                "serve failed: cannot open the store",
+                ["store": configuration.storeURL ?? "", "error": String(describing: error)])
+            return 1
         } catch let error as CollectorError {
             logger.error("serve failed", ["error": error.description])
             return 1
         }
+        do {
+            try await serve.group.run()
+        } catch let error as CollectorError {
+            logger.error("serve failed", ["error": error.description])
+            return 1
+        }
+        var fields: [(key: String, value: String)] = []
+        if let sink = serve.sink {
+            let counters = sink.counters
+            fields += [
+                ("sink_applied", String(counters.applied)), ("sink_duplicates", String(counters.duplicates)),
+                ("sink_bad_messages", String(counters.badMessages)),
+            ]
+        }
+        logger.log(.info, "stopped", fields: fields)
+        return 0
     }
 
-    /// The in-process detector's settings: how often (zero: never), over what window, and where alerts go.
-    struct Detection {
-        var interval: Duration
-        var window: Duration
-        var notifier: AlertmanagerNotifier?
-        var ungated: UngatedTypeFinder
+    /// Maps every option of `serve` onto the runtime's configuration, before anything runs; usage errors name the
+    /// option.
+    static func serveConfiguration(from arguments: ParsedArguments) throws(CommandUsageError) -> ServeConfiguration {
+        var configuration = ServeConfiguration(collector: try self.configuration(from: arguments))
+        if let url = arguments.value("store"), !url.isEmpty { configuration.storeURL = url }
+        configuration.sinkGroup = try arguments.required("sink-group")
+        configuration.deadLetterPath = try arguments.required("dead-letters")
+        configuration.detection = try detection(from: arguments)
+        return configuration
     }
 
-    /// Maps `--detect-interval`, `--detect-window`, `--alertmanager` and the ungated thresholds; usage errors name
-    /// the option.
-    static func detection(from arguments: ParsedArguments) throws(CommandUsageError) -> Detection {
-        let interval =
+    /// Maps `--detect-interval`, `--detect-window`, `--alertmanager`, `--owners` and the ungated thresholds; usage
+    /// errors name the option.
+    static func detection(from arguments: ParsedArguments) throws(CommandUsageError) -> ServeConfiguration.Detection {
+        var detection = ServeConfiguration.Detection()
+        detection.interval =
             try arguments.parsed("detect-interval", as: "a duration such as 60s, 5m, or 0 for none") {
-                parseDuration($0)
-            } ?? .seconds(60)
-        let window =
+                OptionValues.duration($0)
+            } ?? detection.interval
+        detection.window =
             try arguments.parsed("detect-window", as: "a positive duration such as 30m or 1h") {
-                parseDuration($0).flatMap { $0 > .zero ? $0 : nil }
-            } ?? .seconds(3600)
-        return Detection(
-            interval: interval, window: window, notifier: try WatchCommand.alertmanager(arguments),
-            ungated: try WatchCommand.ungatedFinder(arguments))
-    }
-
-    /// Lets the collector write rollups and deploy markers into a `RollupStore`.
-    struct StoreWriter: CollectorStore {
-        let store: any RollupStore
-
-        func apply(_ partials: [PartialRollup]) throws -> RollupApplyResult { try store.apply(partials) }
-        func recordDeploy(_ deploy: DeployMarker) throws { try store.recordDeploy(deploy) }
+                OptionValues.duration($0).flatMap { $0 > .zero ? $0 : nil }
+            } ?? detection.window
+        detection.notifier = try SharedOptions.alertmanager(arguments)
+        detection.ungated = try SharedOptions.ungatedFinder(arguments)
+        detection.owners = try OwnerOptions.rules(arguments)
+        return detection
     }
 
     /// Maps the parsed options onto a collector configuration; usage errors name the option.
@@ -196,38 +161,52 @@ enum ServeCommand {
         configuration.kafka =
             try arguments.parsed("kafka", as: "embedded, none or HOST:PORT,...") {
                 CollectorConfiguration.KafkaMode($0)
-            } ?? .embedded
+            } ?? configuration.kafka
         configuration.ackMode =
             try arguments.parsed("ack", as: "delivery or enqueue") {
                 CollectorConfiguration.AckMode(rawValue: $0)
-            } ?? .delivery
+            } ?? configuration.ackMode
         configuration.salt = try salt(arguments)
         if arguments.isSet("collector-id"), let name = arguments.value("collector-id") {
             configuration.collectorID = name
         }
         let bytes = "a byte count such as 1048576 or 1MiB"
-        configuration.maxBodyBytes = try arguments.parsed("max-body-bytes", as: bytes, parseBytes) ?? (1 << 20)
-        configuration.maxInflatedBytes = try arguments.parsed("max-inflated-bytes", as: bytes, parseBytes) ?? (8 << 20)
-        configuration.maxEventsPerBatch = try positive(arguments, "max-events-per-batch") ?? 1_000
+        configuration.maxBodyBytes =
+            try arguments.parsed("max-body-bytes", as: bytes, OptionValues.bytes) ?? configuration.maxBodyBytes
+        configuration.maxInflatedBytes =
+            try arguments.parsed("max-inflated-bytes", as: bytes, OptionValues.bytes) ?? configuration.maxInflatedBytes
+        configuration.maxEventsPerBatch =
+            try positive(arguments, "max-events-per-batch") ?? configuration.maxEventsPerBatch
         let duration = "a duration such as 500ms, 5s, 10m or 72h"
         configuration.maxEventAge =
-            try arguments.parsed("max-event-age", as: duration, parseDuration) ?? .seconds(259_200)
+            try arguments.parsed("max-event-age", as: duration, OptionValues.duration) ?? .seconds(259_200)
         configuration.maxFutureSkew =
-            try arguments.parsed("max-future-skew", as: duration, parseDuration) ?? .seconds(600)
+            try arguments.parsed("max-future-skew", as: duration, OptionValues.duration) ?? configuration.maxFutureSkew
         configuration.responseDeadline =
-            try arguments.parsed("response-deadline", as: duration, parseDuration) ?? .seconds(5)
+            try arguments.parsed("response-deadline", as: duration, OptionValues.duration)
+            ?? configuration.responseDeadline
         configuration.requestDeadline =
-            try arguments.parsed("request-deadline", as: duration, parseDuration) ?? .seconds(10)
+            try arguments.parsed("request-deadline", as: duration, OptionValues.duration)
+            ?? configuration.requestDeadline
         configuration.kafkaLinger =
-            try arguments.parsed("kafka-linger", as: duration, parseDuration) ?? .milliseconds(5)
+            try arguments.parsed("kafka-linger", as: duration, OptionValues.duration) ?? configuration.kafkaLinger
         configuration.shutdownFlushTimeout =
-            try arguments.parsed("shutdown-timeout", as: duration, parseDuration) ?? .seconds(30)
+            try arguments.parsed("shutdown-timeout", as: duration, OptionValues.duration)
+            ?? configuration.shutdownFlushTimeout
+        let spool = try arguments.required("spool")
+        if spool != "none" {
+            var settings = CollectorConfiguration.DiskSpool(directory: spool)
+            settings.maxBytes =
+                try arguments.parsed("spool-max-bytes", as: bytes, OptionValues.bytes) ?? settings.maxBytes
+            configuration.spool = settings
+        }
         configuration.rollupInterval =
             try arguments.parsed("rollup-interval", as: "a positive duration") {
-                parseDuration($0).flatMap { $0 > .zero ? $0 : nil }
-            } ?? .seconds(5)
-        configuration.connectionLimit = try positive(arguments, "connection-limit") ?? 1024
-        configuration.perIPConnectionLimit = try positive(arguments, "per-ip-connection-limit") ?? 256
+                OptionValues.duration($0).flatMap { $0 > .zero ? $0 : nil }
+            } ?? configuration.rollupInterval
+        configuration.connectionLimit = try positive(arguments, "connection-limit") ?? configuration.connectionLimit
+        configuration.perIPConnectionLimit =
+            try positive(arguments, "per-ip-connection-limit") ?? configuration.perIPConnectionLimit
         if arguments.isSet("threads") { configuration.threads = try positive(arguments, "threads") ?? 1 }
         let rate = try arguments.parsed("rate-limit", as: "a positive number") {
             Double($0).flatMap { $0 > 0 ? $0 : nil }
@@ -241,15 +220,16 @@ enum ServeCommand {
         configuration.topics.alerts = try arguments.required("alerts-topic")
         configuration.topics.deploys = try arguments.required("deploys-topic")
         configuration.metricsTypeCap =
-            try arguments.parsed("metrics-type-cap", as: "a count") { Int($0).flatMap { $0 >= 0 ? $0 : nil } } ?? 50
+            try arguments.parsed("metrics-type-cap", as: "a count") { Int($0).flatMap { $0 >= 0 ? $0 : nil } }
+            ?? configuration.metricsTypeCap
         configuration.logLevel =
             try arguments.parsed("log-level", as: "debug, info, warning or error") {
-                CollectorLogger.Level(rawValue: $0)
-            } ?? .info
+                Logger.Level(rawValue: $0)
+            } ?? configuration.logLevel
         configuration.logFormat =
             try arguments.parsed("log-format", as: "json or logfmt") {
-                CollectorLogger.Format(rawValue: $0)
-            } ?? .json
+                Logger.Format(rawValue: $0)
+            } ?? configuration.logFormat
         return configuration
     }
 
@@ -287,27 +267,5 @@ enum ServeCommand {
 
     private static func positive(_ arguments: ParsedArguments, _ name: String) throws(CommandUsageError) -> Int? {
         try arguments.parsed(name, as: "a positive integer") { Int($0).flatMap { $0 > 0 ? $0 : nil } }
-    }
-
-    /// `1048576`, `512KiB`, `1MiB`, `2GiB` (also `KB`/`MB`/`GB` as the same binary units).
-    static func parseBytes(_ text: String) -> Int? {
-        let units: [(String, Int)] = [
-            ("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30), ("KB", 1 << 10),
-            ("MB", 1 << 20), ("GB", 1 << 30), ("B", 1),
-        ]
-        for (suffix, scale) in units where text.hasSuffix(suffix) {
-            return Int(text.dropLast(suffix.count)).flatMap { $0 > 0 ? $0 * scale : nil }
-        }
-        return Int(text).flatMap { $0 > 0 ? $0 : nil }
-    }
-
-    /// `250ms`, `5s`, `10m`, `72h`, `2d`; a bare number is seconds.
-    static func parseDuration(_ text: String) -> Duration? {
-        let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("d", 86400)]
-        for (suffix, scale) in units where text.hasSuffix(suffix) {
-            guard let value = Double(text.dropLast(suffix.count)), value >= 0, value.isFinite else { return nil }
-            return .milliseconds(Int64((value * scale * 1000).rounded()))
-        }
-        return Double(text).flatMap { $0 >= 0 && $0.isFinite ? .milliseconds(Int64(($0 * 1000).rounded())) : nil }
     }
 }

@@ -1,20 +1,14 @@
 import Collector
+import FlowmeterRuntime
 import Foundation
+import Lifecycle
+import Logging
 import RollupStore
 import Sink
 
 /// `flowmeter sink --kafka … --store …`: merges `flowmeter.rollups.v1` (and `flowmeter.deploys.v1`) into a store as a
 /// consumer group until SIGTERM or SIGINT; also the home of the store options every store command shares.
 enum SinkCommand {
-    /// The default store when neither `--store` nor `FLOWMETER_STORE` names one: `flowmeter.sqlite` in the working
-    /// directory, the file `flowmeter serve --store flowmeter.sqlite` writes.
-    static let defaultStore = "flowmeter.sqlite"
-
-    /// The `--store` option with its default, as every query-side command declares it.
-    static let storeOption = CommandOption.value(
-        "store", "PATH|URL", help: "Rollup store: an SQLite path, sqlite:PATH or postgres://….",
-        default: defaultStore)
-
     static var command: Command {
         Command(
             name: "sink",
@@ -22,18 +16,19 @@ enum SinkCommand {
             discussion: """
                 Each poll batch goes into the store in one transaction, idempotent by message id, and only then are
                 the offsets committed: a sink killed in between replays the batch and counts nothing twice. Bad
-                messages are counted and skipped. Run several with the same --group to share the partitions.
+                messages are counted, written to --dead-letters and skipped. Run several with the same --group to share the partitions.
                 SIGTERM or SIGINT stops it after the current batch. See docs/sink.md.
                 """,
             options: [
                 .value("kafka", "HOST:PORT[,…]", help: "Bootstrap servers."),
-                storeOption,
+                SharedOptions.store,
                 .value("group", "NAME", help: "Consumer group.", default: "flowmeter-sink"),
                 .value("rollups-topic", "NAME", help: "Topic of partial rollups.", default: "flowmeter.rollups.v1"),
                 .value(
                     "deploys-topic", "NAME", help: "Topic of deploy markers (\"none\" reads none).",
                     default: "flowmeter.deploys.v1"),
                 .value("max-batch", "N", help: "Most messages per store transaction.", default: "5000"),
+                SharedOptions.deadLetters,
                 .value("log-format", "FORMAT", help: "json | logfmt.", default: "json"),
             ],
             run: { arguments in try await run(arguments) }
@@ -42,11 +37,11 @@ enum SinkCommand {
 
     private static func run(_ arguments: ParsedArguments) async throws -> Int32 {
         let path = arguments.commandPath
-        let servers = try brokers(arguments)
-        let format = try arguments.parsed("log-format", as: "json or logfmt") { CollectorLogger.Format(rawValue: $0) }
-        let logger = CollectorLogger(threshold: .info, format: format ?? .json)
-        let store = try openStore(arguments)
+        let servers = try SharedOptions.brokers(arguments)
+        let format = try arguments.parsed("log-format", as: "json or logfmt") { Logger.Format(rawValue: $0) }
+        let logger = Logger(threshold: .info, format: format ?? .json)
         var configuration = RollupSinkConfiguration(bootstrapServers: servers)
+        configuration.deadLetterPath = try arguments.required("dead-letters")
         configuration.groupID = try arguments.required("group")
         configuration.rollupsTopic = try arguments.required("rollups-topic")
         let deploys = try arguments.required("deploys-topic")
@@ -55,64 +50,25 @@ enum SinkCommand {
             throw CommandUsageError("invalid value for --max-batch: expected a positive integer", commandPath: path)
         }
         configuration.maxBatch = batch
-        let sink = try RollupSink(configuration: configuration, store: store, log: log(to: logger))
-        let signals = TerminationSignals()
+        let runtime: SinkRuntime
+        do {
+            runtime = try makeSink(
+                SinkRuntimeConfiguration(sink: configuration, storeURL: try arguments.required("store")),
+                logger: logger)
+        } catch let error as RollupStoreError where error.code == .invalidURL {
+            throw CommandUsageError("--store: \(error.message)", commandPath: path)
+        }
         logger.info("sink started", ["kafka": servers.joined(separator: ","), "group": configuration.groupID])
-        sink.start()
-        _ = await signals.wait()
-        await onThread { sink.stop() }
-        let counters = sink.counters
+        try await runtime.group.run()
+        let counters = runtime.sink.counters
         logger.info(
             "sink stopped",
             [
                 "applied": String(counters.applied), "duplicates": String(counters.duplicates),
-                "bad_messages": String(counters.badMessages), "deploys": String(counters.deploys),
+                "bad_messages": String(counters.badMessages), "dead_letters": String(counters.deadLetters),
+                "deploys": String(counters.deploys),
                 "commits": String(counters.commits), "errors": String(counters.errors),
             ])
         return 0
-    }
-
-    /// The `--kafka` bootstrap servers, or a usage error.
-    static func brokers(_ arguments: ParsedArguments) throws(CommandUsageError) -> [String] {
-        let text = try arguments.required("kafka")
-        guard case .brokers(let servers) = CollectorConfiguration.KafkaMode(text) else {
-            throw CommandUsageError(
-                "invalid value '\(text)' for --kafka: expected HOST:PORT[,HOST:PORT…]",
-                commandPath: arguments.commandPath)
-        }
-        return servers
-    }
-
-    /// Opens the store `--store` names (default `FLOWMETER_STORE`, then `./flowmeter.sqlite`); a bad URL is a
-    /// usage error, a store that cannot be opened an error.
-    static func openStore(_ arguments: ParsedArguments) throws -> any RollupStore {
-        let url = try arguments.required("store")
-        do {
-            return try openRollupStore(url: url)
-        } catch let error as RollupStoreError where error.code == .invalidURL {
-            throw CommandUsageError("--store: \(error.message)", commandPath: arguments.commandPath)
-        }
-    }
-
-    /// The sink's log lines through the collector's logger.
-    static func log(to logger: CollectorLogger) -> RollupSink.Log {
-        { level, message, fields in
-            let pairs = fields.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
-            let text = pairs.isEmpty ? message : "\(message) (\(pairs))"
-            switch level {
-            case .info: logger.info(text)
-            case .warning: logger.warning(text)
-            case .error: logger.error(text)
-            }
-        }
-    }
-
-    /// Runs blocking work on a thread of its own, off the cooperative pool.
-    static func onThread<Value: Sendable>(_ work: @escaping @Sendable () -> Value) async -> Value {
-        await withCheckedContinuation { continuation in
-            let thread = Thread { continuation.resume(returning: work()) }
-            thread.name = "flowmeter-blocking"
-            thread.start()
-        }
     }
 }

@@ -32,10 +32,21 @@ enum TopCommand {
             try arguments.parsed("limit", as: "a whole number ≥ 0") { Int($0).flatMap { $0 >= 0 ? $0 : nil } }
             ?? 20
         let includeDebug = arguments.flag("include-debug")
+        let owners = try OwnerOptions.rules(arguments)
+        let team = try OwnerOptions.team(arguments, rules: owners)
         let store = try QueryOptions.openStore(arguments)
-        let report = try await QueryOptions.read {
+        var report = try await QueryOptions.read {
             try TopReport.load(
-                reader: store, window: window, appID: appID, kinds: kinds, includeDebug: includeDebug, limit: limit)
+                reader: store, window: window, appID: appID, kinds: kinds, includeDebug: includeDebug,
+                limit: team == nil ? limit : 0)
+        }
+        if team != nil {
+            // Filtered before the limit, so --limit counts the team's rows.
+            report.rows.removeAll {
+                !OwnerOptions.keeps(team, rules: owners, appID: $0.appID, widgetType: $0.widgetType)
+            }
+            report.totalGroups = report.rows.count
+            if limit > 0 && report.rows.count > limit { report.rows.removeLast(report.rows.count - limit) }
         }
         let output = arguments.output
         switch format {
@@ -51,7 +62,7 @@ enum TopCommand {
                     String(row.installs), String(row.previousEvents), row.change.map { String($0) } ?? "",
                 ])
             }
-            output.print(csv.rendered())
+            output.print(csv.rendered(forTerminal: output.isTerminal))
         case .table:
             output.print(table(report, style: { output.styled($0, .bold) }))
         }
@@ -73,7 +84,7 @@ enum TopCommand {
                 CellFormat.trend(current: row.events, previous: row.previousEvents),
             ])
         }
-        let app = table.removeColumnIfUniform("APP").map { " in \($0)" } ?? ""
+        let app = table.removeColumnIfUniform("APP").map { " in " + Terminal.name($0) } ?? ""
         let footer = """
             \(report.rows.count) of \(report.totalGroups) groups\(app) (\(window)).
             TREND: against the previous \(Self.length(report.window.seconds)).

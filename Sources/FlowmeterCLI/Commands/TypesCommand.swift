@@ -18,9 +18,12 @@ enum TypesCommand {
         let format = try OutputFormat.parse(arguments)
         let window = try QueryOptions.window(arguments)
         let appID = QueryOptions.appID(arguments)
+        let owners = try OwnerOptions.rules(arguments)
+        let team = try OwnerOptions.team(arguments, rules: owners)
         let store = try QueryOptions.openStore(arguments)
         let apps = try await QueryOptions.read { try AppTraffic.load(reader: store, window: window, appID: appID) }
-        let report = TypesReport.make(window: window, apps: apps)
+        var report = TypesReport.make(window: window, apps: apps)
+        report.rows.removeAll { !OwnerOptions.keeps(team, rules: owners, appID: $0.appID, widgetType: $0.widgetType) }
         format.print(
             to: arguments.output, json: { report.jsonString(prettyPrinted: true) }, csv: { csv(report) },
             table: { table(report, style: $0) })
@@ -55,7 +58,7 @@ enum TypesCommand {
                 range(row.unknownIn),
             ])
         }
-        let app = table.removeColumnIfUniform("APP").map { " in \($0)" } ?? ""
+        let app = table.removeColumnIfUniform("APP").map { " in " + Terminal.name($0) } ?? ""
         return table.renderedGrouped(by: "APP", style: style) + "\n\n\(report.rows.count) types\(app) (\(window))."
     }
 

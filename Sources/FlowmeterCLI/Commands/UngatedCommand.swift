@@ -10,7 +10,9 @@ enum UngatedCommand {
             abstract: "Types the backend sends to app versions that cannot render them, with the gate to add.",
             discussion: """
                 A type is ungated when release builds of some app version report it as unknownType from at least
-                --min-installs installs and --min-events events in the window. JSON is CONTRACT §5's.
+                --min-installs installs and --min-events events in the window. Its status is new (never reported
+                before the window), ongoing, or regressed (back after --regression-quiet without any report, so
+                the backend had gated or fixed it). JSON is CONTRACT §5's.
                 Exit status: 0 nothing flagged, 3 something flagged, 1 error, 2 usage error.
                 """,
             options: QueryOptions.common() + [
@@ -19,6 +21,9 @@ enum UngatedCommand {
                 .value(
                     "deploy-window", "DURATION", help: "How long before first sight a deploy is suspected.",
                     default: "60m"),
+                .value(
+                    "regression-quiet", "DURATION", help: "Quiet before a type's return is a regression.",
+                    default: "48h"),
             ],
             run: { arguments in try await run(arguments) }
         )
@@ -29,86 +34,80 @@ enum UngatedCommand {
         let window = try QueryOptions.window(arguments)
         let appID = QueryOptions.appID(arguments)
         var configuration = UngatedTypeFinder.Configuration()
-        configuration.minInstalls = try count(arguments, "min-installs") ?? 5
-        configuration.minEvents = try count(arguments, "min-events") ?? 20
+        configuration.minInstalls = try SharedOptions.count(arguments, "min-installs") ?? 5
+        configuration.minEvents = try SharedOptions.count(arguments, "min-events") ?? 20
         configuration.deployWindow = try QueryOptions.deployWindow(arguments)
+        configuration.regressionQuiet = try SharedOptions.regressionQuiet(arguments)
+        let owners = try OwnerOptions.rules(arguments)
+        let team = try OwnerOptions.team(arguments, rules: owners)
         let store = try QueryOptions.openStore(arguments)
         let finder = UngatedTypeFinder(configuration: configuration)
-        let report = try await QueryOptions.read {
+        var report = try await QueryOptions.read {
             try finder.report(reader: store, from: window.from, to: window.to, appID: appID)
+        }
+        report.ungated.removeAll {
+            !OwnerOptions.keeps(team, rules: owners, appID: $0.appID, widgetType: $0.widgetType, pages: $0.pages)
         }
         format.print(
             to: arguments.output, json: { report.jsonString(prettyPrinted: true) }, csv: { csv(report) },
-            table: { table(report, style: $0) })
+            table: { [report] style in table(report, owners: owners, style: style) })
         return report.exitStatus
-    }
-
-    /// A non-negative count option, or a usage error.
-    static func count(_ arguments: ParsedArguments, _ name: String) throws(CommandUsageError) -> Int64? {
-        try arguments.parsed(name, as: "a whole number ≥ 0") { Int64($0).flatMap { $0 >= 0 ? $0 : nil } }
     }
 
     /// One block per type, so that nothing the reader needs is cut at 80 columns: the type, its app and totals on
     /// the first line; the gate (or the typo), rendering versions and suspect deploy on the second; affected versions
     /// with their install shares after that, wrapped.
-    static func table(_ report: UngatedReport, style: @escaping (String) -> String) -> String {
+    static func table(_ report: UngatedReport, owners: OwnerRules? = nil, style: @escaping (String) -> String)
+        -> String
+    {
         let window = "\(CellFormat.time(report.from)) – \(CellFormat.time(report.to)) UTC"
         guard !report.ungated.isEmpty else { return "No ungated types (\(window))." }
         let apps = Set(report.ungated.map(\.appID))
         var lines: [String] = []
         for type in report.ungated {
-            let name = TextTable.printable(type.widgetType)
-            var head = style(name)
-            if apps.count > 1 { head += "  " + TextTable.printable(type.appID) }
+            let name = Terminal.name(type.widgetType)
+            var head = style(name) + "  " + type.status.rawValue
+            if apps.count > 1 { head += "  " + Terminal.name(type.appID) }
             head += "  \(CellFormat.count(type.events)) events from \(CellFormat.count(type.installs)) installs"
             lines.append(head)
             var facts: [String] = []
+            if type.status == .regressed, let last = type.lastSeenBefore {
+                let quiet = (type.firstSeen.secondsSinceEpoch - last.secondsSinceEpoch) / 3600
+                facts.append("back after \(quiet) h without it (last seen \(CellFormat.time(last)))")
+            }
             if let gate = type.suggestedMinAppVersion {
-                facts.append("gate at ≥ \(gate)")
+                facts.append("gate at ≥ " + Terminal.name(gate))
             } else if let typo = type.likelyTypoOf {
-                facts.append("likely a typo of \(TextTable.printable(typo))")
+                facts.append("likely a typo of \(Terminal.name(typo))")
             } else {
                 facts.append("no version renders it")
             }
             if !type.renderingVersions.isEmpty {
-                facts.append("rendered by \(type.renderingVersions.joined(separator: ", "))")
+                facts.append("rendered by " + type.renderingVersions.map(Terminal.name).joined(separator: ", "))
             }
             if let deploy = type.suspectDeploy {
                 facts.append(
-                    "suspect deploy \(TextTable.printable("\(deploy.service)@\(deploy.version)"))"
+                    "suspect deploy \(Terminal.name("\(deploy.service)@\(deploy.version)"))"
                         + " (finished \(deploy.lagSeconds) s before)")
             }
-            lines += wrapped(facts.joined(separator: " · "), indent: "    ")
-            let affected = type.affectedVersions.map {
-                "\(TextTable.printable($0.appVersion)) (\(CellFormat.wholePercent($0.installShare)))"
+            if let team = owners?.team(appID: type.appID, widgetType: type.widgetType, pages: type.pages) {
+                facts.append("team \(Terminal.name(team))")
             }
-            lines += wrapped("affected: " + affected.joined(separator: ", "), indent: "    ")
+            lines += Terminal.wrapped(facts.joined(separator: " · "), indent: "    ")
+            let affected = type.affectedVersions.map {
+                "\(Terminal.name($0.appVersion)) (\(CellFormat.wholePercent($0.installShare)))"
+            }
+            lines += Terminal.wrapped("affected: " + affected.joined(separator: ", "), indent: "    ")
         }
-        let app = apps.count == 1 ? " in \(TextTable.printable(apps.first!))" : ""
+        let app = apps.count == 1 ? " in \(Terminal.name(apps.first!))" : ""
         let noun = report.ungated.count == 1 ? "type" : "types"
         return lines.joined(separator: "\n") + "\n\n\(report.ungated.count) ungated \(noun)\(app) (\(window))."
-    }
-
-    /// `text` broken at spaces into lines of at most 80 characters, each starting with `indent`.
-    static func wrapped(_ text: String, indent: String, width: Int = 80) -> [String] {
-        var lines: [String] = []
-        var current = indent
-        for word in text.split(separator: " ") {
-            if current.count > indent.count && current.count + 1 + word.count > width {
-                lines.append(current)
-                current = indent + "  "
-            }
-            if current.count > indent.count && !current.hasSuffix("  ") { current += " " }
-            current += word
-        }
-        lines.append(current)
-        return lines
     }
 
     static func csv(_ report: UngatedReport) -> CSVTable {
         var csv = CSVTable(header: [
             "appID", "widgetType", "appVersion", "events", "installs", "installShare", "renderingVersions",
-            "suggestedGate", "firstSeen", "suspectDeploy", "likelyTypoOf",
+            "suggestedGate", "firstSeen", "suspectDeploy", "likelyTypoOf", "status",
         ])
         for type in report.ungated {
             for version in type.affectedVersions {
@@ -117,6 +116,7 @@ enum UngatedCommand {
                     String(version.installShare), type.renderingVersions.joined(separator: " "),
                     type.suggestedMinAppVersion ?? "", type.firstSeen.rfc3339String,
                     type.suspectDeploy.map { "\($0.service)@\($0.version)" } ?? "", type.likelyTypoOf ?? "",
+                    type.status.rawValue,
                 ])
             }
         }

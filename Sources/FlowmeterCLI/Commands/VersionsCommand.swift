@@ -18,9 +18,14 @@ enum VersionsCommand {
         let format = try OutputFormat.parse(arguments)
         let window = try QueryOptions.window(arguments)
         let appID = QueryOptions.appID(arguments)
+        let owners = try OwnerOptions.rules(arguments)
+        let team = try OwnerOptions.team(arguments, rules: owners)
         let store = try QueryOptions.openStore(arguments)
         let apps = try await QueryOptions.read { try AppTraffic.load(reader: store, window: window, appID: appID) }
-        let report = VersionsReport.make(window: window, apps: apps)
+        var report = VersionsReport.make(window: window, apps: apps)
+        // A version row is the app's, not a type's: it belongs to the team owning the app's untyped findings (an
+        // appID rule, or the default team).
+        report.rows.removeAll { !OwnerOptions.keeps(team, rules: owners, appID: $0.appID, widgetType: "") }
         format.print(
             to: arguments.output, json: { report.jsonString(prettyPrinted: true) }, csv: { csv(report) },
             table: { table(report, style: $0) })
@@ -57,7 +62,7 @@ enum VersionsCommand {
                 row.sendsCapabilities ? String(row.registeredTypes) : "no",
             ])
         }
-        let app = table.removeColumnIfUniform("APP").map { " of \($0)" } ?? ""
+        let app = table.removeColumnIfUniform("APP").map { " of " + Terminal.name($0) } ?? ""
         return table.rendered(style: style) + "\n\n\(report.rows.count) versions\(app) (\(window))."
     }
 }

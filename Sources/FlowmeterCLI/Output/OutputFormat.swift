@@ -17,15 +17,15 @@ enum OutputFormat: String, CaseIterable, Sendable {
 }
 
 extension OutputFormat {
-    /// Prints a query's result in this format: the JSON as given, the CSV rendered, or the table with headings bold on
-    /// a terminal. Each rendering is made only when it is the one asked for.
+    /// Prints a query's result in this format: the JSON as given, the CSV rendered (escaped on a terminal), or the
+    /// table with headings bold on a terminal. Each rendering is made only when it is the one asked for.
     func print(
         to output: CommandOutput, json: () -> String, csv: () -> CSVTable,
         table: (_ style: @escaping (String) -> String) -> String
     ) {
         switch self {
         case .json: output.print(json())
-        case .csv: output.print(csv().rendered())
+        case .csv: output.print(csv().rendered(forTerminal: output.isTerminal))
         case .table: output.print(table({ output.styled($0, .bold) }))
         }
     }

@@ -1,7 +1,8 @@
 /// An aligned plain-text table that fits a terminal width by truncating its flexible columns with `…`.
 ///
 /// Numbers align right, text left, two spaces between columns. The header is bold when colour is on; colour never
-/// changes the widths, since the styles wrap whole cells after padding.
+/// changes the widths, since the styles wrap whole cells after padding. Cells are app-sent text: each is shown
+/// escaped (``Terminal/printable(_:)``) and measured in terminal columns, so wide characters keep the columns aligned.
 struct TextTable {
     /// One column: its title, alignment, and whether it gives up width when the table is too wide.
     struct Column {
@@ -67,14 +68,16 @@ struct TextTable {
             var group = TextTable(columns: remaining)
             group.width = width
             group.rows = groups[value] ?? []
-            return style(Self.truncated(value, to: width)) + "\n" + group.rendered(style: style)
+            return style(Terminal.truncated(value, toColumns: width)) + "\n" + group.rendered(style: style)
         }.joined(separator: "\n\n")
     }
 
-    /// The table's lines, header first, each at most `width` characters.
+    /// The table's lines, header first, each at most `width` columns.
     func rendered(style: (String) -> String = { $0 }) -> String {
+        let titles = columns.map { Terminal.printable($0.title) }
+        let cells = rows.map { $0.map(Terminal.printable) }
         var widths = columns.indices.map { column in
-            max(columns[column].title.count, rows.map { $0[column].count }.max() ?? 0)
+            max(Terminal.columns(titles[column]), cells.map { Terminal.columns($0[column]) }.max() ?? 0)
         }
         let gaps = 2 * (columns.count - 1)
         while widths.reduce(0, +) + gaps > width {
@@ -86,38 +89,22 @@ struct TextTable {
             guard let widest = first else { break }
             widths[widest] -= 1
         }
-        var lines = [line(columns.map(\.title), widths: widths, style: style)]
-        lines += rows.map { line($0, widths: widths, style: { $0 }) }
+        var lines = [line(titles, widths: widths, style: style)]
+        lines += cells.map { line($0, widths: widths, style: { $0 }) }
         return lines.joined(separator: "\n")
     }
 
     private func line(_ cells: [String], widths: [Int], style: (String) -> String) -> String {
         var parts: [String] = []
         for (index, cell) in cells.enumerated() {
-            let text = Self.truncated(cell, to: widths[index])
-            let padding = String(repeating: " ", count: widths[index] - text.count)
+            let text = Terminal.truncated(cell, toColumns: widths[index])
             let isLast = index == cells.count - 1
-            parts.append(style(columns[index].alignsRight ? padding + text : text + (isLast ? "" : padding)))
+            let alignsRight = columns[index].alignsRight
+            parts.append(
+                style(
+                    isLast && !alignsRight
+                        ? text : Terminal.padded(text, toColumns: widths[index], alignsRight: alignsRight)))
         }
         return parts.joined(separator: "  ")
-    }
-
-    /// `text` cut to `width` characters, the last one an ellipsis when anything was cut.
-    static func truncated(_ text: String, to width: Int) -> String {
-        let text = printable(text)
-        guard text.count > width else { return text }
-        guard width > 1 else { return String(text.prefix(width)) }
-        return String(text.prefix(width - 1)) + "…"
-    }
-
-    /// `text` with control characters (C0, DEL, C1) shown as `?`: widget types and messages come from apps, and an
-    /// escape sequence in one must not reach the operator's terminal.
-    static func printable(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: isControl) else { return text }
-        return String(String.UnicodeScalarView(text.unicodeScalars.map { isControl($0) ? "?" : $0 }))
-    }
-
-    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 }

@@ -59,8 +59,9 @@ private struct HTMLWriter {
         page += malformed()
         page += duplicates()
         page += versions()
+        page += gates()
         page += deploys()
-        page += spikes()
+        page += incidents()
         page += newTypes()
         page += """
             <footer>Generated \(e(report.generatedAt.rfc3339String)) by <code>flowmeter report</code>.
@@ -149,23 +150,34 @@ private struct HTMLWriter {
         guard !report.actions.isEmpty else {
             return section("actions", "Actions", empty("Nothing to do this week."))
         }
-        var html = "<ol class=\"actions\">\n"
-        for action in report.actions.prefix(maxRows) {
-            html += "<li class=\"\(action.kind.rawValue)\"><span class=\"sentence\">"
-            for segment in action.segments {
-                switch segment {
-                case .text(let text): html += e(text)
-                case .code(let text): html += code(text)
-                case .value(let text): html += "<strong>" + e(text) + "</strong>"
-                }
+        var html = ""
+        var shown = 0
+        for group in report.actionsByTeam where shown < maxRows {
+            if report.hasOwners {
+                html += "<h3 class=\"team\">" + (group.team.map { "Team " + e($0) } ?? "No owner") + "</h3>\n"
             }
-            html += "</span> <span class=\"meta\">"
-            if showsApp { html += e(action.appID) + " · " }
-            html +=
-                "\(ReportFormatting.count(action.events)) \(action.events == 1 ? "event" : "events") this week</span></li>\n"
+            html += "<ol class=\"actions\" start=\"\(shown + 1)\">\n"
+            for action in group.actions.prefix(maxRows - shown) {
+                shown += 1
+                html += "<li class=\"\(action.kind.rawValue)\"><span class=\"sentence\">"
+                for segment in action.segments {
+                    switch segment {
+                    case .text(let text): html += e(text)
+                    case .code(let text): html += code(text)
+                    case .value(let text): html += "<strong>" + e(text) + "</strong>"
+                    }
+                }
+                html += "</span> <span class=\"meta\">"
+                if showsApp { html += e(action.appID) + " · " }
+                html += "\(ReportFormatting.count(action.events)) \(action.events == 1 ? "event" : "events") this week"
+                html += "</span></li>\n"
+            }
+            html += "</ol>\n"
         }
-        html += "</ol>\n" + more(report.actions.count)
-        return section("actions", "Actions", html)
+        html += more(report.actions.count)
+        return section(
+            "actions", "Actions", note: report.hasOwners ? "By owning team (the owners file), most urgent first." : nil,
+            html)
     }
 
     private func ungated() -> String {
@@ -196,7 +208,9 @@ private struct HTMLWriter {
         ]
         return section(
             "ungated", "Ungated types",
-            note: "New: ungated this week only. Ongoing: both weeks. Resolved: last week only.",
+            note:
+                "New: ungated this week only. Ongoing: both weeks. Resolved: last week only. Regressed: back this week "
+                + "after at least 48 hours without a report (it had been gated or fixed).",
             table(header: header, numeric: [2, 3], appColumnAt: 1, rows: rows) + more(report.ungated.count))
     }
 
@@ -213,7 +227,7 @@ private struct HTMLWriter {
         }
         return section(
             "daily", "Unknown types per day",
-            "<figure class=\"chart\">" + ReportCharts.stackedDays(days: days, series: series) + "</figure>")
+            "<figure class=\"chart wide\">" + ReportCharts.stackedDays(days: days, series: series) + "</figure>")
     }
 
     private func malformed() -> String {
@@ -270,6 +284,7 @@ private struct HTMLWriter {
         let label = { (version: WeeklyReport.VersionHealth) in
             showsApp ? "\(version.appID) \(version.appVersion)" : version.appVersion
         }
+        // Whole version names (the chart's margin grows to fit them); colour by how good the rate is.
         let adoption = ReportCharts.bars(
             title: "Adoption per version",
             rows: shown.map {
@@ -279,15 +294,15 @@ private struct HTMLWriter {
             title: "Decode-clean rate per version",
             rows: shown.map { version in
                 let rate = version.decodeCleanRate
-                let color = (rate ?? 0) >= 0.99 ? "#3ca951" : (rate ?? 0) >= 0.95 ? "#efb118" : "#d03b2f"
+                let color = ReportCharts.goodness(rate)
                 return (
                     label: label(version), share: rate, caption: ReportFormatting.percent(rate, places: 2), color: color
                 )
             })
         var html = "<div class=\"pair\"><figure class=\"chart\"><figcaption>Adoption (share of installs)</figcaption>"
         html +=
-            adoption + "</figure><figure class=\"chart\"><figcaption>Decode-clean rate (batches without diagnostics)"
-        html += "</figcaption>" + clean + "</figure></div>\n"
+            adoption + "</figure><figure class=\"chart\"><figcaption>Decode-clean rate (batches without diagnostics;"
+        html += " green from 99%, amber at 90%, red at 50% and below)</figcaption>" + clean + "</figure></div>\n"
         var rows = ""
         for version in report.versions.prefix(maxRows) {
             rows += "<tr>"
@@ -299,32 +314,35 @@ private struct HTMLWriter {
                 "<td class=\"num\">\(e(ReportFormatting.change(version.installs, from: version.previousInstalls)))</td>"
             rows += "<td class=\"num\">\(ReportFormatting.percent(version.decodeCleanRate, places: 2))</td>"
             rows += "<td class=\"num\">\(ReportFormatting.count(version.batches))</td>"
-            rows += "<td class=\"num\">\(ReportFormatting.count(version.events))</td></tr>\n"
+            rows += "<td class=\"num\">\(ReportFormatting.count(version.events))</td>"
+            rows += "<td class=\"num\">\(e(version.onDeviceLossText))</td></tr>\n"
         }
         let header = [
             "Version", "Installs", "Adoption", "Installs vs last week", "Decode-clean", "Batches", "Diagnostics",
+            "Lost on device",
         ]
-        html += table(header: header, numeric: Set(1...6), appColumnAt: 0, rows: rows)
+        html += table(header: header, numeric: Set(1...7), appColumnAt: 0, rows: rows)
         return section("versions", "Versions", html + more(report.versions.count))
     }
 
     private func deploys() -> String {
-        let attributed = Set(report.deploys.flatMap(\.spikes))
+        let attributed = Set(report.deploys.flatMap(\.incidents))
         let chart = ReportCharts.timeline(
             from: report.current.from, to: report.current.to,
             deploys: report.deploys.map {
                 (label: "\($0.deploy.service)@\($0.deploy.version)", at: $0.deploy.finishedAt)
             },
-            spikes: report.spikes.map { spike in
+            spikes: report.incidents.map { incident in
                 (
                     label:
-                        "\(spike.widgetType) \(spike.kind.rawValue) ×\(ReportFormatting.fixed(spike.ratio, places: 1))",
-                    at: spike.onset, attributed: attributed.contains(spike)
+                        "\(incident.widgetType) \(incident.kind.rawValue) "
+                        + "×\(ReportFormatting.fixed(incident.ratio, places: 0))",
+                    at: incident.onset, attributed: attributed.contains(incident)
                 )
             })
-        var html = "<figure class=\"chart\">" + chart
-        html += "<figcaption>Deploys (blue) finish above the line; spikes start below it, red when attributed to a "
-        html += "deploy.</figcaption></figure>\n"
+        var html = "<figure class=\"chart wide\">" + chart
+        html += "<figcaption>Deploys (blue) finish above the line; incidents start below it, red when attributed to "
+        html += "a deploy.</figcaption></figure>\n"
         guard !report.deploys.isEmpty else {
             return section("deploys", "Deploys", html + empty("No deploys recorded this week."))
         }
@@ -333,12 +351,12 @@ private struct HTMLWriter {
             rows += "<tr><td>\(ReportFormatting.minute(impact.deploy.finishedAt))</td>"
             rows += "<td>\(code("\(impact.deploy.service)@\(impact.deploy.version)"))</td><td>"
             rows +=
-                impact.spikes.isEmpty
+                impact.incidents.isEmpty
                 ? "–"
-                : impact.spikes.map { spike in
-                    code(spike.widgetType) + " " + e(spike.kind.rawValue) + " on "
-                        + (spike.appVersion.map(e) ?? "all versions")
-                        + " ×" + ReportFormatting.fixed(spike.ratio, places: 1)
+                : impact.incidents.map { incident in
+                    code(incident.widgetType) + " " + e(incident.kind.rawValue) + " "
+                        + e(FindingWording.reach(incident))
+                        + " ×" + ReportFormatting.fixed(incident.ratio, places: 1)
                 }.joined(separator: "<br>")
             rows += "</td><td>"
             rows +=
@@ -347,29 +365,58 @@ private struct HTMLWriter {
             rows += "</td></tr>\n"
         }
         html += table(
-            header: ["Finished", "Deploy", "Spikes attributed", "Ungated types attributed"], numeric: [], rows: rows)
+            header: ["Finished", "Deploy", "Incidents attributed", "Ungated types attributed"], numeric: [], rows: rows)
         return section("deploys", "Deploys", html + more(report.deploys.count))
     }
 
-    private func spikes() -> String {
-        guard !report.spikes.isEmpty else {
-            return section("spikes", "Spikes", empty("No spikes."))
+    private func incidents() -> String {
+        guard !report.incidents.isEmpty else {
+            return section("incidents", "Incidents", empty("No spikes."))
         }
         var rows = ""
-        for spike in report.spikes.prefix(maxRows) {
-            rows += "<tr><td>\(ReportFormatting.minute(spike.onset))</td>"
-            if showsApp { rows += "<td>\(code(spike.appID))</td>" }
-            rows += "<td>\(e(spike.kind.rawValue))</td><td>\(code(spike.widgetType))</td>"
-            rows += "<td>\(spike.appVersion.map(e) ?? "all")</td>"
-            rows += "<td class=\"num\">\(ReportFormatting.count(spike.count))</td>"
-            rows += "<td class=\"num\">\(ReportFormatting.fixed(spike.baseline, places: 1))</td>"
-            rows += "<td>\(spike.suspectDeploy.map { code("\($0.service)@\($0.version)") } ?? "–")</td></tr>\n"
+        for incident in report.incidents.prefix(maxRows) {
+            rows += "<tr><td>\(ReportFormatting.minute(incident.onset))</td>"
+            if showsApp { rows += "<td>\(code(incident.appID))</td>" }
+            rows += "<td>\(e(incident.kind.rawValue))</td><td>\(code(incident.widgetType))</td>"
+            let versions = incident.versions.map {
+                e($0.appVersion) + " <span class=\"dim\">" + ReportFormatting.count($0.count) + "</span>"
+            }
+            rows += "<td>\(versions.isEmpty ? "across versions" : versions.joined(separator: ", "))</td>"
+            rows += "<td class=\"num\">\(ReportFormatting.count(incident.count))</td>"
+            rows += "<td class=\"num\">\(ReportFormatting.fixed(incident.baseline, places: 1))</td>"
+            rows += "<td>\(incident.suspectDeploy.map { code("\($0.service)@\($0.version)") } ?? "–")</td></tr>\n"
         }
-        let header = ["Onset", "Kind", "Type", "Version", "Peak (5 min)", "Baseline", "Suspect deploy"]
+        let header = ["Onset", "Kind", "Type", "Versions (peak)", "Peak (5 min)", "Baseline", "Suspect deploy"]
         return section(
-            "spikes", "Spikes",
-            table(header: header, numeric: [4, 5], appColumnAt: 1, rows: rows)
-                + more(report.spikes.count))
+            "incidents", "Incidents",
+            note: "Spikes of one type and kind that overlap in time, across versions and in single versions, are one "
+                + "incident.",
+            table(header: header, numeric: [4, 5], appColumnAt: 1, rows: rows) + more(report.incidents.count))
+    }
+
+    private func gates() -> String {
+        let title = "Gates you can drop soon"
+        guard !report.gates.isEmpty else {
+            return section("gates", title, empty("No version gates needed: every live version renders every type."))
+        }
+        var rows = ""
+        for gate in report.gates.prefix(maxRows) {
+            rows += "<tr>"
+            if showsApp { rows += "<td>\(code(gate.appID))</td>" }
+            rows += "<td>\(code(gate.widgetType))</td><td>≥ \(e(gate.minAppVersion))</td>"
+            rows += "<td class=\"num\">\(ReportFormatting.percent(gate.belowShare))</td>"
+            let trend = gate.trend.suffix(4).map { ReportFormatting.percent($0.belowShare) }
+            rows += "<td>\(trend.isEmpty ? "–" : e(trend.joined(separator: " → ")))</td>"
+            rows += "<td>\(e(FindingWording.canDrop(gate.forecast)))</td></tr>\n"
+        }
+        let threshold = ReportFormatting.percent(report.gates[0].forecast.threshold)
+        let header = ["Type", "Gate", "Below today", "Weekly trend", "Can drop"]
+        return section(
+            "gates", title,
+            note: "Types only some live versions render, from the capabilities apps send. Below: installs on "
+                + "versions under the gate. Can drop: when that share is forecast to fall under \(threshold) (a "
+                + "logistic fit to the daily shares of the last four weeks; it needs seven days of traffic).",
+            table(header: header, numeric: [2], appColumnAt: 0, rows: rows) + more(report.gates.count))
     }
 
     private func newTypes() -> String {
@@ -389,12 +436,29 @@ private struct HTMLWriter {
             table(header: header, numeric: [], appColumnAt: 0, rows: rows) + more(report.newTypes.count))
     }
 
+    /// A table whose cells carry their column's title (`data-label`), so a phone can show each row as a card.
     private func table(header: [String], numeric: Set<Int>, rows: String) -> String {
-        var html = "<table>\n<thead><tr>"
+        var html = "<div class=\"table-scroll\"><table>\n<thead><tr>"
         for (index, title) in header.enumerated() {
             html += numeric.contains(index) ? "<th class=\"num\">\(title)</th>" : "<th>\(title)</th>"
         }
-        return html + "</tr></thead>\n<tbody>\n" + rows + "</tbody>\n</table>"
+        return html + "</tr></thead>\n<tbody>\n" + Self.labelled(rows, header: header) + "</tbody>\n</table></div>"
+    }
+
+    /// `rows` with the n-th `<td` of every row given the n-th header as `data-label`. Cell content is escaped
+    /// (`<` is `&lt;`), so every `<td` in `rows` is one of the writer's own tags.
+    private static func labelled(_ rows: String, header: [String]) -> String {
+        var output = ""
+        for (index, row) in rows.components(separatedBy: "<tr").enumerated() {
+            if index > 0 { output += "<tr" }
+            var cells = row.components(separatedBy: "<td")
+            for cell in cells.indices.dropFirst() {
+                let title = cell - 1 < header.count ? header[cell - 1] : ""
+                cells[cell] = " data-label=\"\(HTMLEscaping.escape(title))\"" + cells[cell]
+            }
+            output += cells.joined(separator: "<td")
+        }
+        return output
     }
 
     /// A table whose `App` column, shown only when the report spans several apps, goes at `appIndex`; `numeric`
@@ -433,15 +497,21 @@ private struct HTMLWriter {
         .bad { color: #b42318; } .good { color: #1a7f37; } .flat { color: #57606a; }
         table { width: 100%; border-collapse: collapse; margin: 8px 0; font-size: 13px; }
         th { text-align: left; font-weight: 600; color: #57606a; border-bottom: 2px solid #d0d7de; padding: 6px 8px; }
-        td { border-bottom: 1px solid #eaeef2; padding: 6px 8px; vertical-align: top; overflow-wrap: anywhere; }
+        td { border-bottom: 1px solid #eaeef2; padding: 6px 8px; vertical-align: top; overflow-wrap: break-word; }
         .num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
         tbody tr:nth-child(even) td { background: #fafbfc; }
         code { font: 12.5px ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; background: #eff2f5;
-          padding: 1px 5px; border-radius: 4px; overflow-wrap: anywhere; }
+          padding: 1px 5px; border-radius: 4px; overflow-wrap: break-word; }
+        /* Words are not split to squeeze a column: a table too wide for the screen scrolls sideways instead. */
+        .table-scroll table { min-width: 100%; }
+        td code { white-space: nowrap; }
         .badge { display: inline-block; white-space: nowrap; padding: 1px 8px; border-radius: 10px; font-size: 12px; font-weight: 600; }
         .badge.new { background: #ffebe9; color: #a40e26; }
         .badge.ongoing { background: #fff8c5; color: #7d4e00; }
         .badge.resolved { background: #dafbe1; color: #116329; }
+        .badge.regressed { background: #a40e26; color: #fff; }
+        h3.team { font-size: 15px; margin: 14px 0 4px; }
+        .table-scroll { overflow-x: auto; }
         ol.actions { margin: 0; padding-left: 26px; }
         ol.actions li { margin: 6px 0; padding: 6px 10px; border-left: 4px solid #4269d0; background: #f6f8fa;
           border-radius: 0 6px 6px 0; }
@@ -453,6 +523,9 @@ private struct HTMLWriter {
         .empty { color: #57606a; font-style: italic; }
         .dim { color: #57606a; }
         figure.chart { margin: 8px 0 12px; }
+        /* Wide charts keep readable text on a phone and scroll sideways instead of shrinking. */
+        figure.chart.wide { overflow-x: auto; }
+        figure.chart.wide svg { min-width: 600px; }
         .pair { display: grid; grid-template-columns: 1fr 1fr; gap: 20px; }
         footer { margin-top: 32px; padding-top: 10px; border-top: 1px solid #d8dee4; color: #57606a; font-size: 12px; }
         @page { size: A4; margin: 14mm; }
@@ -471,6 +544,21 @@ private struct HTMLWriter {
           main { padding: 16px; margin: 0; border-radius: 0; }
           .cards { grid-template-columns: repeat(2, 1fr); }
           .pair { grid-template-columns: 1fr; }
+          h1 { font-size: 24px; }
+          table { font-size: 12px; }
+          th, td { padding: 5px 6px; }
+          th { white-space: nowrap; }
+        }
+        /* A phone shows each table row as a card: the column titles go beside the values. */
+        @media (max-width: 600px) {
+          .table-scroll table, .table-scroll tbody, .table-scroll tr, .table-scroll td { display: block; width: 100%; }
+          .table-scroll thead { display: none; }
+          .table-scroll tr { border: 1px solid #d0d7de; border-radius: 6px; margin: 0 0 10px; padding: 6px 10px; }
+          .table-scroll td, .table-scroll td.num { border: 0; padding: 3px 0; text-align: left; white-space: normal;
+            background: none !important; }
+          .table-scroll td::before { content: attr(data-label); display: block; color: #57606a; font-weight: 600;
+            font-size: 11px; text-transform: uppercase; letter-spacing: .03em; }
+          td code { white-space: normal; overflow-wrap: anywhere; }
         }
 
         """

@@ -40,6 +40,8 @@ extension WeeklyReport: JSONRepresentable {
             ),
             ("deploys", .array(deploys.map(Self.json))),
             ("spikes", .array(spikes.map(\.jsonValue))),
+            ("incidents", .array(incidents.map(\.jsonValue))),
+            ("gates", .array(gates.map(\.jsonValue))),
         ])
     }
 
@@ -68,6 +70,7 @@ extension WeeklyReport: JSONRepresentable {
             ("widgetType", .string(action.widgetType)),
             ("events", .integer(action.events)),
             ("text", .string(action.text)),
+            ("team", action.team.map(JSONValue.string) ?? .null),
         ])
     }
 
@@ -124,6 +127,8 @@ extension WeeklyReport: JSONRepresentable {
             ("cleanBatches", .integer(version.cleanBatches)),
             ("decodeCleanRate", rate(version.decodeCleanRate)),
             ("events", .integer(version.events)),
+            ("clientDiscarded", .integer(version.clientDiscarded)),
+            ("onDeviceLoss", rate(version.onDeviceLoss)),
         ])
     }
 
@@ -140,6 +145,7 @@ extension WeeklyReport: JSONRepresentable {
             ("url", deploy.url.map(JSONValue.string) ?? .null),
             ("spikes", .array(impact.spikes.map(\.jsonValue))),
             ("ungatedTypes", .array(impact.ungatedTypes.map { .string($0.widgetType) })),
+            ("incidents", .array(impact.incidents.map(\.jsonValue))),
         ])
     }
 }

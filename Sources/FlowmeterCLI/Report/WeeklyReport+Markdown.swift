@@ -40,8 +40,9 @@ private struct MarkdownWriter {
         lines += section("Malformed payloads", malformed())
         lines += section("Duplicate ids", duplicates())
         lines += section("Versions", versions())
+        lines += section("Gates you can drop soon", gates())
         lines += section("Deploys", deploys())
-        lines += section("Spikes", spikes())
+        lines += section("Incidents", incidents())
         lines.append("")
         lines.append("_Generated \(report.generatedAt.rfc3339String) by `flowmeter report`._")
         return lines.joined(separator: "\n") + "\n"
@@ -53,10 +54,20 @@ private struct MarkdownWriter {
 
     private func actions() -> [String] {
         guard !report.actions.isEmpty else { return ["Nothing to do this week."] }
-        var lines = report.actions.prefix(maxRows).enumerated().map { index, action in
-            var line = "\(index + 1). " + Self.sentence(action.segments)
-            if showsApp { line += " in " + Self.code(action.appID) }
-            return line + " (\(ReportFormatting.count(action.events)) \(action.events == 1 ? "event" : "events"))"
+        var lines: [String] = []
+        var number = 0
+        for group in report.actionsByTeam where number < maxRows {
+            if report.hasOwners {
+                if !lines.isEmpty { lines.append("") }
+                lines += ["### " + (group.team.map { "Team " + Self.escape($0) } ?? "No owner"), ""]
+            }
+            for action in group.actions.prefix(maxRows - number) {
+                number += 1
+                var line = "\(number). " + Self.sentence(action.segments)
+                if showsApp { line += " in " + Self.code(action.appID) }
+                lines.append(
+                    line + " (\(ReportFormatting.count(action.events)) \(action.events == 1 ? "event" : "events"))")
+            }
         }
         if report.actions.count > maxRows { lines += ["", "… and \(report.actions.count - maxRows) more."] }
         return lines
@@ -172,7 +183,7 @@ private struct MarkdownWriter {
 
     private func versions() -> [String] {
         guard !report.versions.isEmpty else { return ["No release traffic this week."] }
-        var rows = [["Version", "Installs", "Adoption", "vs last week", "Decode-clean", "Batches"]]
+        var rows = [["Version", "Installs", "Adoption", "vs last week", "Decode-clean", "Batches", "Lost on device"]]
         if showsApp { rows[0].insert("App", at: 0) }
         for version in report.versions.prefix(maxRows) {
             var row = [
@@ -180,21 +191,22 @@ private struct MarkdownWriter {
                 ReportFormatting.percent(version.adoption),
                 ReportFormatting.change(version.installs, from: version.previousInstalls),
                 ReportFormatting.percent(version.decodeCleanRate, places: 2), ReportFormatting.count(version.batches),
+                version.onDeviceLossText,
             ]
             if showsApp { row.insert(Self.code(version.appID), at: 0) }
             rows.append(row)
         }
-        return table(rows, numeric: showsApp ? [2, 3, 4, 5, 6] : [1, 2, 3, 4, 5]) + more(report.versions.count)
+        return table(rows, numeric: showsApp ? [2, 3, 4, 5, 6, 7] : [1, 2, 3, 4, 5, 6]) + more(report.versions.count)
     }
 
     private func deploys() -> [String] {
         guard !report.deploys.isEmpty else { return ["No deploys recorded this week."] }
-        var rows = [["Finished", "Deploy", "Spikes attributed", "Ungated types attributed"]]
+        var rows = [["Finished", "Deploy", "Incidents attributed", "Ungated types attributed"]]
         for impact in report.deploys.prefix(maxRows) {
-            let spikes = impact.spikes.map { spike in
-                Self.code(spike.widgetType) + " " + Self.escape(spike.kind.rawValue) + " on "
-                    + (spike.appVersion.map(Self.escape) ?? "all versions") + " ×"
-                    + ReportFormatting.fixed(spike.ratio, places: 1)
+            let spikes = impact.incidents.map { incident in
+                Self.code(incident.widgetType) + " " + Self.escape(incident.kind.rawValue) + " "
+                    + Self.escape(FindingWording.reach(incident)) + " ×"
+                    + ReportFormatting.fixed(incident.ratio, places: 1)
             }
             rows.append([
                 ReportFormatting.minute(impact.deploy.finishedAt),
@@ -207,21 +219,45 @@ private struct MarkdownWriter {
         return table(rows, numeric: []) + more(report.deploys.count)
     }
 
-    private func spikes() -> [String] {
-        guard !report.spikes.isEmpty else { return ["No spikes."] }
-        var rows = [["Onset", "Kind", "Type", "Version", "Count", "Baseline", "Suspect deploy"]]
+    private func incidents() -> [String] {
+        guard !report.incidents.isEmpty else { return ["No spikes."] }
+        var rows = [["Onset", "Kind", "Type", "Versions (peak)", "Peak (5 min)", "Baseline", "Suspect deploy"]]
         if showsApp { rows[0].insert("App", at: 1) }
-        for spike in report.spikes.prefix(maxRows) {
+        for incident in report.incidents.prefix(maxRows) {
+            let versions = incident.versions.map {
+                Self.escape($0.appVersion) + " (" + ReportFormatting.count($0.count) + ")"
+            }
             var row = [
-                ReportFormatting.minute(spike.onset), Self.escape(spike.kind.rawValue), Self.code(spike.widgetType),
-                spike.appVersion.map(Self.escape) ?? "all", ReportFormatting.count(spike.count),
-                ReportFormatting.fixed(spike.baseline, places: 1),
-                spike.suspectDeploy.map { Self.code("\($0.service)@\($0.version)") } ?? "–",
+                ReportFormatting.minute(incident.onset), Self.escape(incident.kind.rawValue),
+                Self.code(incident.widgetType), versions.isEmpty ? "across versions" : versions.joined(separator: ", "),
+                ReportFormatting.count(incident.count), ReportFormatting.fixed(incident.baseline, places: 1),
+                incident.suspectDeploy.map { Self.code("\($0.service)@\($0.version)") } ?? "–",
             ]
-            if showsApp { row.insert(Self.code(spike.appID), at: 1) }
+            if showsApp { row.insert(Self.code(incident.appID), at: 1) }
             rows.append(row)
         }
-        return table(rows, numeric: showsApp ? [5, 6] : [4, 5]) + more(report.spikes.count)
+        return table(rows, numeric: showsApp ? [5, 6] : [4, 5]) + more(report.incidents.count)
+    }
+
+    private func gates() -> [String] {
+        guard !report.gates.isEmpty else { return ["No version gates needed: every live version renders every type."] }
+        var rows = [["Type", "Gate", "Below today", "Weekly trend", "Can drop"]]
+        if showsApp { rows[0].insert("App", at: 0) }
+        for gate in report.gates.prefix(maxRows) {
+            let trend = gate.trend.suffix(4).map { ReportFormatting.percent($0.belowShare) }
+            var row = [
+                Self.code(gate.widgetType), "≥ " + Self.escape(gate.minAppVersion),
+                ReportFormatting.percent(gate.belowShare), trend.isEmpty ? "–" : trend.joined(separator: " → "),
+                Self.escape(FindingWording.canDrop(gate.forecast)),
+            ]
+            if showsApp { row.insert(Self.code(gate.appID), at: 0) }
+            rows.append(row)
+        }
+        let threshold = ReportFormatting.percent(report.gates[0].forecast.threshold)
+        return [
+            "Types only some live versions render; _Can drop_ is when the share below the gate is forecast to fall "
+                + "under \(threshold) (a logistic fit to the last four weeks' daily shares; seven days needed).", "",
+        ] + table(rows, numeric: showsApp ? [3] : [2]) + more(report.gates.count)
     }
 
     private func more(_ total: Int) -> [String] {
@@ -275,8 +311,17 @@ private struct MarkdownWriter {
         return output
     }
 
-    /// Line breaks and other control characters as spaces: one value is one line of a list or table.
+    /// Tabs and line breaks (U+2028 and U+2029 too) as spaces, so one value is one line of a list or table; every
+    /// other character ``DisplaySafety`` flags (controls, bidi overrides) as U+FFFD, as the HTML report shows them.
     private static func folded(_ text: String) -> String {
-        String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : $0 }))
+        guard DisplaySafety.needsEscaping(text) else { return text }
+        return String(
+            String.UnicodeScalarView(
+                text.unicodeScalars.map { scalar in
+                    switch scalar {
+                    case "\t", "\n", "\r", "\u{2028}", "\u{2029}": return " "
+                    default: return DisplaySafety.mustEscape(scalar) ? "\u{FFFD}" : scalar
+                    }
+                }))
     }
 }

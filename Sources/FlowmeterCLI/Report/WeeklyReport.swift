@@ -35,15 +35,21 @@ public struct WeeklyReport: Sendable {
     public var deploys: [DeployImpact]
     /// This week's spikes, earliest onset first.
     public var spikes: [Spike]
-    /// What to change, most urgent first.
+    /// This week's spikes grouped by cause, earliest onset first.
+    public var incidents: [Incident]
+    /// Version gates the backend needs as of the week's end, soonest droppable first ("Gates you can drop soon").
+    public var gates: [DroppableGate]
+    /// What to change, most urgent first (grouped by team in the renderings when an owners file was given).
     public var actions: [Action]
+    /// Whether an owners file gave the actions their teams.
+    public var hasOwners: Bool
 
     /// Creates a report from its parts.
     public init(
         week: ISOWeek, appID: String?, generatedAt: Timestamp, current: Summary, previous: Summary,
         ungated: [UngatedChange], newTypes: [NewType], malformed: [MalformedGroup], duplicates: [DuplicatePage],
         versions: [VersionHealth], unknownByDay: UnknownByDay, deploys: [DeployImpact], spikes: [Spike],
-        actions: [Action]
+        actions: [Action], incidents: [Incident] = [], gates: [DroppableGate] = [], hasOwners: Bool = false
     ) {
         self.week = week
         self.appID = appID
@@ -59,6 +65,9 @@ public struct WeeklyReport: Sendable {
         self.deploys = deploys
         self.spikes = spikes
         self.actions = actions
+        self.incidents = incidents
+        self.gates = gates
+        self.hasOwners = hasOwners
     }
 
     /// One week's totals over release builds.
@@ -114,8 +123,11 @@ public struct WeeklyReport: Sendable {
 
     /// An ungated type and how it changed since last week.
     public struct UngatedChange: Sendable, Hashable {
-        /// Whether the type is ungated this week only, both weeks, or last week only.
+        /// Whether the type is ungated this week only, both weeks, or last week only, or came back.
         public enum Status: String, Sendable, Hashable, CaseIterable {
+            /// Ungated this week after a quiet stretch of `--regression-quiet` (48 h) without any report: the
+            /// backend had gated or fixed it, and something undid that.
+            case regressed
             /// Ungated this week, not last week.
             case new
             /// Ungated both weeks.
@@ -124,7 +136,7 @@ public struct WeeklyReport: Sendable {
             case resolved
         }
 
-        /// New, ongoing or resolved.
+        /// Regressed, new, ongoing or resolved.
         public var status: Status
         /// The finding: this week's for new and ongoing types, last week's for resolved ones.
         public var finding: UngatedType
@@ -235,11 +247,13 @@ public struct WeeklyReport: Sendable {
         public var cleanBatches: Int64
         /// Diagnostic events of the version this week.
         public var events: Int64
+        /// Events the version's SDK dropped on the device before sending (`clientReport`), this week.
+        public var clientDiscarded: Int64
 
         /// Creates a version entry.
         public init(
             appID: String, appVersion: String, installs: Int64, previousInstalls: Int64, adoption: Double,
-            batches: Int64, cleanBatches: Int64, events: Int64
+            batches: Int64, cleanBatches: Int64, events: Int64, clientDiscarded: Int64 = 0
         ) {
             self.appID = appID
             self.appVersion = appVersion
@@ -249,10 +263,26 @@ public struct WeeklyReport: Sendable {
             self.batches = batches
             self.cleanBatches = cleanBatches
             self.events = events
+            self.clientDiscarded = clientDiscarded
         }
 
         /// The share of batches with no diagnostic, nil without batches.
         public var decodeCleanRate: Double? { batches > 0 ? Double(cleanBatches) / Double(batches) : nil }
+
+        /// `12 (0.40%)`: the events the SDK dropped before sending and their share of the version's diagnostics; `0`
+        /// without any. The tables' "Lost on device" cell.
+        var onDeviceLossText: String {
+            guard clientDiscarded > 0 else { return "0" }
+            return ReportFormatting.count(clientDiscarded) + " (" + ReportFormatting.percent(onDeviceLoss, places: 2)
+                + ")"
+        }
+
+        /// On-device loss: the share of the version's diagnostics its SDK dropped before sending
+        /// (`clientDiscarded` over it plus the events received); nil when there were neither.
+        public var onDeviceLoss: Double? {
+            let total = Double(clientDiscarded) + Double(events)
+            return total > 0 ? Double(clientDiscarded) / total : nil
+        }
     }
 
     /// Daily `unknownType` events of the week's most frequent types.
@@ -297,12 +327,15 @@ public struct WeeklyReport: Sendable {
         public var spikes: [Spike]
         /// Ungated types (this week's) whose suspect deploy is this one.
         public var ungatedTypes: [UngatedType]
+        /// Incidents whose suspect deploy is this one.
+        public var incidents: [Incident]
 
         /// Creates an entry.
-        public init(deploy: DeployMarker, spikes: [Spike], ungatedTypes: [UngatedType]) {
+        public init(deploy: DeployMarker, spikes: [Spike], ungatedTypes: [UngatedType], incidents: [Incident] = []) {
             self.deploy = deploy
             self.spikes = spikes
             self.ungatedTypes = ungatedTypes
+            self.incidents = incidents
         }
     }
 
@@ -346,14 +379,23 @@ public struct WeeklyReport: Sendable {
         public var events: Int64
         /// The sentence, in pieces so each format can quote the data its own way.
         public var segments: [Segment]
+        /// The team the owners file gives it; nil without one, or when no rule and no default names a team.
+        public var team: String?
+        /// The pages the finding behind it names (what owner rules on pages match).
+        public var pages: [String]
 
         /// Creates an action.
-        public init(kind: Kind, appID: String, widgetType: String, events: Int64, segments: [Segment]) {
+        public init(
+            kind: Kind, appID: String, widgetType: String, events: Int64, pages: [String] = [], segments: [Segment],
+            team: String? = nil
+        ) {
             self.kind = kind
             self.appID = appID
             self.widgetType = widgetType
             self.events = events
             self.segments = segments
+            self.team = team
+            self.pages = pages
         }
 
         /// The sentence as plain text with code in backticks, such as ``gate `hologram_projector` at 5.3.0``.
@@ -369,6 +411,21 @@ public struct WeeklyReport: Sendable {
 }
 
 extension WeeklyReport {
+    /// The actions by team, teams in the order of their most urgent action, actions without a team last; one group
+    /// with a nil team when the report has no owners.
+    var actionsByTeam: [(team: String?, actions: [Action])] {
+        guard hasOwners else { return [(nil, actions)] }
+        var groups: [(team: String?, actions: [Action])] = []
+        for action in actions {
+            if let index = groups.firstIndex(where: { $0.team == action.team }) {
+                groups[index].actions.append(action)
+            } else {
+                groups.append((action.team, [action]))
+            }
+        }
+        return groups.filter { $0.team != nil } + groups.filter { $0.team == nil }
+    }
+
     /// Whether renderings need an app column: the report is not for one app and its findings span more than one.
     var showsAppColumn: Bool {
         var apps = Set(versions.map(\.appID))

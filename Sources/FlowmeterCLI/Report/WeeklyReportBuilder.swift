@@ -11,13 +11,20 @@ public struct WeeklyReportBuilder: Sendable {
     public var ungatedFinder: UngatedTypeFinder
     /// The spike detector run over the week.
     public var spikeDetector: SpikeDetector
+    /// The gate finder run over the four weeks up to the week's end.
+    public var gateFinder: GateFinder
+    /// Who owns what: the actions' teams; nil leaves them without one.
+    public var owners: OwnerRules?
 
     /// Creates a builder with the contract's default thresholds.
     public init(
-        ungatedFinder: UngatedTypeFinder = UngatedTypeFinder(), spikeDetector: SpikeDetector = SpikeDetector()
+        ungatedFinder: UngatedTypeFinder = UngatedTypeFinder(), spikeDetector: SpikeDetector = SpikeDetector(),
+        gateFinder: GateFinder = GateFinder(), owners: OwnerRules? = nil
     ) {
         self.ungatedFinder = ungatedFinder
         self.spikeDetector = spikeDetector
+        self.gateFinder = gateFinder
+        self.owners = owners
     }
 
     /// The report on `week` (compared with the week before), for one app or (nil) all; throws what the reader throws.
@@ -41,16 +48,26 @@ public struct WeeklyReportBuilder: Sendable {
         let lookback = ungatedFinder.configuration.deployLookback.components.seconds
         let deploys = try reader.deploys(
             from: Timestamp(secondsSinceEpoch: previousFrom.secondsSinceEpoch - lookback), to: to)
-        let thisWeek = ungatedFinder.report(
+        let found = ungatedFinder.report(
             from: from, to: to, seriesRollups: series, versionRollups: versions, knownTypes: knownTypes,
-            deploys: deploys
+            deploys: deploys)
+        let thisWeek = ungatedFinder.withStatus(
+            found,
+            history: try ungatedFinder.history(reader: reader, of: found.ungated, from: from, to: to, appID: appID)
         ).ungated
         let lastWeek = ungatedFinder.report(
             from: previousFrom, to: from, seriesRollups: series, versionRollups: versions, knownTypes: knownTypes,
             deploys: deploys
         ).ungated
-        let spikes = try spikeDetector.report(reader: reader, from: from, to: to, appID: appID).spikes
-            .sorted { $0.onset < $1.onset }
+        let spikesReport = try spikeDetector.report(reader: reader, from: from, to: to, appID: appID)
+        let spikes = spikesReport.spikes.sorted { $0.onset < $1.onset }
+        let incidents = spikesReport.incidents
+        // Gates as of the week's end (or now, for the week in progress), over the four weeks before.
+        let gatesEnd = min(to, now)
+        let gates = try gateFinder.report(
+            reader: reader, from: Timestamp(secondsSinceEpoch: gatesEnd.secondsSinceEpoch - 28 * 86_400),
+            to: gatesEnd, appID: appID
+        ).gates
         let newTypes = try NewTypeFinder().newTypes(reader: reader, from: from, to: to, appID: appID)
 
         let currentSeries = series.filter { $0.window.start >= from.secondsSinceEpoch }
@@ -76,10 +93,16 @@ public struct WeeklyReportBuilder: Sendable {
             deploys: weekDeploys.map { deploy in
                 WeeklyReport.DeployImpact(
                     deploy: deploy, spikes: spikes.filter { Self.matches($0.suspectDeploy, deploy) },
-                    ungatedTypes: thisWeek.filter { Self.matches($0.suspectDeploy, deploy) })
+                    ungatedTypes: thisWeek.filter { Self.matches($0.suspectDeploy, deploy) },
+                    incidents: incidents.filter { Self.matches($0.suspectDeploy, deploy) })
             },
             spikes: spikes,
-            actions: Self.actions(ungated: ungated, malformed: malformed, duplicates: duplicates))
+            actions: Self.actions(ungated: ungated, malformed: malformed, duplicates: duplicates).map { action in
+                var action = action
+                action.team = owners?.team(appID: action.appID, widgetType: action.widgetType, pages: action.pages)
+                return action
+            },
+            incidents: incidents, gates: gates, hasOwners: owners != nil)
     }
 
     private static func matches(_ suspect: SuspectDeploy?, _ deploy: DeployMarker) -> Bool {
@@ -134,7 +157,8 @@ public struct WeeklyReportBuilder: Sendable {
         let thisKeys = Set(thisWeek.map(key))
         var changes = thisWeek.map { type in
             WeeklyReport.UngatedChange(
-                status: lastKeys.contains(key(type)) ? .ongoing : .new, finding: type,
+                status: type.status == .regressed ? .regressed : lastKeys.contains(key(type)) ? .ongoing : .new,
+                finding: type,
                 events: currentEvents[key(type)] ?? 0, previousEvents: previousEvents[key(type)] ?? 0)
         }
         changes += lastWeek.filter { !thisKeys.contains(key($0)) }.map { type in
@@ -291,12 +315,15 @@ public struct WeeklyReportBuilder: Sendable {
         var installs: [VersionID: HyperLogLog] = [:]
         var appInstalls: [String: HyperLogLog] = [:]
         var batches: [VersionID: (all: Int64, clean: Int64)] = [:]
+        var discarded: [VersionID: Int64] = [:]
         for rollup in current {
             let id = VersionID(appID: rollup.key.appID, appVersion: rollup.key.appVersion)
             installs[id, default: HyperLogLog()].merge(rollup.installs)
             appInstalls[id.appID, default: HyperLogLog()].merge(rollup.installs)
             batches[id, default: (0, 0)].all += rollup.batches
             batches[id, default: (0, 0)].clean += rollup.cleanBatches
+            let (sum, overflow) = (discarded[id] ?? 0).addingReportingOverflow(rollup.clientDiscarded)
+            discarded[id] = overflow ? .max : sum
         }
         var previousInstalls: [VersionID: HyperLogLog] = [:]
         for rollup in previous {
@@ -319,7 +346,8 @@ public struct WeeklyReportBuilder: Sendable {
                 WeeklyReport.VersionHealth(
                     appID: id.appID, appVersion: id.appVersion, installs: count,
                     previousInstalls: previousInstalls[id]?.count ?? 0, adoption: adoption,
-                    batches: batches[id]?.all ?? 0, cleanBatches: batches[id]?.clean ?? 0, events: events[id] ?? 0))
+                    batches: batches[id]?.all ?? 0, cleanBatches: batches[id]?.clean ?? 0, events: events[id] ?? 0,
+                    clientDiscarded: discarded[id] ?? 0))
         }
         result.sort { (a: WeeklyReport.VersionHealth, b: WeeklyReport.VersionHealth) -> Bool in
             a.appID != b.appID ? a.appID < b.appID : VersionOrder.less(b.appVersion, a.appVersion)
@@ -368,16 +396,19 @@ public struct WeeklyReportBuilder: Sendable {
                 actions.append(
                     Action(
                         kind: .fixTypo, appID: type.appID, widgetType: type.widgetType, events: change.events,
+                        pages: type.pages,
                         segments: [.text("fix typo "), .code(type.widgetType), .text(" → "), .code(original)]))
             } else if let gate = type.suggestedMinAppVersion {
                 actions.append(
                     Action(
                         kind: .gate, appID: type.appID, widgetType: type.widgetType, events: change.events,
+                        pages: type.pages,
                         segments: [.text("gate "), .code(type.widgetType), .text(" at "), .value(gate)]))
             } else if type.renderingVersions.isEmpty {
                 actions.append(
                     Action(
                         kind: .stopSending, appID: type.appID, widgetType: type.widgetType, events: change.events,
+                        pages: type.pages,
                         segments: [
                             .text("stop sending "), .code(type.widgetType), .text(": no app version renders it"),
                         ]))
@@ -386,6 +417,7 @@ public struct WeeklyReportBuilder: Sendable {
                 actions.append(
                     Action(
                         kind: .gateByCapability, appID: type.appID, widgetType: type.widgetType, events: change.events,
+                        pages: type.pages,
                         segments: [
                             .text("gate "), .code(type.widgetType), .text(" on registered types: "), .value(newest),
                             .text(" does not render it, so no minimum version works"),
@@ -425,7 +457,7 @@ public struct WeeklyReportBuilder: Sendable {
             actions.append(
                 Action(
                     kind: .dedupeIDs, appID: page.appID, widgetType: page.widgetTypes.first ?? "", events: page.events,
-                    segments: segments))
+                    pages: page.pageID.map { [$0] } ?? [], segments: segments))
         }
         // Users see ungated types as missing content, malformed payloads as broken widgets, duplicates hardly at all.
         let rank: [Action.Kind: Int] = [

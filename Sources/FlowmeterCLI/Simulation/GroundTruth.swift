@@ -29,6 +29,8 @@ struct GroundTruth: Encodable, Sendable {
         var affectedVersions: [String]
         var renderingVersions: [String]
         var introducedBy: Introduction
+        /// `regressed` when its earlier episode was planted, else `new`.
+        var status: String
     }
 
     /// A misspelled type.
@@ -37,6 +39,36 @@ struct GroundTruth: Encodable, Sendable {
         var widgetType: String
         var likelyTypoOf: String
         var introducedBy: Introduction
+        var status: String
+    }
+
+    /// One planted cause as `flowmeter spikes` should report it: one incident, hitting only these versions.
+    struct Incident: Encodable, Sendable {
+        var appID: String
+        var kind: String
+        var widgetType: String
+        /// The versions the cause reaches; the incident's `versions` are those of them whose own series crossed the
+        /// thresholds.
+        var versions: [String]
+        var introducedBy: Introduction
+    }
+
+    /// An ungated type that was sent before, stopped, and came back.
+    struct Regression: Encodable, Sendable {
+        var appID: String
+        var widgetType: String
+        /// The hour of the earlier episode.
+        var earlierFrom: String
+        var earlierTo: String
+        var earlierDeploy: Introduction
+        var returnedWith: Introduction
+    }
+
+    /// A type only some live versions render (by capabilities), and the version to gate it at.
+    struct Gate: Encodable, Sendable {
+        var appID: String
+        var widgetType: String
+        var minAppVersion: String
     }
 
     /// A payload missing a key; it shows as a spike of `malformedPayload` for the type.
@@ -77,6 +109,10 @@ struct GroundTruth: Encodable, Sendable {
     var typos: [Typo]
     var malformed: [Malformed]
     var duplicateIDs: [DuplicateIDs]
+    /// One per planted cause: the ungated type, the typo and the malformed payload.
+    var incidents: [Incident]
+    var regressions: [Regression]
+    var gates: [Gate]
     /// Types the detector must not flag: `dev_playground_widget` comes from debug builds only, and `story_ring` is
     /// gated correctly.
     var notFlagged: [String]
@@ -104,12 +140,12 @@ struct GroundTruth: Encodable, Sendable {
                     .map(\.name),
                 renderingVersions: shop.versions.filter { $0.registeredTypes.contains(TrafficScenario.ungatedType) }
                     .map(\.name),
-                introducedBy: introduction(.ungatedType))
+                introducedBy: introduction(.ungatedType), status: scenario.earlierEpisode == nil ? "new" : "regressed")
         ]
         typos = [
             Typo(
                 appID: shop.appID, widgetType: TrafficScenario.typo, likelyTypoOf: TrafficScenario.typoOf,
-                introducedBy: introduction(.typo))
+                introducedBy: introduction(.typo), status: "new")
         ]
         malformed = [
             Malformed(
@@ -120,6 +156,30 @@ struct GroundTruth: Encodable, Sendable {
             DuplicateIDs(
                 appID: shop.appID, pageID: TrafficScenario.duplicatePage, widgetType: TrafficScenario.duplicateType)
         ]
+        let allShopVersions = shop.versions.map(\.name)
+        incidents = [
+            Incident(
+                appID: shop.appID, kind: DiagnosticKind.unknownType.rawValue, widgetType: TrafficScenario.ungatedType,
+                versions: ungated[0].affectedVersions, introducedBy: introduction(.ungatedType)),
+            Incident(
+                appID: shop.appID, kind: DiagnosticKind.unknownType.rawValue, widgetType: TrafficScenario.typo,
+                versions: allShopVersions, introducedBy: introduction(.typo)),
+            Incident(
+                appID: shop.appID, kind: DiagnosticKind.malformedPayload.rawValue,
+                widgetType: TrafficScenario.malformedType, versions: allShopVersions,
+                introducedBy: introduction(.malformedPayload)),
+        ]
+        regressions =
+            scenario.earlierEpisode.map { episode in
+                [
+                    Regression(
+                        appID: shop.appID, widgetType: TrafficScenario.ungatedType,
+                        earlierFrom: time(episode.lowerBound),
+                        earlierTo: time(episode.upperBound), earlierDeploy: introduction(.earlierUngatedType),
+                        returnedWith: introduction(.ungatedType))
+                ]
+            } ?? []
+        gates = Self.gates(of: scenario.apps)
         notFlagged = [TrafficScenario.debugOnlyType, TrafficScenario.gatedType]
         deploys = scenario.deploys.map {
             Deploy(
@@ -127,6 +187,25 @@ struct GroundTruth: Encodable, Sendable {
                 finishedAt: time(scenario.finishedAt($0)), introduces: $0.fault?.rawValue)
         }
         self.deploysRecorded = deploysRecorded
+    }
+
+    /// Per app that sends capabilities, each type some but not all versions register, gated at the lowest
+    /// registering version above every version that does not (every version of the fleet is live).
+    static func gates(of apps: [SimulatedApp]) -> [Gate] {
+        var gates: [Gate] = []
+        for app in apps where app.sendsCapabilities {
+            let types = Set(app.versions.flatMap(\.registeredTypes)).sorted()
+            for type in types {
+                let rendering = app.versions.filter { $0.registeredTypes.contains(type) }.map(\.name)
+                let missing = app.versions.filter { !$0.registeredTypes.contains(type) }.map(\.name)
+                guard !missing.isEmpty, let newestMissing = missing.max(by: { AppVersion($0) < AppVersion($1) }),
+                    let gate = rendering.filter({ AppVersion($0) > AppVersion(newestMissing) })
+                        .min(by: { AppVersion($0) < AppVersion($1) })
+                else { continue }
+                gates.append(Gate(appID: app.appID, widgetType: type, minAppVersion: gate))
+            }
+        }
+        return gates
     }
 
     /// The truth as pretty-printed JSON with sorted keys.

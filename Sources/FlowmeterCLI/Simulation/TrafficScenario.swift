@@ -38,6 +38,13 @@ struct TrafficScenario: Sendable {
     let runID: UInt64
     let apps: [SimulatedApp]
     let deploys: [SimulatedDeploy]
+    /// The hour the ungated type was sent two days before its return, or nil when that lies beyond the collector's
+    /// 72 h maximum event age (more than about 19 simulated hours).
+    let earlierEpisode: Range<Int64>?
+
+    /// How long before the ungated type's return its earlier episode ended: more than the 48 h of
+    /// `--regression-quiet`, so the return is a regression.
+    static let regressionQuiet: Int64 = 50 * 3600
 
     init(seed: UInt64, end: Int64, simulatedSeconds: Int64, batchCount: Int, runID: UInt64) {
         self.seed = seed
@@ -47,15 +54,35 @@ struct TrafficScenario: Sendable {
         self.runID = runID
         self.apps = SimulatedApp.fleet
         let day = Self.dayStamp(end - simulatedSeconds)
-        deploys = [
-            SimulatedDeploy(service: "trip-api", version: "3.8.0", fraction: 0.08, fault: nil),
-            SimulatedDeploy(service: "page-api", version: "\(day)-1", fraction: 0.15, fault: nil),
-            SimulatedDeploy(service: "article-api", version: "1.42.0", fraction: 0.25, fault: nil),
-            SimulatedDeploy(service: "page-api", version: "\(day)-2", fraction: 0.35, fault: .ungatedType),
-            SimulatedDeploy(service: "trip-api", version: "3.8.1", fraction: 0.50, fault: nil),
-            SimulatedDeploy(service: "page-api", version: "\(day)-3", fraction: 0.60, fault: .typo),
-            SimulatedDeploy(service: "page-api", version: "\(day)-4", fraction: 0.75, fault: .malformedPayload),
-        ]
+        let start = end - simulatedSeconds
+        // The ungated fault's deploy finishes at 35% of the simulated hours; its earlier episode ends 50 h before.
+        let returnAt = start + Int64((Double(simulatedSeconds) * 0.35).rounded())
+        let episodeEnd = returnAt - Self.regressionQuiet
+        let episode = episodeEnd - 3600..<episodeEnd
+        // Events older than 72 h are dropped by the collector: plant the episode only well inside that.
+        earlierEpisode = episode.lowerBound >= end - 70 * 3600 ? episode : nil
+        var earlier: [SimulatedDeploy] = []
+        if let episode = earlierEpisode {
+            let fraction = { (time: Int64) in Double(time - start) / Double(max(simulatedSeconds, 1)) }
+            earlier = [
+                SimulatedDeploy(
+                    service: "page-api", version: "\(Self.dayStamp(episode.lowerBound))-5",
+                    fraction: fraction(episode.lowerBound), fault: .earlierUngatedType),
+                SimulatedDeploy(
+                    service: "page-api", version: "\(Self.dayStamp(episode.upperBound))-6",
+                    fraction: fraction(episode.upperBound), fault: nil),
+            ]
+        }
+        deploys =
+            earlier + [
+                SimulatedDeploy(service: "trip-api", version: "3.8.0", fraction: 0.08, fault: nil),
+                SimulatedDeploy(service: "page-api", version: "\(day)-1", fraction: 0.15, fault: nil),
+                SimulatedDeploy(service: "article-api", version: "1.42.0", fraction: 0.25, fault: nil),
+                SimulatedDeploy(service: "page-api", version: "\(day)-2", fraction: 0.35, fault: .ungatedType),
+                SimulatedDeploy(service: "trip-api", version: "3.8.1", fraction: 0.50, fault: nil),
+                SimulatedDeploy(service: "page-api", version: "\(day)-3", fraction: 0.60, fault: .typo),
+                SimulatedDeploy(service: "page-api", version: "\(day)-4", fraction: 0.75, fault: .malformedPayload),
+            ]
     }
 
     /// When `deploy` finished, in simulated time.
@@ -104,6 +131,7 @@ struct TrafficScenario: Sendable {
         var events = EventList(time: time, release: release(of: app.service, at: time), random: random)
         addFaults(to: &events, app: app, version: version, pages: decodesPerPage)
         addNoise(to: &events, app: app, version: version, isDebug: isDebug, pages: decodesPerPage)
+        addEarlierEpisode(to: &events, index: index, app: app, version: version, pages: decodesPerPage)
         var ids = SimulationRandom(seed: seed ^ runID, 7, UInt64(index))
         var batchEvents = events.events
         for position in batchEvents.indices where !ids.chance(0.2) {
@@ -153,6 +181,24 @@ struct TrafficScenario: Sendable {
                 .duplicateID, Self.duplicateType, path: "page.sections.Index 0.widgets.Index 3",
                 message: "Duplicate id 'grid-3'", page: Self.duplicatePage, count: 1)
         }
+    }
+
+    /// Two days before, page-api sent the ungated type for an hour (then rolled it back): some batches of the run
+    /// still carry events from then, uploaded late. A random stream of its own, so the rest of the traffic is the
+    /// same with or without the episode.
+    private func addEarlierEpisode(
+        to events: inout EventList, index: Int, app: SimulatedApp, version: SimulatedApp.Version, pages: [String: Int]
+    ) {
+        guard let episode = earlierEpisode, app.service == "page-api", let home = pages["home"],
+            !version.registeredTypes.contains(Self.ungatedType)
+        else { return }
+        var random = SimulationRandom(seed: seed, 11, UInt64(index))
+        guard random.chance(0.05) else { return }
+        let time = episode.lowerBound + Int64(random.next(below: Int(episode.upperBound - episode.lowerBound)))
+        events.add(
+            .unknownType, Self.ungatedType, path: "page.sections.Index 0.widgets.Index 1",
+            message: "Unknown widget type '\(Self.ungatedType)'", page: "home", count: home, at: time,
+            release: release(of: app.service, at: time))
     }
 
     private func addNoise(
@@ -240,15 +286,18 @@ private struct EventList {
         self.random = random
     }
 
+    /// Adds an event at the batch's moment and release, or at `at` with `release` (an event from long ago).
     mutating func add(
-        _ kind: DiagnosticKind, _ type: String?, path: String, message: String, page: String, count: Int
+        _ kind: DiagnosticKind, _ type: String?, path: String, message: String, page: String, count: Int,
+        at: Int64? = nil, release: String? = nil
     ) {
         events.append(
             DiagnosticEvent(
                 kind: kind, widgetType: type, codingPath: path, message: message, pageID: page,
-                surface: random.chance(0.8) ? "page" : "sheet", backendRelease: random.chance(0.9) ? release : nil,
-                count: max(1, count),
-                occurredAt: Timestamp(secondsSinceEpoch: time, nanoseconds: Int32(random.next(below: 1000)) * 1_000_000)
+                surface: random.chance(0.8) ? "page" : "sheet",
+                backendRelease: random.chance(0.9) ? release ?? self.release : nil, count: max(1, count),
+                occurredAt: Timestamp(
+                    secondsSinceEpoch: at ?? time, nanoseconds: Int32(random.next(below: 1000)) * 1_000_000)
             ))
     }
 }

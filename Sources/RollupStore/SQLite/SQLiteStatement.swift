@@ -33,7 +33,15 @@ final class SQLiteStatement {
         case .integer(let integer):
             code = sqlite3_bind_int64(handle, index, integer)
         case .text(let text):
-            code = sqlite3_bind_text(handle, index, text, -1, sqliteTransient)
+            // Bound with its byte length: a length of -1 would make SQLite stop at the first U+0000, so a value
+            // would go in as one string and come out as another.
+            var text = text
+            code = text.withUTF8 { utf8 in
+                // An empty string's buffer may have no address; a nil pointer would bind NULL instead of ''.
+                let bytes = UnsafeRawPointer(utf8.baseAddress ?? UnsafePointer(bitPattern: 1)!)
+                return sqlite3_bind_text(
+                    handle, index, bytes.assumingMemoryBound(to: CChar.self), Int32(utf8.count), sqliteTransient)
+            }
         case .blob(let bytes):
             code = bytes.withUnsafeBytes { buffer in
                 // A zero-length blob with a nil pointer would bind NULL.

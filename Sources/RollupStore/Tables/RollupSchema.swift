@@ -47,7 +47,14 @@ enum RollupSchema {
                 "CREATE TABLE alerts (fingerprint TEXT PRIMARY KEY, is_open BIGINT NOT NULL, state \(blob) NOT NULL)",
                 "CREATE INDEX alerts_open ON alerts (is_open)",
             ]
-        }
+        },
+        // The events apps' SDKs report dropping on the device (batches' clientReport), per version and window.
+        Migration(version: 2) { _ in
+            [
+                "ALTER TABLE version_minutes ADD COLUMN client_discarded BIGINT NOT NULL DEFAULT 0",
+                "ALTER TABLE version_hours ADD COLUMN client_discarded BIGINT NOT NULL DEFAULT 0",
+            ]
+        },
     ]
 
     static var latestVersion: Int64 { migrations.map(\.version).max() ?? 0 }

@@ -2,18 +2,13 @@ import FlowmeterModels
 import Rollups
 import Synchronization
 
-/// The machinery both SQL stores share: one writer connection behind a lock, a pool of reader connections.
+/// The connections behind ``SQLRollupStore``: one writer connection behind a lock, a pool of reader connections.
 ///
 /// SQLite allows one writer at a time anyway; keeping writes on one connection avoids `SQLITE_BUSY` between our own
 /// writers. Readers get their own connections so they read a snapshot without waiting for the writer (WAL), and the
 /// same for PostgreSQL's MVCC.
 final class SQLRollupStoreCore: Sendable {
-    private struct Writer {
-        let database: any SQLDatabase
-        var cache = RollupTables.IDCache()
-    }
-
-    private let writer: Mutex<Writer>
+    private let writer: Mutex<RollupWriter>
     private let readers = Mutex<[any SQLDatabase]>([])
     private let openReader: @Sendable () throws -> any SQLDatabase
     let options: RollupStoreOptions
@@ -23,8 +18,8 @@ final class SQLRollupStoreCore: Sendable {
         openReader: @escaping @Sendable () throws -> any SQLDatabase
     ) throws {
         try RollupSchema.migrate(database, now: options.clock().secondsSinceEpoch)
-        self.writer = Mutex(Writer(database: database))
         self.options = options
+        self.writer = Mutex(RollupWriter(connection: Self.connection(database, options: options)))
         self.openReader = openReader
     }
 
@@ -32,32 +27,29 @@ final class SQLRollupStoreCore: Sendable {
         guard !partials.isEmpty else { return RollupApplyResult(applied: 0, duplicates: 0) }
         let now = options.clock().secondsSinceEpoch
         return try writer.withLock { writer in
-            try RollupTables(database: writer.database).apply(
-                partials, now: now, pruneBefore: now - options.appliedIDRetentionSeconds, cache: &writer.cache)
+            try writer.apply(partials, now: now, pruneBefore: now - options.appliedIDRetentionSeconds)
         }
     }
 
-    func bulkLoad(series: [SeriesRollup], versions: [VersionRollup]) throws {
-        try writer.withLock { writer in
-            try RollupTables(database: writer.database).bulkLoad(
-                series: series, versions: versions, cache: &writer.cache)
-        }
+    func insertNew(_ rows: NewRollupRows) throws {
+        try writer.withLock { writer in try writer.insertNew(rows) }
     }
 
     /// Refreshes the planner's statistics (after a bulk load).
     func analyze() throws {
-        try writer.withLock { writer in try writer.database.executeScript("ANALYZE") }
+        try writer.withLock { writer in try writer.connection.database.executeScript("ANALYZE") }
     }
 
-    func write<T: Sendable>(_ body: (RollupTables) throws -> T) throws -> T {
-        try writer.withLock { writer in try body(RollupTables(database: writer.database)) }
+    /// Runs `body` on the writer connection, under the writer lock.
+    func write<T: Sendable>(_ body: (TableConnection) throws -> T) throws -> T {
+        try writer.withLock { writer in try body(writer.connection) }
     }
 
     /// Runs `body` on a pooled reader connection; a connection that failed is closed rather than reused.
-    func read<T>(_ body: (RollupTables) throws -> T) throws -> T {
+    func read<T>(_ body: (TableConnection) throws -> T) throws -> T {
         let database = try readers.withLock { $0.popLast() } ?? openReader()
         do {
-            let result = try body(RollupTables(database: database))
+            let result = try body(Self.connection(database, options: options))
             readers.withLock { pool in
                 if pool.count < options.readerConnections { pool.append(database) }
             }
@@ -70,9 +62,13 @@ final class SQLRollupStoreCore: Sendable {
         }
     }
 
+    private static func connection(_ database: any SQLDatabase, options: RollupStoreOptions) -> TableConnection {
+        TableConnection(database: database, onUnreadableRows: options.onUnreadableRows)
+    }
+
     func migrateAgain() throws {
         try writer.withLock { writer in
-            try RollupSchema.migrate(writer.database, now: options.clock().secondsSinceEpoch)
+            try RollupSchema.migrate(writer.connection.database, now: options.clock().secondsSinceEpoch)
         }
     }
 

@@ -1,0 +1,47 @@
+public import Lifecycle
+public import Logging
+
+/// The detector loop as a service: a ``DetectorPass`` now and then every interval until cancelled; a failed pass is
+/// logged and tried again at the next interval.
+///
+/// Cancelled while a pass waits for Kafka to persist its alerts, the pass finishes or the group's bound runs out;
+/// the alert state is in the store, so the next run sends again what did not go out.
+public struct DetectorService: Service {
+    public let name = "detector"
+    /// The pass it repeats.
+    public let pass: DetectorPass
+    /// Time between passes.
+    public let interval: Duration
+    private let logger: Logger
+
+    /// A loop of `pass` every `interval`.
+    public init(_ pass: DetectorPass, every interval: Duration, logger: Logger) {
+        self.pass = pass
+        self.interval = interval
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        logger.info(
+            "detector started",
+            [
+                "interval_seconds": String(interval.components.seconds),
+                "window_seconds": String(pass.window.components.seconds),
+                "alertmanager": pass.notifier == nil ? "no" : "yes",
+            ])
+        while !Task.isCancelled {
+            do {
+                DetectorPass.log(try await pass.run(), to: logger)
+            } catch {
+                if Task.isCancelled { break }
+                logger.error("watch pass failed", ["error": String(describing: error)])
+            }
+            do {
+                try await Task.sleep(for: interval)
+            } catch {
+                break
+            }
+        }
+        logger.info("detector stopped")
+    }
+}

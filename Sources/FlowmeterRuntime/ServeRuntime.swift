@@ -1,0 +1,107 @@
+public import Collector
+public import Detector
+public import Lifecycle
+public import Logging
+public import RollupStore
+public import Sink
+
+/// What `flowmeter serve` runs: the collector, and with a store the rollup sink and the detector loop beside it.
+public struct ServeConfiguration: Sendable {
+    /// The collector's settings (listen address, keys, Kafka mode, limits, topics, logging).
+    public var collector: CollectorConfiguration
+    /// The rollup store's URL (an SQLite path, `sqlite:PATH` or `postgres://…`); nil runs the collector alone.
+    public var storeURL: String?
+    /// The in-process sink's consumer group; default `flowmeter-sink`.
+    public var sinkGroup = "flowmeter-sink"
+    /// Where the in-process sink writes messages it cannot use; default `flowmeter-dead-letters.jsonl`.
+    public var deadLetterPath: String? = "flowmeter-dead-letters.jsonl"
+    /// The detector loop's settings; it runs only with a store and a positive interval.
+    public var detection = Detection()
+
+    /// The in-process detector: how often (zero: never), over what window, where alerts go, who owns what.
+    public struct Detection: Sendable {
+        /// Time between passes; zero runs no detector. Default 60 s.
+        public var interval: Duration = .seconds(60)
+        /// The window each pass examines. Default 1 h.
+        public var window: Duration = .seconds(3600)
+        /// Alertmanager, when configured.
+        public var notifier: AlertmanagerNotifier?
+        /// The ungated-type finder with its thresholds.
+        public var ungated = UngatedTypeFinder()
+        /// Who owns what: each alert's `team` label.
+        public var owners: OwnerRules?
+
+        /// The defaults.
+        public init() {}
+    }
+
+    /// A configuration for `collector` with the defaults for the rest.
+    public init(collector: CollectorConfiguration) {
+        self.collector = collector
+    }
+}
+
+/// The running `flowmeter serve`, built and ready: run `group`; the collector and store are there for callers
+/// (tests, the demo) that need its port or its data.
+public struct ServeRuntime: Sendable {
+    /// The services in start order: the sink (with a store and Kafka), the collector's producer, rollup publisher
+    /// and HTTP server, the detector (with a store). Stopped in reverse.
+    public let group: ServiceGroup
+    /// The collector.
+    public let collector: Collector
+    /// The store, with `storeURL`.
+    public let store: (any RollupStore)?
+    /// The in-process sink, with a store and Kafka.
+    public let sink: RollupSink?
+}
+
+/// Builds `flowmeter serve`: opens the store (its unreadable rows logged and counted), makes the collector (the
+/// embedded cluster starts here, and its bootstrap servers are logged first), the sink and the detector, and wires
+/// the sink's totals into the collector's metrics. Nothing listens or consumes until the group runs.
+///
+/// Throws ``RollupStoreError`` when the store cannot be opened, ``CollectorError`` for the collector, ``SinkError``
+/// for the consumer.
+public func makeServe(_ configuration: ServeConfiguration, logger: Logger) throws -> ServeRuntime {
+    let storeLog = StoreLog(logger)
+    let store = try configuration.storeURL.map { try openRollupStore(url: $0, options: storeLog.options) }
+    let collector = try makeCollector(
+        configuration: configuration.collector, logger: logger, store: store.map { StoreWriter(store: $0) })
+    storeLog.attach(collector.metrics)
+
+    var entries: [ServiceGroup.Entry] = []
+    var sink: RollupSink?
+    if let store, !collector.bootstrapServers.isEmpty {
+        var sinkConfiguration = RollupSinkConfiguration(bootstrapServers: collector.bootstrapServers)
+        sinkConfiguration.groupID = configuration.sinkGroup
+        sinkConfiguration.rollupsTopic = configuration.collector.topics.rollups
+        sinkConfiguration.deploysTopic = configuration.collector.topics.deploys
+        sinkConfiguration.deadLetterPath = configuration.deadLetterPath
+        let made = try RollupSink(configuration: sinkConfiguration, store: store, log: RollupSink.log(to: logger))
+        collector.metrics.attachSink {
+            let counters = made.counters
+            return CollectorMetrics.SinkCounters(
+                applied: UInt64(counters.applied), duplicates: UInt64(counters.duplicates),
+                badMessages: UInt64(counters.badMessages), deploys: UInt64(counters.deploys),
+                deadLetters: UInt64(counters.deadLetters))
+        }
+        // Started first, stopped last: the collector's final drain is in Kafka by then, and the sink keeps
+        // consuming (up to 15 s) until it has taken it into the store.
+        let drain: @Sendable () -> Duration = { collector.sentRollups > 0 ? .seconds(15) : .zero }
+        entries.append(ServiceGroup.Entry(RollupSinkService(made, drain: drain), shutdownTimeout: .seconds(35)))
+        sink = made
+    }
+    entries += collector.services
+    let detection = configuration.detection
+    if let store, detection.interval > .zero {
+        let pass = DetectorPass(
+            store: store, producer: collector.producer, topic: configuration.collector.topics.alerts,
+            notifier: detection.notifier, window: detection.window, appID: nil, ungated: detection.ungated,
+            owners: detection.owners)
+        // Last started, first stopped: its alerts go out through the collector's producer, which flushes later.
+        entries.append(
+            ServiceGroup.Entry(
+                DetectorService(pass, every: detection.interval, logger: logger), shutdownTimeout: .seconds(15)))
+    }
+    return ServeRuntime(
+        group: ServiceGroup(entries, logger: logger), collector: collector, store: store, sink: sink)
+}

@@ -1,0 +1,120 @@
+import FlowmeterModels
+import Rollups
+
+/// `version_minutes` and `version_hours`: an app build's batches, clean batches, decodes, installs, registered types,
+/// highest schema version and events its SDK dropped on the device per minute, and the same merged per hour.
+struct VersionWindowTable: WindowTable {
+    let isHours: Bool
+
+    static let minutes = VersionWindowTable(isHours: false)
+    static let hours = VersionWindowTable(isHours: true)
+
+    var name: String { isHours ? "version_hours" : "version_minutes" }
+
+    static let idColumn = "version_id"
+    static let valueColumns: SQLColumns = [
+        "batches", "clean_batches", "decodes", "installs", "registered_types", "max_schema_version",
+        // Migration 2.
+        "client_discarded",
+    ]
+
+    static func values(of rollup: VersionRollup) -> [SQLValue] {
+        [
+            .integer(rollup.batches), .integer(rollup.cleanBatches), .integer(rollup.decodes),
+            .blob(rollup.installs.serialized()), .blob(RollupBlobCodec.encode(strings: rollup.registeredTypes)),
+            rollup.maxSchemaVersion.map { .integer(Int64($0)) } ?? .null, .integer(rollup.clientDiscarded),
+        ]
+    }
+
+    static func decode(_ row: any SQLRow, offset: Int32, key: VersionKey, windowStart: Int64) throws -> VersionRollup {
+        VersionRollup(
+            key: key, window: try StoredValue.window(windowStart), batches: try row.int64(offset),
+            cleanBatches: try row.int64(offset + 1), decodes: try row.int64(offset + 2),
+            installs: try StoredValue.sketch(try row.blob(offset + 3)),
+            registeredTypes: try RollupBlobCodec.decodeStrings(try row.blob(offset + 4)),
+            maxSchemaVersion: row.isNull(offset + 5) ? nil : Int(try row.int64(offset + 5)),
+            clientDiscarded: try row.int64(offset + 6))
+    }
+
+    // MARK: - Reads
+
+    /// The minute rollups of every app build (of `appID` when given) in `from..<to`, ordered by window, then key;
+    /// rows that do not decode are skipped and reported.
+    static func rollups(from: Timestamp, to: Timestamp, appID: String?, on connection: TableConnection) throws
+        -> [VersionRollup]
+    {
+        let table = minutes
+        let range = WindowRange.starts(from: from, to: to)
+        guard range.lowerBound < range.upperBound else { return [] }
+        // id, the version's columns, window_start, then the rollup's columns.
+        let windowStartColumn = Int32(1 + VersionTable.columns.count)
+        var keys: [Int64: VersionKey] = [:]
+        var rollups: [VersionRollup] = []
+        var skipped = SkippedRows(table.name)
+        try connection.database.query(
+            """
+            SELECT v.id, \(VersionTable.columns.list(alias: "v")), m.window_start, \(valueColumns.list(alias: "m"))
+            FROM \(VersionTable.name) v JOIN \(table.name) m ON m.\(idColumn) = v.id
+            WHERE m.window_start >= $1 AND m.window_start < $2\(appID == nil ? "" : " AND v.app_id = $3")
+            """, [.integer(range.lowerBound), .integer(range.upperBound)] + (appID.map { [.text($0)] } ?? [])
+        ) { row in
+            try connection.readRow(&skipped) {
+                let id = try row.int64(0)
+                let key = try keys[id] ?? VersionTable.decode(row, offset: 1)
+                keys[id] = key
+                rollups.append(
+                    try decode(
+                        row, offset: windowStartColumn + 1, key: key, windowStart: try row.int64(windowStartColumn)))
+            }
+        }
+        connection.report(skipped)
+        return rollups.sorted { $0.window != $1.window ? $0.window < $1.window : $0.key < $1.key }
+    }
+
+    /// Batches, clean batches and decodes per app build per bucket of `bucketSeconds`, summed in SQL; whole hours
+    /// read the hour table.
+    static func buckets(
+        from: Timestamp, to: Timestamp, appID: String?, bucketSeconds: Int64, on connection: TableConnection
+    ) throws -> [VersionBucket] {
+        guard bucketSeconds > 0 else { throw RollupStoreError(.queryFailed, "bucketSeconds must be positive") }
+        let range = WindowRange.starts(from: from, to: to)
+        guard range.lowerBound < range.upperBound else { return [] }
+        var sums: [BucketKey: (batches: Int64, clean: Int64, decodes: Int64)] = [:]
+        var skipped = SkippedRows(VersionTable.name)
+        for part in WindowRange.split(range, bucketSeconds: bucketSeconds) {
+            let table = part.isHours ? hours : minutes
+            try connection.database.query(
+                """
+                SELECT m.\(idColumn), m.window_start - ((m.window_start % $3) + $3) % $3 AS bucket,
+                CAST(SUM(m.batches) AS BIGINT), CAST(SUM(m.clean_batches) AS BIGINT), CAST(SUM(m.decodes) AS BIGINT)
+                FROM \(VersionTable.name) v JOIN \(table.name) m ON m.\(idColumn) = v.id
+                WHERE m.window_start >= $1 AND m.window_start < $2\(appID == nil ? "" : " AND v.app_id = $4")
+                GROUP BY m.\(idColumn), bucket
+                """,
+                [.integer(part.range.lowerBound), .integer(part.range.upperBound), .integer(bucketSeconds)]
+                    + (appID.map { [.text($0)] } ?? [])
+            ) { row in
+                try connection.readRow(&skipped) {
+                    let key = BucketKey(id: try row.int64(0), bucketStart: try row.int64(1))
+                    let old = sums[key] ?? (0, 0, 0)
+                    sums[key] = (
+                        old.batches + (try row.int64(2)), old.clean + (try row.int64(3)),
+                        old.decodes + (try row.int64(4))
+                    )
+                }
+            }
+        }
+        // Every versions row is decoded here (and one that does not decode is reported), not only the ones summed.
+        let keys = sums.isEmpty ? [:] : try VersionTable.keys(skipped: &skipped, on: connection)
+        let buckets = sums.compactMap { key, sum in
+            keys[key.id].map {
+                VersionBucket(
+                    key: $0, bucketStart: key.bucketStart, batches: sum.batches, cleanBatches: sum.clean,
+                    decodes: sum.decodes)
+            }
+        }
+        connection.report(skipped)
+        return
+            buckets.sorted { $0.bucketStart != $1.bucketStart ? $0.bucketStart < $1.bucketStart : $0.key < $1.key }
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import Testing
+
+@testable import FlowmeterModels
+
+/// The identifier rule (CONTRACT §1): no control characters, not blank; one bad identifier drops its event, or fails
+/// the batch when it is in `client`; free text keeps what it can. Both decode paths agree on every case.
+@Suite struct IdentifierRuleTests {
+    @Test(arguments: [
+        ("\u{0}", IdentifierRule.Violation.controlCharacter), ("a\u{1F}b", .controlCharacter),
+        ("x\u{7F}", .controlCharacter), ("\u{80}", .controlCharacter), ("ok\u{9F}", .controlCharacter),
+        ("\n", .controlCharacter), ("", .blank), ("   ", .blank), ("\u{A0}\u{3000}\u{2003}", .blank),
+    ])
+    func rejects(value: String, violation: IdentifierRule.Violation) {
+        #expect(IdentifierRule.violation(in: value) == violation)
+        #expect(DiagnosticKind(rawValue: value) == nil)
+    }
+
+    @Test(arguments: [
+        "unknownType", "image_text_card", " padded ", "é", "\u{A0}x", "😀", "\u{A1}", "日本語", "a b", "\u{200B}",
+        "=cmd|'/c calc'!A0",
+    ])
+    func accepts(value: String) {
+        #expect(IdentifierRule.violation(in: value) == nil)
+    }
+
+    static func event(_ fields: String) -> String {
+        #"{"kind":"unknownType","widgetType":"w","occurredAt":"2026-11-30T08:59:58Z"\#(fields)}"#
+    }
+
+    static func batch(client: String = "", events: [String]) -> [UInt8] {
+        let body =
+            #"{"client":{"appID":"com.example.shop","appVersion":"5.2.1","platform":"ios"\#(client)},"events":["#
+            + events.joined(separator: ",") + "]}"
+        return Array(body.utf8)
+    }
+
+    static func decodeBoth(_ bytes: [UInt8]) throws -> DecodedBatch {
+        #expect(DifferentialTests.disagreement(bytes) == nil, "\(DifferentialTests.show(bytes))")
+        return try FastBatchDecoder.decode(bytes)
+    }
+
+    @Test(arguments: ["kind", "widgetType", "id", "pageID", "surface", "backendRelease"])
+    func aControlCharacterInAnEventIdentifierDropsOnlyThatEvent(field: String) throws {
+        // The bad value comes first: of duplicate keys, the first occurrence wins in both paths.
+        let bad = #"{"\#(field)":"a\u0000b","kind":"unknownType","occurredAt":"2026-11-30T08:59:58Z"}"#
+        let decoded = try Self.decodeBoth(Self.batch(events: [Self.event(""), bad, Self.event("")]))
+        #expect(decoded.batch.events.count == 2)
+        #expect(
+            decoded.dropped == [
+                DecodeDiagnostic(path: "events.Index 1.\(field)", message: "Control character in '\(field)'")
+            ])
+    }
+
+    @Test func theIssueNineRequestDropsItsEvent() throws {
+        let decoded = try Self.decodeBoth(
+            Self.batch(events: [#"{"kind":"\u0000","widgetType":"x","occurredAt":"2026-11-30T08:59:58Z"}"#]))
+        #expect(decoded.batch.events.isEmpty)
+        #expect(decoded.dropped.map(\.path) == ["events.Index 0.kind"])
+    }
+
+    @Test(arguments: [
+        #""  ""#, #""\t""#, #""\u0085""#, #""\u007f""#, "\"\u{7F}\"", "\"\u{85}\"", #""\u3000""#, #""""#,
+    ])
+    func blankOrControlKindsAreDropped(kind: String) throws {
+        let decoded = try Self.decodeBoth(
+            Self.batch(events: [#"{"kind":\#(kind),"occurredAt":"2026-11-30T08:59:58Z"}"#, Self.event("")]))
+        #expect(decoded.batch.events.count == 1)
+        #expect(decoded.dropped.map(\.path) == ["events.Index 0.kind"])
+    }
+
+    @Test func freeTextKeepsControlCharacters() throws {
+        let decoded = try Self.decodeBoth(
+            Self.batch(events: [Self.event(#","message":"a\u0000\u001b[31mb","codingPath":"p\nq""#)]))
+        #expect(decoded.dropped.isEmpty)
+        #expect(decoded.batch.events[0].message == "a\u{0}\u{1B}[31mb")
+        #expect(decoded.batch.events[0].codingPath == "p\nq")
+    }
+
+    @Test(arguments: [
+        "appID", "appVersion", "platform", "build", "installID", "buildConfiguration", "unknownPolicy", "osVersion",
+        "sdkVersion",
+    ])
+    func aBadClientIdentifierFailsTheBatch(field: String) throws {
+        // Duplicate keys: the first occurrence wins in both paths, so the bad value comes first.
+        let body =
+            #"{"client":{"\#(field)":"\u0001","appID":"com.example.shop","appVersion":"5.2.1","platform":"ios"},"#
+            + #""events":[\#(Self.event(""))]}"#
+        let bytes = Array(body.utf8)
+        #expect(DifferentialTests.disagreement(bytes) == nil)
+        #expect(throws: BatchDecodingError.self) { try FastBatchDecoder.decode(bytes) }
+        do throws(BatchDecodingError) {
+            _ = try FastBatchDecoder.decode(bytes)
+        } catch {
+            #expect(error.code == .invalidValue && error.path == "client.\(field)")
+            #expect(error.message == "Control character in '\(field)'")
+        }
+    }
+
+    @Test func blankAppVersionAndBadRegisteredTypesFailTheBatch() throws {
+        for (client, path) in [
+            (#","appVersion":" ""#, "client.appVersion"),
+            (#","capabilities":{"registeredTypes":["ok","\u0000"]}"#, "client.capabilities.registeredTypes.Index 1"),
+        ] {
+            let body =
+                #"{"client":{"appID":"com.example.shop""# + client
+                + #","appVersion":"5.2.1","platform":"ios"},"events":[]}"#
+            let bytes = Array(body.utf8)
+            #expect(DifferentialTests.disagreement(bytes) == nil, "\(body)")
+            do throws(BatchDecodingError) {
+                _ = try FastBatchDecoder.decode(bytes)
+                Issue.record("accepted \(body)")
+            } catch {
+                #expect(error.path == path)
+            }
+        }
+    }
+
+    @Test func aBadBatchIDFailsTheBatch() throws {
+        let bytes = Array(
+            (#"{"id":"\u0000","client":{"appID":"a","appVersion":"1","platform":"ios"},"events":[]}"#).utf8)
+        #expect(DifferentialTests.disagreement(bytes) == nil)
+        #expect(throws: BatchDecodingError.self) { try FastBatchDecoder.decode(bytes) }
+    }
+
+    @Test func loneSurrogatesAreInvalidJSONInBothPaths() throws {
+        for text in [#""\ud800""#, #""\udc00x""#, #""a\ud83d""#] {
+            let bytes = Self.batch(events: [Self.event(#","message":\#(text)"#)])
+            #expect(DifferentialTests.disagreement(bytes) == nil)
+            do throws(BatchDecodingError) {
+                _ = try FastBatchDecoder.decode(bytes)
+                Issue.record("accepted \(text)")
+            } catch {
+                #expect(error.code == .invalidJSON)
+            }
+        }
+    }
+}

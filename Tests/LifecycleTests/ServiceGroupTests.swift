@@ -1,0 +1,136 @@
+import Foundation
+import Lifecycle
+import Logging
+import Synchronization
+import Testing
+
+/// A service that records when it starts and stops, and can fail, end early or ignore cancellation.
+final class RecordingService: Service {
+    enum Behaviour: Sendable {
+        case runsUntilCancelled
+        case failsAtStart
+        case endsAtOnce
+        case ignoresCancellation(Duration)
+    }
+
+    struct Failure: Error, Equatable {}
+
+    let name: String
+    let behaviour: Behaviour
+    let journal: Journal
+
+    init(_ name: String, _ behaviour: Behaviour = .runsUntilCancelled, journal: Journal) {
+        self.name = name
+        self.behaviour = behaviour
+        self.journal = journal
+    }
+
+    func run() async throws {
+        journal.note("start \(name)")
+        switch behaviour {
+        case .runsUntilCancelled:
+            await waitUntilCancelled()
+        case .failsAtStart:
+            journal.note("fail \(name)")
+            throw Failure()
+        case .endsAtOnce:
+            break
+        case .ignoresCancellation(let duration):
+            await waitUntilCancelled()
+            // Blocks past its bound as a stuck C call would; the group must not wait for it.
+            await onThread(named: "stuck") { Thread.sleep(forTimeInterval: Double(duration.components.seconds)) }
+        }
+        journal.note("stop \(name)")
+    }
+}
+
+final class Journal: Sendable {
+    private let lines = Mutex<[String]>([])
+    func note(_ line: String) { lines.withLock { $0.append(line) } }
+    var all: [String] { lines.withLock { $0 } }
+
+    func waitFor(_ line: String) async {
+        for _ in 0..<500 where !all.contains(line) {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+    }
+}
+
+@Suite struct ServiceGroupTests {
+    static func logger(_ journal: Journal) -> Logger {
+        Logger(threshold: .debug, format: .logfmt, sink: { journal.note("log " + $0) })
+    }
+
+    @Test func startsInOrderAndStopsInReverseOrderWhenShutDown() async throws {
+        let journal = Journal()
+        let group = ServiceGroup(
+            ["a", "b", "c"].map { ServiceGroup.Entry(RecordingService($0, journal: journal)) },
+            logger: Self.logger(journal), handlingSignals: false)
+        let running = Task { try await group.run() }
+        await journal.waitFor("start c")
+        group.triggerShutdown(reason: "test")
+        try await running.value
+        let events = journal.all.filter { !$0.hasPrefix("log") }
+        #expect(Array(events.prefix(3)).sorted() == ["start a", "start b", "start c"])
+        #expect(Array(events.suffix(3)) == ["stop c", "stop b", "stop a"])
+        #expect(journal.all.contains { $0.contains("shutting down") && $0.contains("reason=test") })
+    }
+
+    @Test func aServiceThatFailsStopsTheOthersAndTheErrorIsRethrown() async throws {
+        let journal = Journal()
+        let group = ServiceGroup(
+            [
+                ServiceGroup.Entry(RecordingService("publisher", journal: journal)),
+                ServiceGroup.Entry(RecordingService("http", .failsAtStart, journal: journal)),
+            ], logger: Self.logger(journal), handlingSignals: false)
+        await #expect(throws: RecordingService.Failure.self) { try await group.run() }
+        // The service started before the failing one is stopped too (Collector.start() left its flush thread).
+        #expect(journal.all.contains("stop publisher"))
+        #expect(journal.all.contains { $0.contains("service failed") && $0.contains("service=http") })
+    }
+
+    @Test func aServiceThatEndsOnItsOwnEndsTheGroup() async throws {
+        let journal = Journal()
+        let group = ServiceGroup(
+            [
+                ServiceGroup.Entry(RecordingService("loop", journal: journal)),
+                ServiceGroup.Entry(RecordingService("once", .endsAtOnce, journal: journal)),
+            ], logger: Self.logger(journal), handlingSignals: false)
+        try await group.run()
+        #expect(journal.all.contains("stop loop"))
+    }
+
+    @Test func aServicePastItsBoundIsLeftBehindAndTheNextIsStillStopped() async throws {
+        let journal = Journal()
+        let group = ServiceGroup(
+            [
+                ServiceGroup.Entry(RecordingService("first", journal: journal)),
+                ServiceGroup.Entry(
+                    RecordingService("stuck", .ignoresCancellation(.seconds(3)), journal: journal),
+                    shutdownTimeout: .milliseconds(200)),
+            ], logger: Self.logger(journal), handlingSignals: false)
+        let running = Task { try await group.run() }
+        await journal.waitFor("start stuck")
+        group.triggerShutdown()
+        try await running.value
+        #expect(journal.all.contains("stop first"))
+        #expect(!journal.all.contains("stop stuck"))
+        #expect(journal.all.contains { $0.contains("did not stop within its bound") && $0.contains("service=stuck") })
+    }
+
+    @Test func waitUntilCancelledReturnsWhenAlreadyCancelled() async {
+        let task = Task {
+            withUnsafeCurrentTask { $0?.cancel() }
+            await waitUntilCancelled()
+            return true
+        }
+        #expect(await task.value)
+    }
+
+    @Test func onThreadReturnsTheValueAndRethrows() async throws {
+        #expect(await onThread(named: "flowmeter-test") { 6 * 7 } == 42)
+        await #expect(throws: RecordingService.Failure.self) {
+            try await onThread(named: "flowmeter-test") { () throws -> Int in throw RecordingService.Failure() }
+        }
+    }
+}
