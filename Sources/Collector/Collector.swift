@@ -282,6 +282,13 @@ public final class Collector: Sendable {
         try require(configuration.metricsTypeCap >= 0, "metrics-type-cap must not be negative")
         try require(!configuration.collectorID.isEmpty, "collector-id must not be empty")
         try require(configuration.salt.map { !$0.isEmpty } ?? true, "the salt must not be empty")
+        if case .brokers = configuration.kafka {
+            // Collectors of one cluster must hash an install alike, or each would count it as another install.
+            try require(
+                configuration.salt != nil,
+                "with --kafka HOST:PORT the install-ID salt must be set (--salt-file or FLOWMETER_SALT), the same on "
+                    + "every collector: random salts would count one install once per collector")
+        }
         try require(configuration.topics.all.allSatisfy { !$0.isEmpty }, "topic names must not be empty")
     }
 }

@@ -76,7 +76,8 @@ public struct CollectorConfiguration: Sendable {
     public var kafka: KafkaMode = .embedded
     /// When to answer 202; default `.delivery`.
     public var ackMode: AckMode = .delivery
-    /// The secret install-ID salt; nil makes a random one (pseudonyms then change at every restart).
+    /// The secret install-ID salt; nil makes a random one (pseudonyms then change at every restart), except with
+    /// `.brokers`, where it is required: the collectors of one cluster must share it.
     public var salt: [UInt8]?
     /// This collector's name in every published event (`collector`); default the host name.
     public var collectorID: String = ProcessInfo.processInfo.hostName
