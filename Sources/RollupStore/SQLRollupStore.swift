@@ -21,9 +21,8 @@ public final class SQLRollupStore: RollupStore, SchemaMigrating {
         let writer = try SQLiteConnection(path: path)
         // auto_vacuum takes effect only in a file without tables (a new store); an older file keeps its mode until
         // `enableIncrementalReclaim()` rewrites it.
-        try writer.executeScript(
-            "PRAGMA auto_vacuum=INCREMENTAL; PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON"
-        )
+        if options.makesIncrementalSQLite { try writer.executeScript("PRAGMA auto_vacuum=INCREMENTAL") }
+        try writer.executeScript("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON")
         core = try SQLRollupStoreCore(writer: writer, options: options) {
             let reader = try SQLiteConnection(path: path)
             try reader.executeScript("PRAGMA foreign_keys=ON; PRAGMA query_only=ON")
