@@ -21,6 +21,7 @@ public enum FlowmeterCommands {
                 CheckCommand.command,
                 SimulateCommand.command,
                 ReportCommand.command,
+                StoreCommand.command,
             ]
         )
     }

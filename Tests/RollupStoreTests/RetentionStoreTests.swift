@@ -67,12 +67,14 @@ import Testing
         #expect(table("version_minutes")?.oldestWindow?.secondsSinceEpoch == minutesCut)
         #expect(table("series_hours")?.oldestWindow?.secondsSinceEpoch == hoursCut)
         #expect(table("series_hours")?.newestWindow == before.tables.first { $0.name == "series_hours" }?.newestWindow)
-        #expect(after.retention == RetentionHorizon(minutesBefore: report.minutesBefore, hoursBefore: report.hoursBefore))
+        #expect(
+            after.retention == RetentionHorizon(minutesBefore: report.minutesBefore, hoursBefore: report.hoursBefore))
         #expect(try store.freshness().retention == after.retention)
 
         // The last two weeks read as before, minute by minute.
         let recent = SeriesQuery(from: Timestamp(secondsSinceEpoch: minutesCut), to: Self.now)
-        #expect(try store.seriesRollups(recent) == seeded.series.filter { recent.contains(windowStart: $0.window.start) })
+        #expect(
+            try store.seriesRollups(recent) == seeded.series.filter { recent.contains(windowStart: $0.window.start) })
         // Days 10 to 26 are read from the hour rows: one rollup per hour at its start, the hour's events in it.
         let coarse = SeriesQuery(
             from: Timestamp(secondsSinceEpoch: RollupFactory.base + 20 * Self.day),
@@ -157,7 +159,8 @@ import Testing
         #expect(converted.reclaimsIncrementally == true)
         #expect(converted.freeBytes == 0)
         #expect(try !store.enableIncrementalReclaim())
-        #expect(try fixture.reopen().seriesRollups(SeriesQuery(from: Self.now.minus(86_400), to: Self.now)).count == 288)
+        #expect(
+            try fixture.reopen().seriesRollups(SeriesQuery(from: Self.now.minus(86_400), to: Self.now)).count == 288)
     }
 
     @Test func aPolicyThatKeepsHoursShorterThanMinutesIsRefused() throws {
@@ -174,7 +177,11 @@ final class Counter: Sendable {
     private let value = Mutex(0)
 
     /// Adds one and returns the new count.
-    func increment() -> Int { value.withLock { $0 += 1; return $0 } }
+    func increment() -> Int {
+        value.withLock {
+            $0 += 1; return $0
+        }
+    }
 }
 
 extension Timestamp {
