@@ -9,9 +9,6 @@ import Metrics
 import Rollups
 import Synchronization
 
-/// The version reported in `flowmeter_build_info`.
-public let collectorVersion = "0.1.0"
-
 /// Builds a collector from `configuration`: validates it, starts the embedded cluster when asked, makes the
 /// producer and the HTTP server, but listens only at `start()` or `run()`.
 ///
@@ -21,7 +18,7 @@ public let collectorVersion = "0.1.0"
 /// With a `store`, deploy markers are recorded there too, and in `.none` mode partial rollups go straight into it
 /// (with Kafka they go to the rollups topic, and a sink merges them).
 public func makeCollector(
-    configuration: CollectorConfiguration, logger: CollectorLogger? = nil, store: (any CollectorStore)? = nil
+    configuration: CollectorConfiguration, logger: Logger? = nil, store: (any CollectorStore)? = nil
 ) throws(CollectorError) -> Collector {
     try Collector(configuration: configuration, logger: logger, store: store)
 }
@@ -40,7 +37,7 @@ public final class Collector: Sendable {
     /// The metrics `/metrics` renders.
     public let metrics: CollectorMetrics
     /// The logger.
-    public let logger: CollectorLogger
+    public let logger: Logger
     /// The embedded cluster in `.embedded` mode, else nil.
     public let embeddedCluster: KafkaMockCluster?
     /// The events producer, nil in `.none` mode.
@@ -53,11 +50,11 @@ public final class Collector: Sendable {
     private let isShutDown = Atomic<Bool>(false)
 
     init(
-        configuration: CollectorConfiguration, logger givenLogger: CollectorLogger?, store: (any CollectorStore)?
+        configuration: CollectorConfiguration, logger givenLogger: Logger?, store: (any CollectorStore)?
     ) throws(CollectorError) {
         try Self.validate(configuration)
         self.configuration = configuration
-        let logger = givenLogger ?? CollectorLogger(threshold: configuration.logLevel, format: configuration.logFormat)
+        let logger = givenLogger ?? Logger(threshold: configuration.logLevel, format: configuration.logFormat)
         self.logger = logger
         let metrics = CollectorMetrics(typeCap: configuration.metricsTypeCap)
         self.metrics = metrics
@@ -192,7 +189,7 @@ public final class Collector: Sendable {
         let server = HTTPServer(configuration: serverConfiguration, router: router)
         http = HTTPIngestService(server: server, ingest: ingest, configuration: configuration, logger: logger)
         metrics.registerGauges(
-            server: server, producer: producer, isKafkaUp: isUp, version: collectorVersion,
+            server: server, producer: producer, isKafkaUp: isUp, version: flowmeterVersion,
             collectorID: configuration.collectorID)
         metrics.registry.gauge(
             "flowmeter_rollup_pending_messages", help: "Partial rollups waiting to be sent again after a failure."

@@ -125,9 +125,9 @@ public struct CollectorConfiguration: Sendable {
     /// Partial rollups kept for a retry at once; more are dropped and counted; default 100,000.
     public var rollupMaxPending = 100_000
     /// The log threshold; default `.info`.
-    public var logLevel: CollectorLogger.Level = .info
+    public var logLevel: Logger.Level = .info
     /// The log line format; default `.json`.
-    public var logFormat: CollectorLogger.Format = .json
+    public var logFormat: Logger.Format = .json
 
     /// A configuration with the defaults and these keys.
     public init(keys: IngestKeys) {

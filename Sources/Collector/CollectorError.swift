@@ -1,5 +1,7 @@
+public import FlowmeterModels
+
 /// Why a collector could not be built or started.
-public struct CollectorError: Error, Sendable, CustomStringConvertible {
+public struct CollectorError: FlowmeterError {
     /// What went wrong; an extensible set.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         /// The code's name.

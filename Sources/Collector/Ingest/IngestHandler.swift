@@ -22,14 +22,14 @@ final class IngestHandler: Sendable {
     private let recentBatches: RecentBatchIDs<[UInt8]>
     private let metrics: CollectorMetrics
     private let health: KafkaHealth
-    private let logger: CollectorLogger
+    private let logger: Logger
     private let deadlines: DeadlineQueue
     private let headers: [KafkaHeader]
     private let isStopping = Atomic<Bool>(false)
 
     init(
         configuration: CollectorConfiguration, hasher: InstallIDHasher, producer: KafkaProducer?,
-        aggregator: RollupAggregator?, metrics: CollectorMetrics, health: KafkaHealth, logger: CollectorLogger
+        aggregator: RollupAggregator?, metrics: CollectorMetrics, health: KafkaHealth, logger: Logger
     ) {
         self.settings = configuration
         self.aggregator = aggregator

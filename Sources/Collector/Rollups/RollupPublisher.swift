@@ -27,7 +27,7 @@ final class RollupPublisher: Sendable {
     private let maxAttempts: Int
     private let maxPending: Int
     private let metrics: CollectorMetrics
-    private let logger: CollectorLogger
+    private let logger: Logger
     private let retries = Mutex<[Attempt]>([])
     // One flush at a time: the timer, a test's explicit flush and the final drain never interleave.
     private let flushing = Mutex<Void>(())
@@ -50,7 +50,7 @@ final class RollupPublisher: Sendable {
 
     init(
         aggregator: RollupAggregator, producer: KafkaProducer?, store: (any CollectorStore)?, topic: String,
-        interval: Duration, maxAttempts: Int, maxPending: Int, metrics: CollectorMetrics, logger: CollectorLogger,
+        interval: Duration, maxAttempts: Int, maxPending: Int, metrics: CollectorMetrics, logger: Logger,
         clock: @escaping @Sendable () -> Timestamp = { Timestamp(Date()) }
     ) {
         self.clock = clock

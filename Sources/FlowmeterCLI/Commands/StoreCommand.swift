@@ -4,8 +4,7 @@ import Foundation
 import RollupStore
 import Rollups
 
-/// `flowmeter store prune|stats`: retention by hand, and what the store holds; also the retention options `sink` and
-/// `serve` share.
+/// `flowmeter store prune|stats`: retention by hand, and what the store holds.
 enum StoreCommand {
     static var command: Command {
         Command(
@@ -13,37 +12,6 @@ enum StoreCommand {
             abstract: "Prune the store by its retention, or show its size and span.",
             subcommands: [prune, stats]
         )
-    }
-
-    /// `--keep-minutes`, `--keep-hours`: what every command that prunes keeps.
-    static let keepOptions: [CommandOption] = [
-        .value("keep-minutes", "DURATION", help: "How long minute rows are kept (then only hours).", default: "14d"),
-        .value("keep-hours", "DURATION", help: "How long hour rows are kept.", default: "400d"),
-    ]
-
-    /// `--prune-interval`: how often a long-running sink prunes.
-    static let pruneIntervalOption = CommandOption.value(
-        "prune-interval", "DURATION", help: "Time between prunes of the store (0: never).", default: "1h")
-
-    /// The retention `--keep-minutes` and `--keep-hours` name, or a usage error.
-    static func retention(_ arguments: ParsedArguments) throws(CommandUsageError) -> RetentionPolicy {
-        var policy = RetentionPolicy()
-        let duration = "a positive duration such as 36h, 14d or 2w"
-        policy.keepMinutes =
-            try arguments.parsed("keep-minutes", as: duration, QueryOptions.parseDuration) ?? 14 * 86_400
-        policy.keepHours = try arguments.parsed("keep-hours", as: duration, QueryOptions.parseDuration) ?? 400 * 86_400
-        if let problem = policy.problem {
-            throw CommandUsageError("--keep-minutes and --keep-hours: \(problem)", commandPath: arguments.commandPath)
-        }
-        return policy
-    }
-
-    /// `--prune-interval` as a duration (zero: never), or a usage error.
-    static func pruneInterval(_ arguments: ParsedArguments) throws(CommandUsageError) -> Duration {
-        let seconds = try arguments.parsed("prune-interval", as: "a duration such as 1h, or 0 for never") {
-            $0 == "0" ? 0 : QueryOptions.parseDuration($0)
-        }
-        return .seconds(seconds ?? 3600)
     }
 
     private static var prune: Command {
@@ -59,7 +27,7 @@ enum StoreCommand {
                 --vacuum rewrites it once (that needs the store to itself, and as much free disk as the file).
                 Exit status: 0 done, 1 error, 2 usage error.
                 """,
-            options: [SinkCommand.storeOption] + keepOptions + [
+            options: [SharedOptions.store] + SharedOptions.keep + [
                 .value("batch-rows", "N", help: "Most rows one delete removes.", default: "5000"),
                 .flag("vacuum", help: "First rewrite an older SQLite file so that it can shrink."),
                 .value("format", "FORMAT", help: "table | json.", default: "table"),
@@ -73,7 +41,7 @@ enum StoreCommand {
             name: "stats",
             abstract: "Rows and bytes per table, the oldest and newest window, retention and freshness.",
             discussion: "Exit status: 0, 1 error, 2 usage error.",
-            options: [SinkCommand.storeOption, .value("format", "FORMAT", help: "table | json.", default: "table")],
+            options: [SharedOptions.store, .value("format", "FORMAT", help: "table | json.", default: "table")],
             run: { arguments in try await runStats(arguments) }
         )
     }
@@ -96,7 +64,7 @@ enum StoreCommand {
 
     private static func runPrune(_ arguments: ParsedArguments) async throws -> Int32 {
         let format = try format(arguments)
-        var policy = try retention(arguments)
+        var policy = try SharedOptions.retentionPolicy(arguments)
         policy.batchRows =
             try arguments.parsed("batch-rows", as: "a positive integer") { Int($0).flatMap { $0 > 0 ? $0 : nil } }
             ?? 5_000

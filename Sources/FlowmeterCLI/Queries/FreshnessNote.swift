@@ -32,7 +32,7 @@ struct FreshnessNote: Sendable {
     var text: String {
         var lines = [freshnessLine]
         if let retention = retentionLine { lines.append(retention) }
-        return lines.flatMap { UngatedCommand.wrapped($0, indent: "") }.joined(separator: "\n")
+        return lines.flatMap { Terminal.wrapped($0, indent: "") }.joined(separator: "\n")
     }
 
     /// `warning: …` for standard error when the window is not complete, else nil.

@@ -20,9 +20,9 @@ extension CollectorWatermark {
         do {
             self = try JSONDecoder().decode(WatermarkWire.self, from: Data(bytes)).watermark
         } catch let error as DecodingError {
-            throw RollupsError(code: .invalidPartialRollup, message: "Invalid watermark: \(error.summary)")
+            throw RollupsError(.invalidPartialRollup, "Invalid watermark: \(error.summary)")
         } catch {
-            throw RollupsError(code: .invalidPartialRollup, message: "Invalid watermark: \(error)")
+            throw RollupsError(.invalidPartialRollup, "Invalid watermark: \(error)")
         }
     }
 }
