@@ -8,8 +8,11 @@ import Synchronization
     import FoundationNetworking
 #endif
 
-/// Sends a `TrafficScenario` to a running collector: batches paced over `duration` of wall time by `concurrency`
+/// Sends a `TrafficScenario` to running collectors: batches paced over `duration` of wall time by `concurrency`
 /// senders, deploy markers as the simulated clock passes them, progress on the terminal.
+///
+/// With several targets it is the load balancer in front of them: batch `i` goes to target `i % count`, and each
+/// retry of it to the next target, as a balancer moves a client off a collector that stopped answering.
 ///
 /// Bounded twice: it sends at most the scenario's batches, and stops taking new ones at twice `duration` plus
 /// ten seconds even if some remain (they are reported as unsent). Retriable answers (503, 429, no answer) are
@@ -25,13 +28,20 @@ struct TrafficSimulator: Sendable {
         var retries = 0
         var eventsAccepted = 0
         var eventsDropped = 0
+        /// The `count`s of the events of batches answered 202 with nothing dropped, in all and per kind: what a
+        /// store fed by the collectors must hold.
+        var occurrencesAccepted = 0
+        var occurrencesByKind: [String: Int] = [:]
+        /// Batches answered 202 with some event dropped (their accepted occurrences are not known here).
+        var batchesWithDrops = 0
         var deploysRecorded = 0
         var deployErrors: [String] = []
         var firstError: String?
     }
 
     let scenario: TrafficScenario
-    let target: URL
+    /// The collectors, at least one; deploy markers go to the first.
+    let targets: [URL]
     let ingestKey: String
     let adminKey: String?
     let duration: Duration
@@ -45,8 +55,8 @@ struct TrafficSimulator: Sendable {
         let clock = ContinuousClock()
         let started = clock.now
         let hardStop = started + duration * 2 + .seconds(10)
-        let plain = DiagnosticsReporter(baseURL: target, ingestKey: ingestKey)
-        let gzip = DiagnosticsReporter(baseURL: target, ingestKey: ingestKey, gzip: { Gzip.compress($0) })
+        let plain = targets.map { DiagnosticsReporter(baseURL: $0, ingestKey: ingestKey) }
+        let gzip = targets.map { DiagnosticsReporter(baseURL: $0, ingestKey: ingestKey, gzip: { Gzip.compress($0) }) }
         let total = scenario.batchCount
 
         let progress = Task {
@@ -72,7 +82,7 @@ struct TrafficSimulator: Sendable {
                         let due = started + duration * (Double(index) / Double(total))
                         if due > clock.now { try? await Task.sleep(until: due, clock: clock) }
                         let planned = scenario.batch(at: index)
-                        await send(planned, with: planned.usesGzip ? gzip : plain, into: tally)
+                        await send(planned, index: index, with: planned.usesGzip ? gzip : plain, into: tally)
                     }
                 }
             }
@@ -97,7 +107,7 @@ struct TrafficSimulator: Sendable {
 
     /// Sends one batch, retrying retriable answers up to four more times with the same id and `sentAt` refreshed.
     private func send(
-        _ planned: TrafficScenario.PlannedBatch, with reporter: DiagnosticsReporter, into tally: Tally
+        _ planned: TrafficScenario.PlannedBatch, index: Int, with reporters: [DiagnosticsReporter], into tally: Tally
     ) async {
         var batch = planned.batch
         var backoff = 0.2
@@ -112,12 +122,20 @@ struct TrafficSimulator: Sendable {
                 return
             }
             do {
-                let answer = try await reporter.send(body: body)
+                let answer = try await reporters[(index + attempt - 1) % reporters.count].send(body: body)
                 tally.counters.withLock {
                     $0.sent += 1
                     $0.accepted += 1
                     $0.eventsAccepted += answer.accepted
                     $0.eventsDropped += answer.dropped
+                    if answer.dropped == 0 {
+                        for event in batch.events {
+                            $0.occurrencesAccepted += event.count
+                            $0.occurrencesByKind[event.kind.rawValue, default: 0] += event.count
+                        }
+                    } else {
+                        $0.batchesWithDrops += 1
+                    }
                 }
                 return
             } catch {
@@ -167,7 +185,7 @@ struct TrafficSimulator: Sendable {
                 "finishedAt": Timestamp(secondsSinceEpoch: finished).rfc3339String,
                 "commit": Self.commit(of: deploy.release),
             ]
-            var request = URLRequest(url: target.appendingPathComponent("v1/deploys"))
+            var request = URLRequest(url: targets[0].appendingPathComponent("v1/deploys"))
             request.httpMethod = "POST"
             request.setValue("Bearer \(adminKey)", forHTTPHeaderField: "Authorization")
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
