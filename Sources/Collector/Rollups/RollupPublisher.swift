@@ -38,7 +38,7 @@ final class RollupPublisher: Sendable {
     private let threadDone = DispatchSemaphore(value: 0)
     private let clock: @Sendable () -> Timestamp
     private let tracker: Mutex<WatermarkTracker>
-    private let partitions = Mutex<(count: Int, fetchedAt: ContinuousClock.Instant)?>(nil)
+    private let partitions = Mutex<(count: Int?, askedAt: ContinuousClock.Instant)?>(nil)
 
     /// A partial rollup with the number of times it was sent without success.
     struct Attempt: Sendable {
@@ -128,9 +128,14 @@ final class RollupPublisher: Sendable {
         }
     }
 
-    /// Sends the last watermark: `stopped` when every flushed message is delivered (call it after the final drain
-    /// and a producer flush), else an ordinary one, since some rollups are still missing.
-    func publishFinalWatermark() {
+    /// Sends the last watermark: `stopped` when every flushed message is delivered, else an ordinary one, since some
+    /// rollups are still missing. Call it after the final drain; it waits up to `bound` for that drain's deliveries
+    /// (only those: events still in the producer's queue are the producer's to flush).
+    func publishFinalWatermark(waitingUpTo bound: Duration) {
+        let deadline = ContinuousClock.now + bound
+        while tracker.withLock({ $0.hasPending }) && ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.02)
+        }
         flushing.withLock { _ in
             let isDelivered = !tracker.withLock { $0.hasPending } && pendingCount == 0
             publishWatermark(isStopped: isDelivered)
@@ -173,20 +178,21 @@ final class RollupPublisher: Sendable {
         }
     }
 
-    /// The rollups topic's partitions, asked of the brokers at most once a minute; nil while they do not answer.
+    /// The rollups topic's partitions, asked of the brokers at most once a minute (every 10 s while they do not
+    /// answer, so a flush waits at most 2 s for them now and then); nil until they first answer.
     private func partitionCount(_ producer: KafkaProducer) -> Int? {
-        if let known = partitions.withLock({ $0 }), ContinuousClock.now - known.fetchedAt < .seconds(60) {
+        let known = partitions.withLock { $0 }
+        if let known, ContinuousClock.now - known.askedAt < (known.count == nil ? .seconds(10) : .seconds(60)) {
             return known.count
         }
         do {
             let count = try producer.partitionCount(of: topic, timeout: .seconds(2))
-            guard count > 0 else { return nil }
-            partitions.withLock { $0 = (count, .now) }
-            return count
+            partitions.withLock { $0 = (count > 0 ? count : known?.count, .now) }
         } catch {
             // Keep the last count: the brokers may be away for a while, and the watermark waits in the queue.
-            return partitions.withLock { $0?.count }
+            partitions.withLock { $0 = (known?.count, .now) }
         }
+        return partitions.withLock { $0?.count }
     }
 
     private func send(_ attempts: [Attempt], producer: KafkaProducer) -> Int {

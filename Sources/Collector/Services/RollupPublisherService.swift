@@ -16,19 +16,17 @@ struct RollupPublisherService: Service {
         await stop()
     }
 
-    /// Stops the flush thread and sends what is left; once it is delivered (or the bound passed), the last
-    /// watermark, which says the collector stopped when nothing is missing.
+    /// Stops the flush thread and sends what is left; once it is delivered (waiting at most 5 s, or the flush
+    /// timeout when shorter), the last watermark, which says the collector stopped when nothing is missing.
     func stop() async {
         publisher.stop()
         await flush()
-        if let producer {
+        if let producer, publisher.pendingCount > 0 {
             _ = await producer.flush(timeout: flushTimeout)
-            if publisher.pendingCount > 0 {
-                await flush()
-                _ = await producer.flush(timeout: flushTimeout)
-            }
+            await flush()
         }
-        await onThread(named: "rollup-flush-now") { [publisher] in publisher.publishFinalWatermark() }
+        let bound = min(flushTimeout, .seconds(5))
+        await onThread(named: "rollup-flush-now") { [publisher] in publisher.publishFinalWatermark(waitingUpTo: bound) }
     }
 
     /// Sends the rollups accumulated so far now; returns how many partial rollups were sent.
