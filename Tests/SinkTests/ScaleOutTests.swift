@@ -140,10 +140,13 @@ import Testing
         let flagged = try #require(ungatedJSON["ungated"] as? [[String: Any]])
         let ungatedTruth = try #require((truth["ungated"] as? [[String: Any]])?.first)
         let typoTruth = try #require((truth["typos"] as? [[String: Any]])?.first)
-        #expect(Set(flagged.compactMap { $0["widgetType"] as? String }) == [
-            ungatedTruth["widgetType"] as? String, typoTruth["widgetType"] as? String,
-        ].compactMap { $0 }.reduce(into: Set<String>()) { $0.insert($1) })
-        let hologram = try #require(flagged.first { $0["widgetType"] as? String == ungatedTruth["widgetType"] as? String })
+        #expect(
+            Set(flagged.compactMap { $0["widgetType"] as? String })
+                == [
+                    ungatedTruth["widgetType"] as? String, typoTruth["widgetType"] as? String,
+                ].compactMap { $0 }.reduce(into: Set<String>()) { $0.insert($1) })
+        let hologram = try #require(
+            flagged.first { $0["widgetType"] as? String == ungatedTruth["widgetType"] as? String })
         #expect((hologram["suggestedGate"] as? [String: Any])?["minAppVersion"] as? String == "5.3.0")
         #expect(hologram["renderingVersions"] as? [String] == ungatedTruth["renderingVersions"] as? [String])
         #expect(

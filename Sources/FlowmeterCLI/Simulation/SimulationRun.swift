@@ -48,7 +48,8 @@ struct SimulationRun: Sendable {
             seed: seed, end: Int64(Date().timeIntervalSince1970), simulatedSeconds: Int64(simulatedHours * 3600),
             batchCount: maxRequests, runID: UInt64.random(in: 0...UInt64.max))
         var simulator = TrafficSimulator(
-            scenario: scenario, targets: [target] + moreTargets, ingestKey: ingestKey, adminKey: adminKey, duration: duration,
+            scenario: scenario, targets: [target] + moreTargets, ingestKey: ingestKey, adminKey: adminKey,
+            duration: duration,
             concurrency: concurrency)
         simulator.showsProgress = showsProgress
         let (counters, seconds) = await simulator.run()
