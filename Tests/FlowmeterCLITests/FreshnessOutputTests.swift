@@ -80,6 +80,26 @@ import Testing
         #expect(result.standardOutput.contains("1 collector 3 min behind (collector-b)"))
     }
 
+    @Test func theReportSaysHowFreshTheStoreIsInEveryFormat() async throws {
+        let store = try SeededStore()
+        try Self.recordWatermarks(in: store.path)
+        // The report writes to standard output or to --output; the test reads the files.
+        func report(_ format: String) async throws -> String {
+            let path = store.directory.file("report.\(format)")
+            let result = await CLI.run([
+                "report", "--week", "2026-W49", "--store", store.path, "--format", format, "--output", path,
+            ])
+            #expect(result.status == 0, "\(result.standardError)")
+            return try String(contentsOfFile: path, encoding: .utf8)
+        }
+        let json = try #require(
+            try JSONSerialization.jsonObject(with: Data(try await report("json").utf8)) as? [String: Any])
+        let freshness = try #require(json["freshness"] as? [String: Any])
+        #expect((freshness["collectors"] as? [Any])?.count == 4)
+        #expect(try await report("md").contains("_data complete up to "))
+        #expect(try await report("html").contains("<br>data complete up to "))
+    }
+
     @Test func aStoreWithoutWatermarksSaysFreshnessIsUnknown() async throws {
         let store = try SeededStore()
         let result = await CLI.run(["top"] + store.window)
