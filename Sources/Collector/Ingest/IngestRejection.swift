@@ -24,7 +24,7 @@ enum IngestRejection: Error, Sendable, Hashable {
     case tooManyEvents(limit: Int)
     /// Not JSON, or a required batch-level key is missing or of the wrong type.
     case invalidJSON(message: String, path: String)
-    /// Kafka cannot take the batch now: the queue is full, delivery failed or the deadline passed.
+    /// Kafka cannot take the batch now (the queue is full, delivery failed or the deadline passed), nor the spool.
     case unavailable(reason: UnavailableReason)
 
     /// Why Kafka could not take a batch, for metrics.
@@ -34,6 +34,8 @@ enum IngestRejection: Error, Sendable, Hashable {
         case deadline = "deadline"
         case retryInFlight = "retry_in_flight"
         case shuttingDown = "shutting_down"
+        case spoolFull = "spool_full"
+        case spoolFailed = "spool_failed"
     }
 
     /// The `reason` label of `flowmeter_rejections_total`.

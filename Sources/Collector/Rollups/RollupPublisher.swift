@@ -20,6 +20,7 @@ final class RollupPublisher: Sendable {
     /// The aggregator ingest records into.
     let aggregator: RollupAggregator
     private let producer: KafkaProducer?
+    private let delivery: SpoolingDelivery?
     private let store: (any CollectorStore)?
     private let topic: String
     private let headers: [KafkaHeader]
@@ -39,6 +40,9 @@ final class RollupPublisher: Sendable {
     private let clock: @Sendable () -> Timestamp
     private let tracker: Mutex<WatermarkTracker>
     private let partitions = Mutex<(count: Int?, askedAt: ContinuousClock.Instant)?>(nil)
+    // The flushes of messages the spool took: they reach Kafka when the replay delivers them, which is known only
+    // once the spool holds nothing unsettled.
+    private let spooledFlushes = Mutex<[Int]>([])
 
     /// A partial rollup with the number of times it was sent without success.
     struct Attempt: Sendable {
@@ -49,7 +53,8 @@ final class RollupPublisher: Sendable {
     }
 
     init(
-        aggregator: RollupAggregator, producer: KafkaProducer?, store: (any CollectorStore)?, topic: String,
+        aggregator: RollupAggregator, producer: KafkaProducer?, delivery: SpoolingDelivery?,
+        store: (any CollectorStore)?, topic: String,
         interval: Duration, maxAttempts: Int, maxPending: Int, metrics: CollectorMetrics, logger: Logger,
         clock: @escaping @Sendable () -> Timestamp = { Timestamp(Date()) }
     ) {
@@ -57,6 +62,7 @@ final class RollupPublisher: Sendable {
         self.tracker = Mutex(WatermarkTracker(startedAt: clock()))
         self.aggregator = aggregator
         self.producer = producer
+        self.delivery = delivery
         self.store = store
         self.topic = topic
         self.headers = KafkaHeader.json(schema: topic)
@@ -116,7 +122,9 @@ final class RollupPublisher: Sendable {
             var sent = 0
             if !attempts.isEmpty {
                 metrics.rollupFlushes.increment()
-                if let producer {
+                if let delivery {
+                    sent = send(attempts, delivery: delivery)
+                } else if let producer {
                     sent = send(attempts, producer: producer)
                 } else if let store {
                     sent = apply(attempts, store: store)
@@ -147,6 +155,16 @@ final class RollupPublisher: Sendable {
     /// Sends the watermark to every partition of the topic (or records it in the store); a failure only delays the
     /// next one.
     private func publishWatermark(isStopped: Bool) {
+        if let delivery, !delivery.spool.isEngaged {
+            // Nothing in the spool is unsettled: what it took of our flushes is in Kafka.
+            let delivered = spooledFlushes.withLock { flushes in
+                defer { flushes.removeAll() }
+                return flushes
+            }
+            tracker.withLock { tracker in
+                for flush in delivered { tracker.finish(flush) }
+            }
+        }
         let completeUpTo = tracker.withLock { $0.completeUpTo }
         let collector = aggregator.configuration.collectorID
         if let producer {
@@ -227,6 +245,33 @@ final class RollupPublisher: Sendable {
             retry(Array(attempts[enqueued...]), error: error)
         }
         return enqueued
+    }
+
+    // Through the spool: a flush that Kafka does not take in time is spooled like an ingest batch, so the store's
+    // counts match the events topic after an outage.
+    private func send(_ attempts: [Attempt], delivery: SpoolingDelivery) -> Int {
+        var batch = SpoolBatch(
+            topic: topic, headers: headers.map { SpoolRecord.Header(name: $0.name, value: $0.value) },
+            records: attempts.count, bytesPerRecord: 1_024)
+        for attempt in attempts {
+            batch.append(key: attempt.partial.kafkaKey[...], value: attempt.partial.jsonBytes()[...])
+        }
+        delivery.send(batch, headers: headers) { [self] outcome in
+            switch outcome {
+            case .persisted:
+                metrics.rollupMessages.labels("delivered").increment(by: UInt64(attempts.count))
+                tracker.withLock { tracker in
+                    for attempt in attempts { tracker.finish(attempt.flush) }
+                }
+            case .spooled:
+                metrics.rollupMessages.labels("spooled").increment(by: UInt64(attempts.count))
+                spooledFlushes.withLock { $0 += attempts.map(\.flush) }
+            case .unavailable:
+                metrics.rollupDeliveryErrors.increment(by: UInt64(attempts.count))
+                retry(attempts, error: CollectorError(.spoolWriteFailed, "neither Kafka nor the spool took them"))
+            }
+        }
+        return attempts.count
     }
 
     private func apply(_ attempts: [Attempt], store: any CollectorStore) -> Int {

@@ -69,6 +69,9 @@ enum ServeCommand {
                     default: "48h"),
                 OwnerOptions.owners,
                 .value("shutdown-timeout", "DURATION", help: "Bound on flushing Kafka at exit.", default: "30s"),
+                .value(
+                    "spool", "DIR|none", help: "Disk spool for batches Kafka cannot take.", default: "flowmeter-spool"),
+                .value("spool-max-bytes", "BYTES", help: "Bound on the disk spool (503 past it).", default: "1GiB"),
                 .value("metrics-type-cap", "N", help: "Widget types per app and kind in metrics.", default: "50"),
                 .value("log-level", "LEVEL", help: "debug | info | warning | error.", default: "info"),
                 .value("log-format", "FORMAT", help: "json | logfmt.", default: "json"),
@@ -193,6 +196,13 @@ enum ServeCommand {
         configuration.shutdownFlushTimeout =
             try arguments.parsed("shutdown-timeout", as: duration, OptionValues.duration)
             ?? configuration.shutdownFlushTimeout
+        let spool = try arguments.required("spool")
+        if spool != "none" {
+            var settings = CollectorConfiguration.DiskSpool(directory: spool)
+            settings.maxBytes =
+                try arguments.parsed("spool-max-bytes", as: bytes, OptionValues.bytes) ?? settings.maxBytes
+            configuration.spool = settings
+        }
         configuration.rollupInterval =
             try arguments.parsed("rollup-interval", as: "a positive duration") {
                 OptionValues.duration($0).flatMap { $0 > .zero ? $0 : nil }

@@ -60,7 +60,7 @@ struct SimulationRun: Sendable {
             transportErrors: counters.transportErrors, retries: counters.retries,
             eventsAccepted: counters.eventsAccepted, eventsDropped: counters.eventsDropped,
             occurrencesAccepted: counters.occurrencesAccepted, occurrencesByKind: counters.occurrencesByKind,
-            batchesWithDrops: counters.batchesWithDrops,
+            occurrencesUncertain: counters.occurrencesUncertain,
             wallSeconds: (seconds * 10).rounded() / 10)
         return Outcome(counters: counters, truth: truth, seconds: seconds)
     }

@@ -48,9 +48,16 @@ enum RollupSchema {
                 "CREATE INDEX alerts_open ON alerts (is_open)",
             ]
         },
+        // The events apps' SDKs report dropping on the device (batches' clientReport), per version and window.
+        Migration(version: 2) { _ in
+            [
+                "ALTER TABLE version_minutes ADD COLUMN client_discarded BIGINT NOT NULL DEFAULT 0",
+                "ALTER TABLE version_hours ADD COLUMN client_discarded BIGINT NOT NULL DEFAULT 0",
+            ]
+        },
         // Freshness and retention: collectors' watermarks per partition, what retention removed, and indexes that
         // let retention find old windows without scanning every row.
-        Migration(version: 2) { _ in
+        Migration(version: 3) { _ in
             [
                 """
                 CREATE TABLE collector_watermarks (
