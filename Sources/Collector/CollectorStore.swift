@@ -10,4 +10,6 @@ public protocol CollectorStore: Sendable {
     func apply(_ partials: [PartialRollup]) throws -> RollupApplyResult
     /// Stores a deploy marker, replacing one with the same id.
     func recordDeploy(_ deploy: DeployMarker) throws
+    /// Records the collector's watermark (one partition, the store's own) after the rollups it vouches for.
+    func recordWatermarks(_ watermarks: [CollectorWatermark]) throws
 }

@@ -23,6 +23,7 @@ public enum FlowmeterCommands {
                 CheckCommand.command,
                 SimulateCommand.command,
                 ReportCommand.command,
+                StoreCommand.command,
             ]
         )
     }

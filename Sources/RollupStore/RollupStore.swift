@@ -13,6 +13,11 @@ public protocol RollupStore: RollupReader {
     func apply(_ partials: [PartialRollup]) throws -> RollupApplyResult
     /// Stores a deploy marker, replacing one with the same id.
     func recordDeploy(_ deploy: DeployMarker) throws
+    /// Records collectors' watermarks, each kept unless the store holds a newer one of the same collector and
+    /// partition (``CollectorWatermark/supersedes(_:)``); in one transaction.
+    ///
+    /// Call it only after the partial rollups read before the watermarks (on their partitions) were applied.
+    func recordWatermarks(_ watermarks: [CollectorWatermark]) throws
 }
 
 extension InMemoryRollupStore: RollupStore {}

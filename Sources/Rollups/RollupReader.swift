@@ -35,4 +35,8 @@ public protocol RollupReader: Sendable {
 
     /// The alerts without `resolvedAt`, ordered by fingerprint.
     func openAlerts() throws -> [AlertState]
+
+    /// The newest watermark of every collector on every partition, and what retention removed: how fresh the store
+    /// is (judge it with ``FreshnessAssessment``).
+    func freshness() throws -> StoreFreshness
 }

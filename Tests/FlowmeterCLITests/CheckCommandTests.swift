@@ -10,7 +10,12 @@ import Testing
                 + store.window)
         #expect(result.status == 3)
         let json = try CLI.json(result)
-        #expect(Set(json.keys) == ["from", "to", "payload", "maxUnknownShare", "widgets", "passed", "types"])
+        // CONTRACT §5's keys, and the additive `freshness`.
+        #expect(json["freshness"] is [String: Any])
+        #expect(
+            Set(json.keys).subtracting(["freshness"]) == [
+                "from", "to", "payload", "maxUnknownShare", "widgets", "passed", "types",
+            ])
         #expect(json["widgets"] as? Int == 12)
         #expect(json["passed"] as? Bool == false)
         #expect(json["maxUnknownShare"] as? Double == 0.005)

@@ -15,7 +15,7 @@ enum CheckCommand {
                 renders a type when its capabilities register it, or, without capabilities, when it had traffic and
                 reported no unknownType for it; a type no app knows is unknown to every version, and is checked for
                 a likely typo of a known type. Shares weigh versions by installs. PAYLOAD may be - for standard
-                input.
+                input. When a collector is behind for the window, a warning says the shares may miss its events.
 
                 Exit status: 0 every type under --max-unknown-share, 3 some type over it, 1 error, 2 usage error.
                 """,
@@ -47,7 +47,10 @@ enum CheckCommand {
             ?? 0.005
         let widgets = try readWidgets(payload)
         let store = try QueryOptions.openStore(arguments)
-        let apps = try await QueryOptions.read { try AppTraffic.load(reader: store, window: window, appID: appID) }
+        let (apps, freshness) = try await QueryOptions.read {
+            let freshness = try FreshnessNote.load(store, window: window, warns: true)
+            return (try AppTraffic.load(reader: store, window: window, appID: appID), freshness)
+        }
         var report = CheckReport.make(
             widgets: widgets, apps: apps, window: window, payload: payload, maxUnknownShare: threshold)
         let owners = try OwnerOptions.rules(arguments)
@@ -69,15 +72,11 @@ enum CheckCommand {
             output.printError(
                 "warning: no app version had release traffic in the window; nothing to check the payload against")
         }
-        switch format {
-        case .json:
-            output.print(report.jsonString(prettyPrinted: true))
-        case .csv:
-            output.print(csv(report).rendered(forTerminal: output.isTerminal))
-        case .table:
-            output.print(table(report, style: { output.styled($0, .bold) }))
-            output.print(verdict(report, styled: output.styled))
-        }
+        let final = report
+        format.print(
+            to: output, json: { final.jsonValue }, csv: { csv(final) },
+            table: { style in table(final, style: style) + "\n" + verdict(final, styled: output.styled) },
+            freshness: freshness)
         return report.exitStatus
     }
 
