@@ -133,7 +133,9 @@ import Testing
                     defer { client.close() }
                     let answer = try client.request(
                         "POST", "/v1/diagnostics",
-                        headers: [("Content-Type", "application/json"), ("Authorization", "Bearer k-spool-0123456789")],
+                        headers: [
+                            ("Content-Type", "application/json"), ("Authorization", "Bearer k-spool-0123456789"),
+                        ],
                         body: Array(body.utf8))
                     try #require(answer.status == 202, "batch \(index) answered \(answer.status)")
                 }

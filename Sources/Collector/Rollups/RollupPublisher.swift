@@ -42,7 +42,7 @@ final class RollupPublisher: Sendable {
     private let partitions = Mutex<(count: Int?, askedAt: ContinuousClock.Instant)?>(nil)
     // The flushes of messages the spool took: they reach Kafka when the replay delivers them, which is known only
     // once the spool holds nothing unsettled.
-    private let spooledFlushes = Mutex<[Int]>([])
+    private let spooledFlushes: Mutex<[Int]>
 
     /// A partial rollup with the number of times it was sent without success.
     struct Attempt: Sendable {
@@ -59,7 +59,11 @@ final class RollupPublisher: Sendable {
         clock: @escaping @Sendable () -> Timestamp = { Timestamp(Date()) }
     ) {
         self.clock = clock
-        self.tracker = Mutex(WatermarkTracker(startedAt: clock()))
+        // Records an earlier run left in the spool are replayed after this start: until they are delivered, this
+        // run's watermark claims nothing (the earlier run's last watermark stands).
+        let recovered = delivery?.spool.isEngaged ?? false
+        self.tracker = Mutex(WatermarkTracker(startedAt: clock(), awaitsRecovered: recovered))
+        self.spooledFlushes = Mutex(recovered ? [WatermarkTracker.recoveredFlush] : [])
         self.aggregator = aggregator
         self.producer = producer
         self.delivery = delivery
@@ -165,7 +169,8 @@ final class RollupPublisher: Sendable {
                 for flush in delivered { tracker.finish(flush) }
             }
         }
-        let completeUpTo = tracker.withLock { $0.completeUpTo }
+        let (completeUpTo, hasClaim) = tracker.withLock { ($0.completeUpTo, $0.hasClaim) }
+        guard hasClaim else { return }
         let collector = aggregator.configuration.collectorID
         if let producer {
             guard let count = partitionCount(producer) else { return }
