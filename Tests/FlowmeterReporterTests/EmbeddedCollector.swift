@@ -24,11 +24,16 @@ final class EmbeddedCollector: Sendable {
             [
                 "--kafka", "embedded", "--keys", keys, "--salt", "00112233445566778899aabbccddeeff", "--log-level",
                 "info", "--log-format", "json", "--shutdown-timeout", "10s", "--collector-id", "reporter-test",
+                // Its own spool, removed with the directory: the default ./flowmeter-spool is the working directory's.
+                "--spool", directory.file("spool"),
             ] + extra
         let path = try FlowmeterExecutable.requiredPath()
         if let port {
+            // FlowmeterExecutable.serve gives its servers a spool of their own; this one needs one too, or it would
+            // share the default ./flowmeter-spool with every other test's collector.
+            let spool = ["--spool", directory.file("spool")]
             server = try ServerProcess(
-                path, port: port, arguments: ["serve", "--listen", "127.0.0.1:\(port)"] + arguments)
+                path, port: port, arguments: ["serve", "--listen", "127.0.0.1:\(port)"] + arguments + spool)
             guard await server.waitUntilReady(timeout: .seconds(30)) else {
                 throw ChildProcess.Failure("serve on port \(port) never answered: \(server.child.errors.suffix(2000))")
             }

@@ -215,6 +215,7 @@ final class IngestHandler: Sendable {
                 switch outcome {
                 case .persisted, .spooled:
                     metrics.recordDiagnostics(events, appID: client.appID, build: client.buildConfiguration)
+                    metrics.recordClientReport(clientReport, appID: client.appID)
                     rollup?.record(events, client: client)
                     succeed(pending)
                 case .unavailable(let reason):

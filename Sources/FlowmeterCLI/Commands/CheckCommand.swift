@@ -43,7 +43,7 @@ enum CheckCommand {
         let window = try QueryOptions.window(arguments)
         let appID = QueryOptions.appID(arguments)
         let threshold =
-            try arguments.parsed("max-unknown-share", as: "a share such as 0.5% or 0.005", parseShare)
+            try arguments.parsed("max-unknown-share", as: "a share such as 0.5% or 0.005", OptionValues.share)
             ?? 0.005
         let widgets = try readWidgets(payload)
         let store = try QueryOptions.openStore(arguments)
@@ -78,12 +78,6 @@ enum CheckCommand {
             table: { style in table(final, style: style) + "\n" + verdict(final, styled: output.styled) },
             freshness: freshness)
         return report.exitStatus
-    }
-
-    /// `0.5%` or `0.005`: a share in 0…1.
-    static func parseShare(_ text: String) -> Double? {
-        let value = text.hasSuffix("%") ? Double(text.dropLast()).map { $0 / 100 } : Double(text)
-        return value.flatMap { $0 >= 0 && $0 <= 1 ? $0 : nil }
     }
 
     private static func readWidgets(_ payload: String) throws -> [PageWalker.Widget] {

@@ -179,6 +179,8 @@ struct DemoRun {
         configuration.salt = Array("demo-salt-not-for-production".utf8)
         configuration.collectorID = "demo"
         configuration.rollupInterval = .seconds(1)
+        // As `serve` does by default: what Kafka cannot take in time goes to a disk spool, here in the demo's folder.
+        configuration.spool = CollectorConfiguration.DiskSpool(directory: directory + "/spool")
         return configuration
     }
 

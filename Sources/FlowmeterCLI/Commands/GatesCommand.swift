@@ -29,7 +29,7 @@ enum GatesCommand {
         var configuration = GateFinder.Configuration()
         configuration.threshold =
             try arguments.parsed("threshold", as: "a share such as 1% or 0.01") {
-                CheckCommand.parseShare($0).flatMap { $0 > 0 && $0 < 1 ? $0 : nil }
+                OptionValues.share($0).flatMap { $0 > 0 && $0 < 1 ? $0 : nil }
             } ?? 0.01
         let owners = try OwnerOptions.rules(arguments)
         let team = try OwnerOptions.team(arguments, rules: owners)
