@@ -145,11 +145,11 @@ final class RollupPublisher: Sendable {
     /// (only those: events still in the producer's queue are the producer's to flush).
     func publishFinalWatermark(waitingUpTo bound: Duration) {
         let deadline = ContinuousClock.now + bound
-        while tracker.withLock({ $0.hasPending }) && ContinuousClock.now < deadline {
+        while settleSpooledFlushes() && ContinuousClock.now < deadline {
             Thread.sleep(forTimeInterval: 0.02)
         }
         flushing.withLock { _ in
-            let isDelivered = !tracker.withLock { $0.hasPending } && pendingCount == 0
+            let isDelivered = !settleSpooledFlushes() && pendingCount == 0
             publishWatermark(isStopped: isDelivered)
             logger.info(
                 "rollup watermark sent", ["stopped": String(isDelivered), "pending": String(pendingCount)])
@@ -159,16 +159,7 @@ final class RollupPublisher: Sendable {
     /// Sends the watermark to every partition of the topic (or records it in the store); a failure only delays the
     /// next one.
     private func publishWatermark(isStopped: Bool) {
-        if let delivery, !delivery.spool.isEngaged {
-            // Nothing in the spool is unsettled: what it took of our flushes is in Kafka.
-            let delivered = spooledFlushes.withLock { flushes in
-                defer { flushes.removeAll() }
-                return flushes
-            }
-            tracker.withLock { tracker in
-                for flush in delivered { tracker.finish(flush) }
-            }
-        }
+        settleSpooledFlushes()
         let (completeUpTo, hasClaim) = tracker.withLock { ($0.completeUpTo, $0.hasClaim) }
         guard hasClaim else { return }
         let collector = aggregator.configuration.collectorID
@@ -199,6 +190,22 @@ final class RollupPublisher: Sendable {
                 logger.debug("rollup watermark not stored", ["error": String(describing: error)])
             }
         }
+    }
+
+    /// Finishes the flushes the spool took once it holds nothing unsettled (what it took of them is in Kafka then);
+    /// returns whether some flush still waits for a delivery.
+    @discardableResult
+    private func settleSpooledFlushes() -> Bool {
+        if let delivery, !delivery.spool.isEngaged {
+            let delivered = spooledFlushes.withLock { flushes in
+                defer { flushes.removeAll() }
+                return flushes
+            }
+            tracker.withLock { tracker in
+                for flush in delivered { tracker.finish(flush) }
+            }
+        }
+        return tracker.withLock { $0.hasPending }
     }
 
     /// The rollups topic's partitions, asked of the brokers at most once a minute (every 10 s while they do not
