@@ -7,11 +7,13 @@ BUILD_TMP = $(CURDIR)/.build/tmp
 SWIFT_BUILD = mkdir -p $(BUILD_TMP) && TMPDIR=$(BUILD_TMP) $(SWIFT) build
 CLEAN_BUILD_TMP = rm -rf $(BUILD_TMP)
 
-.PHONY: all deps deps-test build release test demo bench bench-decode bench-store bench-reporter lint clean help
+.PHONY: all deps deps-test build release test fuzz fuzz-corpus demo bench bench-decode bench-store bench-reporter lint \
+	clean help
 
 help:
 	@echo "make demo          run the pipeline end to end on the embedded default (installs what is missing)"
 	@echo "make test          build and run every test, then swift format lint --strict (installs what is missing)"
+	@echo "make fuzz          every libFuzzer target for FUZZ_SECONDS each (default 60), ASan build in .build-fuzz"
 	@echo "make bench-decode  fast decode path vs Foundation Codable, events/s per core, same batches, same run"
 	@echo "make bench         collector under HTTP load vs the Python peer, side by side (bounded, loopback only)"
 	@echo "make bench-store   the detector's queries over 30 days of minute rollups, SQLite and PostgreSQL"
@@ -42,7 +44,18 @@ test: deps-test
 	$(SWIFT_BUILD) --build-tests $(SWIFT_BUILD_FLAGS)
 	@$(CLEAN_BUILD_TMP)
 	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(TEST_PARALLELISM) $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS)
+	scripts/fuzz.sh corpus
 	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
+
+# The fuzz targets (docs/fuzzing.md), built with -sanitize=fuzzer,address into .build-fuzz, apart from .build.
+FUZZ_SECONDS ?= 60
+
+fuzz: deps
+	FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh run
+
+# Each fuzz target once over its checked-in corpus, under the sanitizers (also part of make test).
+fuzz-corpus: deps
+	scripts/fuzz.sh corpus
 
 demo: release
 	$(RELEASE_BIN)/flowmeter demo
@@ -67,4 +80,4 @@ lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
 
 clean:
-	rm -rf .build
+	rm -rf .build .build-fuzz

@@ -28,6 +28,8 @@ let package = Package(
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // libFuzzer's driver entry, declared only: the toolchain links libFuzzer into fuzz builds (docs/fuzzing.md).
+        .systemLibrary(name: "CLibFuzzer"),
 
         // The shared models: Foundation only, importable by an iOS app.
         .target(name: "FlowmeterModels", swiftSettings: strictSettings),
@@ -101,6 +103,23 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
+        // Fuzz targets (docs/fuzzing.md): the invariant checks in one library, which the test suite also runs over the
+        // corpus in Tests/Fuzz, and one thin executable per target that `make fuzz` builds with libFuzzer and ASan.
+        .target(
+            name: "FuzzTargets",
+            dependencies: [
+                "CLibFuzzer", "FlowmeterModels", "Gzip", "Rollups", "RollupStore", "Collector", "HTTPServer",
+                "Logging", "FlowmeterCLI",
+            ],
+            swiftSettings: strictSettings
+        ),
+        .executableTarget(name: "FuzzBatchDecoder", dependencies: ["FuzzTargets"], swiftSettings: strictSettings),
+        .executableTarget(name: "FuzzInflate", dependencies: ["FuzzTargets"], swiftSettings: strictSettings),
+        .executableTarget(name: "FuzzRollupWire", dependencies: ["FuzzTargets"], swiftSettings: strictSettings),
+        .executableTarget(name: "FuzzBlobCodec", dependencies: ["FuzzTargets"], swiftSettings: strictSettings),
+        .executableTarget(name: "FuzzIngestRequest", dependencies: ["FuzzTargets"], swiftSettings: strictSettings),
+        .executableTarget(name: "FuzzPageWalker", dependencies: ["FuzzTargets"], swiftSettings: strictSettings),
+
         // Shared test helpers: mock-cluster fixture, HTTP test client, temp directories.
         .target(
             name: "TestSupport",
@@ -145,6 +164,7 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .testTarget(name: "OperationsTests", dependencies: ["TestSupport"], swiftSettings: strictSettings),
+        .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"], swiftSettings: strictSettings),
         .testTarget(
             name: "CollectorTests",
             dependencies: ["Collector", "Logging", "TestSupport"],

@@ -1,6 +1,6 @@
 import FlowmeterModels
 import Foundation
-import HTTPServer
+package import HTTPServer
 import Hashing
 public import Kafka
 public import Lifecycle
@@ -42,6 +42,8 @@ public final class Collector: Sendable {
     public let embeddedCluster: KafkaMockCluster?
     /// The events producer, nil in `.none` mode.
     public let producer: KafkaProducer?
+    /// The routes the server answers with; the fuzz targets drive requests through it in process, without sockets.
+    package let router: HTTPRouter
     private let http: HTTPIngestService
     private let rollups: RollupPublisher?
     private let publisher: RollupPublisherService?
@@ -202,6 +204,7 @@ public final class Collector: Sendable {
                     status: .ok, headers: ["Content-Type": MetricsRegistry.contentType],
                     body: Array(metrics.registry.render().utf8)))
         }
+        self.router = router
         let server = HTTPServer(configuration: serverConfiguration, router: router)
         http = HTTPIngestService(server: server, ingest: ingest, configuration: configuration, logger: logger)
         metrics.registerGauges(
@@ -209,7 +212,7 @@ public final class Collector: Sendable {
             collectorID: configuration.collectorID)
         metrics.registry.gauge(
             "flowmeter_rollup_pending_messages", help: "Partial rollups waiting to be sent again after a failure."
-        ) { Double(rollups?.pendingCount ?? 0) }
+        ) { [weak rollups] in Double(rollups?.pendingCount ?? 0) }
         metrics.registerSpoolGauges(delivery?.spool)
     }
 

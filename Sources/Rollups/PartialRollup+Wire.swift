@@ -11,7 +11,7 @@ extension PartialRollup {
     }
 
     /// The same message through `JSONEncoder` and the Codable form: the reference the byte writer is tested against.
-    func codableJSONBytes() -> [UInt8] {
+    package func codableJSONBytes() -> [UInt8] {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         // Encoding plain value types into JSON cannot fail: no floats, no non-string keys.

@@ -67,14 +67,16 @@ public struct SeriesRollup: Sendable, Codable, Equatable {
     }
 
     /// Adds `other`'s events into this rollup; both must have the same series and window.
+    ///
+    /// Counts saturate at `Int64.max` rather than trap, so a message with absurd counts cannot crash the store.
     public mutating func merge(_ other: SeriesRollup) {
         precondition(series == other.series && window == other.window, "merging rollups of different series")
-        events += other.events
+        events = events.saturatingAdding(other.events)
         installs.merge(other.installs)
         firstSeen = min(firstSeen, other.firstSeen)
         lastSeen = max(lastSeen, other.lastSeen)
         if !other.releases.isEmpty {
-            releases.merge(other.releases, uniquingKeysWith: +)
+            releases.merge(other.releases) { $0.saturatingAdding($1) }
             if releases.count > Self.maxReleases { releases = Self.boundedReleases(releases) }
         }
         if !other.samples.isEmpty {

@@ -41,11 +41,13 @@ public struct VersionRollup: Sendable, Codable, Equatable {
     }
 
     /// Adds `other` into this rollup; both must have the same key and window.
+    ///
+    /// Counts saturate at `Int64.max` rather than trap, so a message with absurd counts cannot crash the store.
     public mutating func merge(_ other: VersionRollup) {
         precondition(key == other.key && window == other.window, "merging rollups of different versions")
-        batches += other.batches
-        cleanBatches += other.cleanBatches
-        decodes += other.decodes
+        batches = batches.saturatingAdding(other.batches)
+        cleanBatches = cleanBatches.saturatingAdding(other.cleanBatches)
+        decodes = decodes.saturatingAdding(other.decodes)
         installs.merge(other.installs)
         registeredTypes.formUnion(other.registeredTypes)
         maxSchemaVersion = Self.maxOptional(maxSchemaVersion, other.maxSchemaVersion)

@@ -161,6 +161,34 @@ import Testing
         await fixture.shutdown()
     }
 
+    /// Nanoseconds since 1970 pass Int64 after the year 2262: a `sentAt` in 4052 trapped and crashed the collector
+    /// (found by the ingest-request fuzz target: `Tests/Fuzz/ingest-request/sent-at-year-4052.http`), and an
+    /// `occurredAt` 2^64 ns (about 584.5 years) ahead wrapped around to "now" and was accepted.
+    @Test func timesCenturiesAwayAreJudgedWithoutOverflow() async throws {
+        let fixture = try CollectorFixture()
+        func inYear4052(_ offset: Double) -> String { "4052" + Batches.now(offset: offset).dropFirst(4) }
+        // A device clock two thousand years ahead: its event of a minute ago is fine after correction.
+        let skewed = Array(
+            """
+            {"sentAt":"\(inYear4052(0))","client":{"appID":"com.example.shop","appVersion":"1","platform":"ios"},
+             "events":[{"kind":"unknownType","occurredAt":"\(inYear4052(-60))"},
+                       {"kind":"unknownType","occurredAt":"\(Batches.now(offset: -60))"}]}
+            """.utf8)
+        let corrected = try await fixture.post(skewed)
+        #expect(corrected.status == 202)
+        #expect(corrected.json["accepted"] as? Int == 1)
+        let skewedDrops = try #require(corrected.json["diagnostics"] as? [[String: String]])
+        #expect(skewedDrops.map { $0["message"] } == ["Event is older than the maximum age"])
+        // Without sentAt, an event 2^64 ns ahead is in the future, not now.
+        let wrapped = Batches.now(offset: 18_446_744_073.709_551_616)
+        let ahead = try await fixture.post(
+            Batches.batch(events: [#"{"kind":"unknownType","occurredAt":"\#(wrapped)"}"#]))
+        #expect(ahead.status == 202)
+        #expect(ahead.json["accepted"] as? Int == 0)
+        #expect(try await fixture.post(Batches.good(events: 1)).status == 202)
+        await fixture.shutdown()
+    }
+
     @Test func healthAndReadinessAnswerInNoneMode() async throws {
         let fixture = try CollectorFixture()
         #expect(try await fixture.get("/healthz").status == 200)

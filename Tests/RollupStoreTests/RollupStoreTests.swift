@@ -328,6 +328,28 @@ import Testing
         #expect(try fixture.store.apply(old).applied == 1)
     }
 
+    /// A rollups-topic message can carry any count; two at the top of the range used to trap in the merge and crash
+    /// the sink on every restart (found by the rollup-wire fuzz target, `Tests/Fuzz/rollup-wire/series-max-events.json`).
+    @Test(arguments: StoreKind.allCases)
+    func countsAtTheTopOfTheRangeSaturateInsteadOfTrapping(kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind)
+        var factory = RollupFactory()
+        let huge = RollupFactory.seriesRollup(RollupFactory.series(), minute: 3, events: .max)
+        let version = RollupFactory.versionRollup(
+            RollupFactory.versionKey(), minute: 3, batches: .max, decodes: .max, types: ["a"])
+        for _ in 0..<2 {
+            #expect(try fixture.store.apply(factory.partials([.series(huge), .version(version)])).applied == 2)
+        }
+        let window = SeriesQuery(from: RollupFactory.at(minute: 0), to: RollupFactory.at(minute: 10))
+        let series = try #require(try fixture.store.seriesRollups(window).first)
+        #expect(series.events == .max)
+        #expect(series.releases == ["page-api@1": .max])
+        let versions = try fixture.store.versionRollups(
+            from: RollupFactory.at(minute: 0), to: RollupFactory.at(minute: 10), appID: nil)
+        #expect(versions.map(\.batches) == [.max])
+        #expect(versions.map(\.decodes) == [.max])
+    }
+
     @Test(arguments: StoreKind.allCases)
     func readersRunWhileAWriterApplies(kind: StoreKind) throws {
         let fixture = try StoreFixture(kind)

@@ -127,6 +127,23 @@ import Testing
         }
     }
 
+    /// Counts in Kafka messages can be anything; a merge at the top of the range saturates instead of trapping (found
+    /// by the rollup-wire fuzz target: `Tests/Fuzz/rollup-wire/series-max-events.json`, `version-max-batches.json`).
+    @Test func mergingCountsAtTheTopOfTheRangeSaturates() {
+        var random = SeededGenerator(seed: 5)
+        var series = F.seriesRollup(&random)
+        series.events = .max
+        series.releases = ["page-api@1": .max, "page-api@2": 1]
+        #expect(F.merged(series, series).events == .max)
+        #expect(F.merged(series, series).releases == ["page-api@1": .max, "page-api@2": 2])
+        var version = F.versionRollup(&random)
+        version.batches = .max
+        version.cleanBatches = .max
+        version.decodes = .max - 1
+        let merged = F.merged(version, version)
+        #expect([merged.batches, merged.cleanBatches, merged.decodes] == [.max, .max, .max])
+    }
+
     @Test func windowsAreFlooredMinutes() {
         #expect(
             MinuteWindow(containing: Timestamp(secondsSinceEpoch: 1_764_493_199, nanoseconds: 999)).start

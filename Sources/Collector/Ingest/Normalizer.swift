@@ -41,13 +41,13 @@ struct Normalizer {
                 if droppedIndices[nextDropped] == index { index += 1 }
                 nextDropped += 1
             }
-            let occurred = nanoseconds(events[offset].occurredAt) &+ skew
-            if now &- occurred > maxAge {
+            let occurred = nanoseconds(events[offset].occurredAt) + skew
+            if now - occurred > maxAge {
                 result.late.append((events[offset], "dropped_too_old"))
                 lateOffsets.append(offset)
                 timeDrops.append(
                     (index, DecodeDiagnostic(path: Self.path(index), message: "Event is older than the maximum age")))
-            } else if occurred &- now > maxFuture {
+            } else if occurred - now > maxFuture {
                 result.late.append((events[offset], "dropped_future"))
                 lateOffsets.append(offset)
                 timeDrops.append(
@@ -84,12 +84,15 @@ struct Normalizer {
         "events.Index \(index)"
     }
 
-    private func nanoseconds(_ timestamp: Timestamp) -> Int64 {
-        timestamp.secondsSinceEpoch &* 1_000_000_000 &+ Int64(timestamp.nanoseconds)
+    // In 128 bits: nanoseconds since 1970 pass Int64 after the year 2262, and a timestamp may say any year up to
+    // 9999. In 64 bits a far-future `sentAt` trapped in the skew (one request crashed the collector), and an
+    // `occurredAt` 2^64 ns (584 years) ahead wrapped around to "now" and was accepted.
+    private func nanoseconds(_ timestamp: Timestamp) -> Int128 {
+        Int128(timestamp.secondsSinceEpoch) * 1_000_000_000 + Int128(timestamp.nanoseconds)
     }
 
-    private func nanoseconds(_ duration: Duration) -> Int64 {
+    private func nanoseconds(_ duration: Duration) -> Int128 {
         let (seconds, attoseconds) = duration.components
-        return seconds &* 1_000_000_000 &+ attoseconds / 1_000_000_000
+        return Int128(seconds) * 1_000_000_000 + Int128(attoseconds / 1_000_000_000)
     }
 }

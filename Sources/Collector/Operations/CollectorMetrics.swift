@@ -255,18 +255,20 @@ public final class CollectorMetrics: Sendable {
         server: HTTPServer, producer: KafkaProducer?, isKafkaUp: @escaping @Sendable () -> Bool,
         version: String, collectorID: String
     ) {
+        // Weakly: the server and the producer hold these metrics (request and delivery callbacks), and a strong
+        // reference back would keep a collector's whole graph alive after it is gone.
         registry.gauge("flowmeter_http_requests_in_flight", help: "Requests received and not yet answered.") {
-            Double(server.statistics.inFlightRequests)
+            [weak server] in Double(server?.statistics.inFlightRequests ?? 0)
         }
         registry.gauge(
             "flowmeter_http_requests_suspended", help: "Requests waiting for Kafka with their connection suspended."
-        ) { Double(server.statistics.suspendedRequests) }
+        ) { [weak server] in Double(server?.statistics.suspendedRequests ?? 0) }
         registry.gauge("flowmeter_http_connections_open", help: "Open HTTP connections.") {
-            Double(server.statistics.openConnections)
+            [weak server] in Double(server?.statistics.openConnections ?? 0)
         }
         registry.gauge(
             "flowmeter_kafka_queue_depth", help: "Messages on the producer's queue, in flight or awaiting a report."
-        ) { Double(producer?.counters.queueDepth ?? 0) }
+        ) { [weak producer] in Double(producer?.counters.queueDepth ?? 0) }
         registry.gauge("flowmeter_kafka_up", help: "1 while Kafka answers (or in --kafka none mode), else 0.") {
             isKafkaUp() ? 1 : 0
         }

@@ -1,4 +1,4 @@
-import Foundation
+package import Foundation
 
 /// Finds every widget a Flow-UI page envelope would send, for `flowmeter check`.
 ///
@@ -12,30 +12,30 @@ import Foundation
 ///   and styles, which no app registers as widgets.
 /// Paths are spelled like Flow-UI's coding paths (`page.sections.Index 0.widgets.Index 1`), so they match the
 /// `codingPath` of diagnostics.
-enum PageWalker {
+package enum PageWalker {
     /// One widget occurrence.
-    struct Widget: Hashable, Sendable {
+    package struct Widget: Hashable, Sendable {
         /// The widget's `type`.
-        var type: String
+        package var type: String
         /// Where it sits, as a coding path.
-        var path: String
+        package var path: String
     }
 
     /// Keys whose values hold no widgets.
     static let skippedKeys: Set<String> = ["action", "actions", "analytics", "style", "tracking"]
 
     /// The deepest nesting walked; deeper input is refused rather than recursed into.
-    static let maxDepth = 256
+    package static let maxDepth = 256
 
     /// Why a payload cannot be walked.
-    enum Failure: Error, Equatable {
+    package enum Failure: Error, Equatable {
         case notJSON(String)
         case notAnObject
         case tooDeep
     }
 
     /// Every widget in `data`, in document order where JSON keeps one (arrays) and by key name within an object.
-    static func widgets(in data: Data) throws(Failure) -> [Widget] {
+    package static func widgets(in data: Data) throws(Failure) -> [Widget] {
         let document: Any
         do {
             document = try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])

@@ -1,14 +1,14 @@
-import Rollups
+package import Rollups
 
 /// The compact binary form the tables store releases, samples and registered types in.
 ///
 /// Faster and smaller than JSON for the millions of rows a month of minute rollups holds. Layout: a version byte (1),
 /// then a varint count, then per entry length-prefixed UTF-8 strings and zig-zag varints; an absent optional string
 /// is a zero byte, a present one a one byte before it.
-enum RollupBlobCodec {
+package enum RollupBlobCodec {
     static let version: UInt8 = 1
 
-    static func encode(releases: [String: Int64]) -> [UInt8] {
+    package static func encode(releases: [String: Int64]) -> [UInt8] {
         var writer = BlobWriter()
         writer.varint(UInt64(releases.count))
         // Sorted so equal maps store equal bytes.
@@ -19,7 +19,7 @@ enum RollupBlobCodec {
         return writer.bytes
     }
 
-    static func decodeReleases(_ bytes: [UInt8]) throws -> [String: Int64] {
+    package static func decodeReleases(_ bytes: [UInt8]) throws -> [String: Int64] {
         var reader = try BlobReader(bytes)
         var releases: [String: Int64] = [:]
         for _ in 0..<(try reader.count()) {
@@ -29,7 +29,7 @@ enum RollupBlobCodec {
         return releases
     }
 
-    static func encode(samples: [RollupSample]) -> [UInt8] {
+    package static func encode(samples: [RollupSample]) -> [UInt8] {
         var writer = BlobWriter()
         writer.varint(UInt64(samples.count))
         for sample in samples {
@@ -40,7 +40,7 @@ enum RollupBlobCodec {
         return writer.bytes
     }
 
-    static func decodeSamples(_ bytes: [UInt8]) throws -> [RollupSample] {
+    package static func decodeSamples(_ bytes: [UInt8]) throws -> [RollupSample] {
         var reader = try BlobReader(bytes)
         var samples: [RollupSample] = []
         for _ in 0..<(try reader.count()) {
@@ -55,14 +55,14 @@ enum RollupBlobCodec {
         return samples
     }
 
-    static func encode(strings: Set<String>) -> [UInt8] {
+    package static func encode(strings: Set<String>) -> [UInt8] {
         var writer = BlobWriter()
         writer.varint(UInt64(strings.count))
         for string in strings.sorted() { writer.string(string) }
         return writer.bytes
     }
 
-    static func decodeStrings(_ bytes: [UInt8]) throws -> Set<String> {
+    package static func decodeStrings(_ bytes: [UInt8]) throws -> Set<String> {
         var reader = try BlobReader(bytes)
         var strings = Set<String>()
         for _ in 0..<(try reader.count()) { strings.insert(try reader.string()) }

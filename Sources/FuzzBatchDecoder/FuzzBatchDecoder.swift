@@ -1,0 +1,10 @@
+import FuzzTargets
+
+/// `BatchDecoderFuzzTarget` under libFuzzer when `make fuzz` builds it; built normally, a replayer of the files and
+/// folders named on the command line (docs/fuzzing.md).
+@main
+enum FuzzBatchDecoder {
+    static func main() {
+        FuzzMain.run(BatchDecoderFuzzTarget.self)
+    }
+}

@@ -1,0 +1,10 @@
+import FuzzTargets
+
+/// `RollupWireFuzzTarget` under libFuzzer when `make fuzz` builds it; built normally, a replayer of the files and
+/// folders named on the command line (docs/fuzzing.md).
+@main
+enum FuzzRollupWire {
+    static func main() {
+        FuzzMain.run(RollupWireFuzzTarget.self)
+    }
+}

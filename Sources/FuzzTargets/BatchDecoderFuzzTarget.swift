@@ -1,0 +1,86 @@
+import FlowmeterModels
+import Foundation
+
+/// The collector's batch decoder against the reference: ``FastBatchDecoder`` and ``CodableBatchDecoder`` on the
+/// same bytes.
+///
+/// Invariants:
+/// - Neither decoder crashes.
+/// - Both accept or both reject; when both reject, with the same error code, and for every code but `invalidJSON`
+///   the same path and message (the wording of a syntax error differs by design).
+/// - When both accept, the same accepted batch and the same drop reports, compared byte for byte (their
+///   `JSONEncoder` spellings), not only by `==`, which treats canonically equivalent strings as equal.
+/// - Every accepted event, written as its Kafka record by ``EventRecordWriter``, decodes with `JSONDecoder` to the
+///   record ``EventRecord/init(event:index:batchID:client:installHash:receivedAt:collector:)`` makes, byte for
+///   byte: what the collector publishes is what it decoded.
+///
+/// One known Foundation difference is allowed (the same as in `DifferentialTests`): a number out of range in a
+/// member that a later duplicate key overwrites; `JSONSerialization` forgets it, the fast path rejects it anyway.
+package enum BatchDecoderFuzzTarget: FuzzTarget {
+    package static let name = "batch-decoder"
+
+    package static func check(_ input: [UInt8]) throws(FuzzFailure) {
+        let fast = Result { () throws(BatchDecodingError) in try FastBatchDecoder.decode(input) }
+        let reference = Result { () throws(BatchDecodingError) in try CodableBatchDecoder.decode(Data(input)) }
+        if case .failure(let error) = fast, error.code == .invalidJSON,
+            error.message.hasPrefix("Number is not representable")
+        {
+            // The allowed difference: Foundation misses (or reads as another type) an out-of-range number whose
+            // member a duplicate key shadows; the fast path rejects it wherever it is (RELIABILITY H4).
+            return
+        }
+        switch (fast, reference) {
+        case (.success(let left), .success(let right)):
+            try require(
+                exactlyEqual(left.dropped, right.dropped),
+                "drop reports differ: fast \(left.dropped) vs codable \(right.dropped)")
+            try require(
+                exactlyEqual(left.batch, right.batch), "batches differ: fast \(left.batch) vs codable \(right.batch)")
+            try checkRecords(of: left.batch)
+        case (.failure(let left), .failure(let right)):
+            try require(left.code == right.code, "error codes differ: fast \(left) vs codable \(right)")
+            try require(
+                left.code == .invalidJSON || left == right, "errors differ: fast \(left) vs codable \(right)")
+        case (.failure(let left), .success(let right)):
+            throw FuzzFailure("codable accepted (\(right.batch.events.count) events) but fast failed: \(left)")
+        case (.success(let left), .failure(let right)):
+            throw FuzzFailure("fast accepted (\(left.batch.events.count) events) but codable failed: \(right)")
+        }
+    }
+
+    /// Writes every event as the collector does and reads it back.
+    private static func checkRecords(of batch: DiagnosticBatch) throws(FuzzFailure) {
+        let receivedAt = Timestamp(secondsSinceEpoch: 1_764_493_200, nanoseconds: 123_000)
+        let batchID = batch.id ?? "fuzz-batch"
+        var buffer: [UInt8] = []
+        for (index, event) in batch.events.enumerated() {
+            let expected = EventRecord(
+                event: event, index: index, batchID: batchID, client: batch.client, installHash: "h",
+                receivedAt: receivedAt, collector: "fuzz")
+            buffer.removeAll(keepingCapacity: true)
+            EventRecordWriter.append(
+                event: event, index: index, batchID: batchID, client: batch.client, installHash: "h",
+                receivedAt: receivedAt, collector: "fuzz", to: &buffer)
+            let decoded: EventRecord
+            do {
+                decoded = try JSONDecoder().decode(EventRecord.self, from: Data(buffer))
+            } catch {
+                throw FuzzFailure("the Kafka record of event \(index) does not decode: \(error); \(show(buffer))")
+            }
+            try require(
+                exactlyEqual(decoded, expected),
+                "the Kafka record of event \(index) reads back as \(decoded), not \(expected)")
+        }
+    }
+}
+
+/// Whether `left` and `right` encode to the same bytes with sorted keys: equality that tells apart strings `==`
+/// calls equal (canonically equivalent, different scalars). Only for values without sets or dictionaries whose
+/// iteration order could differ.
+func exactlyEqual<Value: Encodable>(_ left: Value, _ right: Value) -> Bool {
+    let encoder = JSONEncoder()
+    encoder.outputFormatting = [.sortedKeys]
+    // Encoding these plain values cannot fail; a failure on either side counts as a difference.
+    guard let leftBytes = try? encoder.encode(left), let rightBytes = try? encoder.encode(right) else { return false }
+    return leftBytes == rightBytes
+}
