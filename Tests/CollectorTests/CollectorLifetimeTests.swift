@@ -64,4 +64,5 @@ private struct MemoryStore: CollectorStore {
 
     func apply(_ partials: [PartialRollup]) throws -> RollupApplyResult { try store.apply(partials) }
     func recordDeploy(_ deploy: DeployMarker) throws { try store.recordDeploy(deploy) }
+    func recordWatermarks(_ watermarks: [CollectorWatermark]) throws { try store.recordWatermarks(watermarks) }
 }
