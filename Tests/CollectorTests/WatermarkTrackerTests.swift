@@ -26,4 +26,13 @@ import Testing
         tracker.finish(first)
         #expect(tracker.completeUpTo == Self.at(15))
     }
+
+    @Test func aRecoveredSpoolHoldsEveryClaimUntilItIsReplayed() {
+        var tracker = WatermarkTracker(startedAt: Self.at(0), awaitsRecovered: true)
+        #expect(!tracker.hasClaim)
+        _ = tracker.flushed(count: 0, drainedAt: Self.at(5))
+        #expect(!tracker.hasClaim)
+        tracker.finish(WatermarkTracker.recoveredFlush)
+        #expect(tracker.hasClaim && tracker.completeUpTo == Self.at(5))
+    }
 }

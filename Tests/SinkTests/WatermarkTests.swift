@@ -103,6 +103,106 @@ import Testing
         #expect((letters.first?["reason"] as? String)?.contains("read from partition 0") == true)
     }
 
+    @Test func aFlushTheSpoolTookIsVouchedForOnlyAfterTheReplayDeliveredIt() async throws {
+        let fixture = try SinkFixture(partitions: 3)
+        var configuration = CollectorConfiguration(
+            keys: try IngestKeys(json: Data(#"{"ingestKeys": [{"key": "k-spool-0123456789", "apps": ["*"]}]}"#.utf8)))
+        configuration.port = 0
+        configuration.kafka = .brokers(fixture.kafka.bootstrapServers)
+        configuration.salt = Array("watermark-spool-salt".utf8)
+        configuration.collectorID = "spooling"
+        configuration.rollupInterval = .seconds(3600)
+        configuration.spool = CollectorConfiguration.DiskSpool(directory: fixture.directory.file("spool"))
+        configuration.responseDeadline = .seconds(2)
+        configuration.logLevel = .error
+        let collector = try makeCollector(configuration: configuration)
+        try collector.start()
+        // A flush while the brokers answer: the collector knows the topic's partitions from then on, so its
+        // watermarks keep going out (into the producer's queue) while they are away.
+        await collector.flushRollups()
+        let port = collector.port
+        let post = { @Sendable (indices: Range<Int>) async throws in
+            try await HTTPTestClient.onThread {
+                for index in indices {
+                    let body =
+                        #"{"id":"spool-mark-\#(index)","sentAt":"\#(Date().formatted(.iso8601))","client":{"appID":"com.example.shop","#
+                        + #""appVersion":"5.2.1","platform":"ios","installID":"I-\#(index)"},"#
+                        + #""events":[{"kind":"unknownType","widgetType":"hologram","count":2,"#
+                        + #""occurredAt":"\#(Date().addingTimeInterval(-5).formatted(.iso8601))"}]}"#
+                    let client = try HTTPTestClient(port: port, readTimeout: .seconds(15))
+                    defer { client.close() }
+                    let answer = try client.request(
+                        "POST", "/v1/diagnostics",
+                        headers: [
+                            ("Content-Type", "application/json"), ("Authorization", "Bearer k-spool-0123456789"),
+                        ],
+                        body: Array(body.utf8))
+                    try #require(answer.status == 202, "batch \(index) answered \(answer.status)")
+                }
+            }
+        }
+        try await post(0..<6)
+
+        // Brokers away: a batch answered from the spool makes Kafka look down once its delivery stalls, and from then
+        // on the flush goes to the spool. The flushes after it send watermarks into the producer's queue: they must
+        // not claim the spooled flush, which only the replay delivers.
+        try fixture.kafka.cluster.setBrokerDown(KafkaMockCluster.allBrokers)
+        try await post(6..<7)
+        try await Task.sleep(for: configuration.responseDeadline + .seconds(1))
+        let beforeFlush = Timestamp(Date())
+        await collector.flushRollups()
+        let spooled = try await until(timeout: .seconds(20)) { collector.spooledRecords > 0 ? true : nil }
+        #expect(spooled == true)
+        for _ in 0..<3 {
+            await collector.flushRollups()
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        // Back: the replay delivers the spool; only then do watermarks move past the spooled flush.
+        try fixture.kafka.cluster.setBrokerUp(KafkaMockCluster.allBrokers)
+        let replayed = try await until(timeout: .seconds(60)) { collector.spooledRecords == 0 ? true : nil }
+        #expect(replayed == true)
+        // Flushes go on as the interval would make them.
+        let flushing = Task {
+            while !Task.isCancelled {
+                await collector.flushRollups()
+                try? await Task.sleep(for: .milliseconds(500))
+            }
+        }
+        defer { flushing.cancel() }
+
+        let messages = try await fixture.kafka.consume(topic: KafkaFixture.rollupsTopic, timeout: .seconds(30)) {
+            messages in
+            let vouching = messages.compactMap { message -> Int? in
+                guard case .watermark(let mark)? = try? RollupsTopicMessage(jsonBytes: message.value),
+                    mark.completeUpTo >= beforeFlush
+                else { return nil }
+                return message.partition
+            }
+            return Set(vouching).count == 3
+        }
+        var partialOffsets: [Int: [Int64]] = [:]
+        var firstVouching: [Int: Int64] = [:]
+        for message in messages {
+            switch try RollupsTopicMessage(jsonBytes: message.value) {
+            case .partial:
+                partialOffsets[message.partition, default: []].append(message.offset)
+            case .watermark(let mark):
+                if mark.completeUpTo >= beforeFlush, firstVouching[message.partition] == nil {
+                    firstVouching[message.partition] = message.offset
+                }
+            }
+        }
+        #expect(firstVouching.count == 3, "every partition got a watermark past the spooled flush")
+        #expect(!partialOffsets.isEmpty)
+        for (partition, offsets) in partialOffsets {
+            let vouching = try #require(firstVouching[partition])
+            #expect(offsets.allSatisfy { $0 < vouching }, "partition \(partition): a watermark overtook the replay")
+        }
+        flushing.cancel()
+        _ = await flushing.value
+        await collector.shutdown()
+    }
+
     /// Produces each watermark to the partition given with it.
     private static func send(_ marks: [(CollectorWatermark, Int)], with producer: KafkaProducer) async throws {
         let done = AsyncStream<Void>.makeStream()

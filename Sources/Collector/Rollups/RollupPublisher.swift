@@ -42,7 +42,7 @@ final class RollupPublisher: Sendable {
     private let partitions = Mutex<(count: Int?, askedAt: ContinuousClock.Instant)?>(nil)
     // The flushes of messages the spool took: they reach Kafka when the replay delivers them, which is known only
     // once the spool holds nothing unsettled.
-    private let spooledFlushes = Mutex<[Int]>([])
+    private let spooledFlushes: Mutex<[Int]>
 
     /// A partial rollup with the number of times it was sent without success.
     struct Attempt: Sendable {
@@ -59,7 +59,11 @@ final class RollupPublisher: Sendable {
         clock: @escaping @Sendable () -> Timestamp = { Timestamp(Date()) }
     ) {
         self.clock = clock
-        self.tracker = Mutex(WatermarkTracker(startedAt: clock()))
+        // Records an earlier run left in the spool are replayed after this start: until they are delivered, this
+        // run's watermark claims nothing (the earlier run's last watermark stands).
+        let recovered = delivery?.spool.isEngaged ?? false
+        self.tracker = Mutex(WatermarkTracker(startedAt: clock(), awaitsRecovered: recovered))
+        self.spooledFlushes = Mutex(recovered ? [WatermarkTracker.recoveredFlush] : [])
         self.aggregator = aggregator
         self.producer = producer
         self.delivery = delivery
@@ -141,11 +145,11 @@ final class RollupPublisher: Sendable {
     /// (only those: events still in the producer's queue are the producer's to flush).
     func publishFinalWatermark(waitingUpTo bound: Duration) {
         let deadline = ContinuousClock.now + bound
-        while tracker.withLock({ $0.hasPending }) && ContinuousClock.now < deadline {
+        while settleSpooledFlushes() && ContinuousClock.now < deadline {
             Thread.sleep(forTimeInterval: 0.02)
         }
         flushing.withLock { _ in
-            let isDelivered = !tracker.withLock { $0.hasPending } && pendingCount == 0
+            let isDelivered = !settleSpooledFlushes() && pendingCount == 0
             publishWatermark(isStopped: isDelivered)
             logger.info(
                 "rollup watermark sent", ["stopped": String(isDelivered), "pending": String(pendingCount)])
@@ -155,17 +159,9 @@ final class RollupPublisher: Sendable {
     /// Sends the watermark to every partition of the topic (or records it in the store); a failure only delays the
     /// next one.
     private func publishWatermark(isStopped: Bool) {
-        if let delivery, !delivery.spool.isEngaged {
-            // Nothing in the spool is unsettled: what it took of our flushes is in Kafka.
-            let delivered = spooledFlushes.withLock { flushes in
-                defer { flushes.removeAll() }
-                return flushes
-            }
-            tracker.withLock { tracker in
-                for flush in delivered { tracker.finish(flush) }
-            }
-        }
-        let completeUpTo = tracker.withLock { $0.completeUpTo }
+        settleSpooledFlushes()
+        let (completeUpTo, hasClaim) = tracker.withLock { ($0.completeUpTo, $0.hasClaim) }
+        guard hasClaim else { return }
         let collector = aggregator.configuration.collectorID
         if let producer {
             guard let count = partitionCount(producer) else { return }
@@ -194,6 +190,22 @@ final class RollupPublisher: Sendable {
                 logger.debug("rollup watermark not stored", ["error": String(describing: error)])
             }
         }
+    }
+
+    /// Finishes the flushes the spool took once it holds nothing unsettled (what it took of them is in Kafka then);
+    /// returns whether some flush still waits for a delivery.
+    @discardableResult
+    private func settleSpooledFlushes() -> Bool {
+        if let delivery, !delivery.spool.isEngaged {
+            let delivered = spooledFlushes.withLock { flushes in
+                defer { flushes.removeAll() }
+                return flushes
+            }
+            tracker.withLock { tracker in
+                for flush in delivered { tracker.finish(flush) }
+            }
+        }
+        return tracker.withLock { $0.hasPending }
     }
 
     /// The rollups topic's partitions, asked of the brokers at most once a minute (every 10 s while they do not

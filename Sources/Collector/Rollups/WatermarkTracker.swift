@@ -20,10 +20,23 @@ struct WatermarkTracker: Sendable {
     /// Every batch answered before this instant has its rollups delivered.
     private(set) var completeUpTo: Timestamp
 
-    /// A tracker for a publisher that started at `startedAt` (nothing was recorded before it).
-    init(startedAt: Timestamp) {
-        completeUpTo = startedAt
+    /// The sequence of the flush that stands for what a spool recovered at start (an earlier run's rollups).
+    static let recoveredFlush = -1
+
+    /// A tracker for a publisher that started at `startedAt`: nothing was recorded before it, unless `awaitsRecovered`
+    /// (the spool holds an earlier run's records), in which case the watermark claims nothing until
+    /// ``recoveredFlush`` is finished.
+    init(startedAt: Timestamp, awaitsRecovered: Bool = false) {
+        if awaitsRecovered {
+            completeUpTo = Timestamp(secondsSinceEpoch: 0)
+            outstanding = [Flush(sequence: Self.recoveredFlush, drainedAt: startedAt, pending: 1)]
+        } else {
+            completeUpTo = startedAt
+        }
     }
+
+    /// Whether the watermark claims anything yet (false while a recovered spool waits for its replay).
+    var hasClaim: Bool { completeUpTo.secondsSinceEpoch > 0 }
 
     /// Whether some flush still waits for a message.
     var hasPending: Bool { !outstanding.isEmpty }
