@@ -45,6 +45,16 @@ public final class SQLRollupStore: RollupStore, SchemaMigrating {
         try core.write { try DeploysTable.record(deploy, on: $0) }
     }
 
+    /// Stores a capability manifest, replacing the same build's unless that one was uploaded later.
+    public func recordManifest(_ manifest: CapabilityManifest) throws {
+        try core.write { try ManifestsTable.record(manifest, on: $0) }
+    }
+
+    /// The manifests of `appID` (nil: every app), in ``CapabilityManifest/storeOrder(_:_:)``.
+    public func manifests(appID: String?) throws -> [CapabilityManifest] {
+        try core.read { try ManifestsTable.manifests(appID: appID, on: $0) }
+    }
+
     /// Deploy markers that finished in `from..<to`, ordered by `finishedAt`, then id.
     public func deploys(from: Timestamp, to: Timestamp) throws -> [DeployMarker] {
         try core.read { try DeploysTable.markers(from: from, to: to, on: $0) }

@@ -35,4 +35,7 @@ public protocol RollupReader: Sendable {
 
     /// The alerts without `resolvedAt`, ordered by fingerprint.
     func openAlerts() throws -> [AlertState]
+
+    /// The capability manifests of `appID` (nil: every app), one per build, in ``CapabilityManifest/storeOrder(_:_:)``.
+    func manifests(appID: String?) throws -> [CapabilityManifest]
 }

@@ -279,7 +279,7 @@ import Testing
         let sql = try #require(reopened as? any SchemaMigrating)
         try sql.migrate()
         try sql.migrate()
-        #expect(try sql.schemaVersion() == 1)
+        #expect(try sql.schemaVersion() == 2)
         let rollups = try reopened.seriesRollups(
             SeriesQuery(from: RollupFactory.at(minute: 0), to: RollupFactory.at(minute: 1)))
         #expect(rollups.map(\.events) == [2])

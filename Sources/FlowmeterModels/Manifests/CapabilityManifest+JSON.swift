@@ -7,8 +7,9 @@ extension CapabilityManifest {
     /// Unknown keys are ignored. Throws ``ManifestError``: `tooLarge` when the document or one of its lists is over
     /// `limits`, `invalid` (with the field's path) for anything else that is wrong.
     ///
-    /// - Parameter checkingIdentifiers: hold every name to ``IdentifierRule`` (the default, for what arrives from
-    ///   outside); false reads a manifest as it was stored, trusting the writer's check.
+    /// - Parameter checkingIdentifiers: hold every name to ``IdentifierRule`` and the name lengths of `limits` (the
+    ///   default, for what arrives from outside); false reads a manifest as it was stored, trusting the writer's
+    ///   check of its names.
     public init(
         jsonBytes bytes: some Collection<UInt8>, limits: ManifestLimits = ManifestLimits(),
         checkingIdentifiers: Bool = true
@@ -187,7 +188,8 @@ private struct ManifestReader {
 
     /// An identifier no longer than `maxLength` characters.
     private func check(_ value: String, as what: String, maxLength: Int, path: String) throws(ManifestError) {
-        if checksIdentifiers, let violation = IdentifierRule.violation(in: value) {
+        guard checksIdentifiers else { return }
+        if let violation = IdentifierRule.violation(in: value) {
             throw ManifestError(.invalid, violation.message(key: what), path: path)
         }
         guard value.count <= maxLength else {

@@ -47,7 +47,18 @@ enum RollupSchema {
                 "CREATE TABLE alerts (fingerprint TEXT PRIMARY KEY, is_open BIGINT NOT NULL, state \(blob) NOT NULL)",
                 "CREATE INDEX alerts_open ON alerts (is_open)",
             ]
-        }
+        },
+        // Capability manifests (CONTRACT §7): one row per build, the JSON as uploaded (keys sorted).
+        Migration(version: 2) { database in
+            [
+                """
+                CREATE TABLE manifests (
+                    app_id TEXT NOT NULL, platform TEXT NOT NULL, app_version TEXT NOT NULL, build TEXT NOT NULL,
+                    uploaded_s BIGINT NOT NULL, uploaded_ns BIGINT NOT NULL, manifest \(database.blobType) NOT NULL,
+                    PRIMARY KEY (app_id, platform, app_version, build))
+                """
+            ]
+        },
     ]
 
     static var latestVersion: Int64 { migrations.map(\.version).max() ?? 0 }
