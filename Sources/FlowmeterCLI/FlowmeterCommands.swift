@@ -19,6 +19,7 @@ public enum FlowmeterCommands {
                 VersionsCommand.command,
                 TypesCommand.command,
                 CheckCommand.command,
+                ManifestsCommand.command,
                 SimulateCommand.command,
                 ReportCommand.command,
             ]
