@@ -30,10 +30,12 @@ let package = Package(
         .target(name: "FlowmeterModels", swiftSettings: strictSettings),
 
         // Wrappers around the C libraries.
-        .target(name: "Kafka", dependencies: ["CRdKafka", "Lifecycle", "Logging"], swiftSettings: strictSettings),
-        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD"], swiftSettings: strictSettings),
-        .target(name: "Gzip", dependencies: ["CZlib"], swiftSettings: strictSettings),
-        .target(name: "Hashing", dependencies: ["CCrypto"], swiftSettings: strictSettings),
+        .target(
+            name: "Kafka", dependencies: ["CRdKafka", "FlowmeterModels", "Lifecycle", "Logging"],
+            swiftSettings: strictSettings),
+        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "FlowmeterModels"], swiftSettings: strictSettings),
+        .target(name: "Gzip", dependencies: ["CZlib", "FlowmeterModels"], swiftSettings: strictSettings),
+        .target(name: "Hashing", dependencies: ["CCrypto", "FlowmeterModels"], swiftSettings: strictSettings),
 
         // The program's structured logger (JSON or logfmt), used by every service.
         .target(name: "Logging", dependencies: ["FlowmeterModels"], swiftSettings: strictSettings),
@@ -135,7 +137,7 @@ let package = Package(
         .testTarget(name: "OperationsTests", dependencies: ["TestSupport"], swiftSettings: strictSettings),
         .testTarget(
             name: "CollectorTests",
-            dependencies: ["Collector", "TestSupport"],
+            dependencies: ["Collector", "Logging", "TestSupport"],
             swiftSettings: strictSettings
         ),
     ]

@@ -9,9 +9,6 @@ import Metrics
 import Rollups
 import Synchronization
 
-/// The version reported in `flowmeter_build_info`.
-public let collectorVersion = "0.1.0"
-
 /// Builds a collector from `configuration`: validates it, starts the embedded cluster when asked, makes the
 /// producer and the HTTP server, but listens only at `start()` or `run()`.
 ///
@@ -21,7 +18,7 @@ public let collectorVersion = "0.1.0"
 /// With a `store`, deploy markers and manifests are recorded there too, and in `.none` mode partial rollups go straight into it
 /// (with Kafka they go to the rollups topic, and a sink merges them).
 public func makeCollector(
-    configuration: CollectorConfiguration, logger: CollectorLogger? = nil, store: (any CollectorStore)? = nil
+    configuration: CollectorConfiguration, logger: Logger? = nil, store: (any CollectorStore)? = nil
 ) throws(CollectorError) -> Collector {
     try Collector(configuration: configuration, logger: logger, store: store)
 }
@@ -40,7 +37,7 @@ public final class Collector: Sendable {
     /// The metrics `/metrics` renders.
     public let metrics: CollectorMetrics
     /// The logger.
-    public let logger: CollectorLogger
+    public let logger: Logger
     /// The embedded cluster in `.embedded` mode, else nil.
     public let embeddedCluster: KafkaMockCluster?
     /// The events producer, nil in `.none` mode.
@@ -49,15 +46,17 @@ public final class Collector: Sendable {
     private let rollups: RollupPublisher?
     private let publisher: RollupPublisherService?
     private let producerService: KafkaProducerService?
+    private let spoolService: SpoolReplayService?
+    private let spool: Spool?
     private let health: KafkaHealth
     private let isShutDown = Atomic<Bool>(false)
 
     init(
-        configuration: CollectorConfiguration, logger givenLogger: CollectorLogger?, store: (any CollectorStore)?
+        configuration: CollectorConfiguration, logger givenLogger: Logger?, store: (any CollectorStore)?
     ) throws(CollectorError) {
         try Self.validate(configuration)
         self.configuration = configuration
-        let logger = givenLogger ?? CollectorLogger(threshold: configuration.logLevel, format: configuration.logFormat)
+        let logger = givenLogger ?? Logger(threshold: configuration.logLevel, format: configuration.logFormat)
         self.logger = logger
         let metrics = CollectorMetrics(typeCap: configuration.metricsTypeCap)
         self.metrics = metrics
@@ -121,6 +120,25 @@ public final class Collector: Sendable {
                 ["fix": "set --salt-file or FLOWMETER_SALT"])
         }
 
+        // The spool sits between the senders and the producer: opened (and recovered) here, so a directory that
+        // cannot be used fails the build, not the first outage.
+        var delivery: SpoolingDelivery?
+        var spoolService: SpoolReplayService?
+        if let producer, let settings = configuration.spool {
+            let spool = try Spool(
+                configuration: Spool.Configuration(directory: settings.directory, maxBytes: settings.maxBytes),
+                metrics: metrics, logger: logger)
+            let spooling = SpoolingDelivery(
+                spool: spool, producer: producer, health: health, metrics: metrics, threshold: settings.threshold)
+            delivery = spooling
+            spoolService = SpoolReplayService(
+                delivery: spooling,
+                replay: SpoolReplay(spool: spool, producer: producer, health: health, metrics: metrics, logger: logger),
+                producer: producer, health: health, flushTimeout: configuration.shutdownFlushTimeout, logger: logger)
+        }
+        self.spool = delivery?.spool
+        self.spoolService = spoolService
+
         // Rollups go to Kafka when there is one, else into the store; with neither there is nowhere to send them.
         let rollups: RollupPublisher? =
             producer == nil && store == nil
@@ -129,7 +147,7 @@ public final class Collector: Sendable {
                 aggregator: RollupAggregator(
                     configuration: .init(
                         collectorID: configuration.collectorID, maxEntries: configuration.rollupMaxEntries)),
-                producer: producer, store: store, topic: configuration.topics.rollups,
+                producer: producer, delivery: delivery, store: store, topic: configuration.topics.rollups,
                 interval: configuration.rollupInterval, maxAttempts: configuration.rollupMaxAttempts,
                 maxPending: configuration.rollupMaxPending, metrics: metrics, logger: logger)
         self.rollups = rollups
@@ -138,12 +156,15 @@ public final class Collector: Sendable {
             RollupPublisherService(
                 publisher: $0, producer: eventsProducer, flushTimeout: configuration.shutdownFlushTimeout / 2)
         }
+        // With a spool, everything the producer holds at the end is on disk already: its own flush is short.
+        let producerFlush =
+            delivery == nil ? configuration.shutdownFlushTimeout : min(configuration.shutdownFlushTimeout, .seconds(2))
         producerService = eventsProducer.map {
-            KafkaProducerService($0, flushTimeout: configuration.shutdownFlushTimeout, logger: logger)
+            KafkaProducerService($0, flushTimeout: producerFlush, logger: logger)
         }
         let ingest = IngestHandler(
             configuration: configuration, hasher: InstallIDHasher(salt: salt), producer: producer,
-            aggregator: rollups?.aggregator, metrics: metrics, health: health, logger: logger)
+            delivery: delivery, aggregator: rollups?.aggregator, metrics: metrics, health: health, logger: logger)
         let deploys = DeployHandler(
             keys: configuration.keys, producer: producer, store: store, topic: configuration.topics.deploys,
             metrics: metrics, logger: logger)
@@ -169,6 +190,7 @@ public final class Collector: Sendable {
         let kafkaMode = configuration.kafka
         let producerForMetrics = producer
         let isUp: @Sendable () -> Bool = { kafkaMode == .none || health.isUp }
+        let readiness = Readiness(kafkaMode: kafkaMode, health: health, spool: delivery?.spool)
         var router = HTTPRouter()
         router.add(.post, "/v1/diagnostics") { request, responder in ingest.handle(request, responder) }
         router.add(.post, "/v1/deploys") { request, responder in deploys.handle(request, responder) }
@@ -176,16 +198,7 @@ public final class Collector: Sendable {
         router.add(.get, "/healthz") { _, responder in
             responder.respond(.json(status: .ok, #"{"status":"ok"}"#))
         }
-        router.add(.get, "/readyz") { _, responder in
-            if isUp() {
-                responder.respond(.json(status: .ok, #"{"status":"ready"}"#))
-            } else {
-                responder.respond(
-                    .error(
-                        status: .serviceUnavailable, code: "unavailable", message: "Kafka is not answering.",
-                        headers: ["Retry-After": "5"]))
-            }
-        }
+        router.add(.get, "/readyz") { _, responder in responder.respond(readiness.response()) }
         router.add(.get, "/metrics") { _, responder in
             metrics.refresh(producer: producerForMetrics, aggregator: rollups?.aggregator)
             responder.respond(
@@ -196,11 +209,12 @@ public final class Collector: Sendable {
         let server = HTTPServer(configuration: serverConfiguration, router: router)
         http = HTTPIngestService(server: server, ingest: ingest, configuration: configuration, logger: logger)
         metrics.registerGauges(
-            server: server, producer: producer, isKafkaUp: isUp, version: collectorVersion,
+            server: server, producer: producer, isKafkaUp: isUp, version: flowmeterVersion,
             collectorID: configuration.collectorID)
         metrics.registry.gauge(
             "flowmeter_rollup_pending_messages", help: "Partial rollups waiting to be sent again after a failure."
         ) { Double(rollups?.pendingCount ?? 0) }
+        metrics.registerSpoolGauges(delivery?.spool)
     }
 
     /// The TCP port the server listens on once started.
@@ -210,12 +224,17 @@ public final class Collector: Sendable {
     public var bootstrapServers: [String] { producer?.configuration.bootstrapServers ?? [] }
 
     /// The collector's services in start order, each with its stop bound: the producer's poll loop (flush bound),
-    /// the rollup publisher, the HTTP server (response deadline plus drain).
+    /// the spool replay (with a spool), the rollup publisher, the HTTP server (response deadline plus drain).
     public var services: [ServiceGroup.Entry] {
         var entries: [ServiceGroup.Entry] = []
         if let producerService {
             entries.append(
                 ServiceGroup.Entry(producerService, shutdownTimeout: configuration.shutdownFlushTimeout + .seconds(5)))
+        }
+        if let spoolService {
+            // Stops after the publisher (whose final drain may need the spool) and before the producer.
+            entries.append(
+                ServiceGroup.Entry(spoolService, shutdownTimeout: configuration.shutdownFlushTimeout + .seconds(15)))
         }
         if let publisher {
             entries.append(
@@ -225,9 +244,10 @@ public final class Collector: Sendable {
         return entries
     }
 
-    /// Starts the publisher, then listens; returns once connections are accepted. When listening fails, the
-    /// publisher is stopped again.
+    /// Starts the spool replay and the publisher, then listens; returns once connections are accepted. When
+    /// listening fails, the publisher is stopped again (call `shutdown()` to close the spool).
     public func start() throws(CollectorError) {
+        spoolService?.start()
         rollups?.start()
         do {
             try http.start()
@@ -242,14 +262,15 @@ public final class Collector: Sendable {
         try await ServiceGroup(services, logger: logger).run()
     }
 
-    /// Stops accepting, finishes requests in flight, sends the final rollups, flushes the producer within the
-    /// bound, and stops: the services' stops in reverse order.
+    /// Stops accepting, finishes requests in flight, sends the final rollups, spools what Kafka has not taken,
+    /// flushes the producer within the bound, and stops: the services' stops in reverse order.
     ///
     /// Idempotent. Requests arriving on kept-alive connections meanwhile get 503.
     public func shutdown() async {
         guard !isShutDown.exchange(true, ordering: .sequentiallyConsistent) else { return }
         let drained = await http.stop()
         await publisher?.stop()
+        await spoolService?.stop()
         let unflushed = await producerService?.stop() ?? 0
         logger.info("stopped", ["drained": String(drained), "unflushed": String(unflushed)])
     }
@@ -269,6 +290,9 @@ public final class Collector: Sendable {
     /// Partial rollups waiting to be sent again after a failed delivery.
     public var pendingRollups: Int { rollups?.pendingCount ?? 0 }
 
+    /// Messages in the disk spool not yet persisted by Kafka; 0 without a spool.
+    public var spooledRecords: Int { spool?.status.records ?? 0 }
+
     private static func validate(_ configuration: CollectorConfiguration) throws(CollectorError) {
         func require(_ condition: Bool, _ message: String) throws(CollectorError) {
             if !condition { throw CollectorError(.invalidConfiguration, message) }
@@ -286,6 +310,18 @@ public final class Collector: Sendable {
         try require(configuration.metricsTypeCap >= 0, "metrics-type-cap must not be negative")
         try require(!configuration.collectorID.isEmpty, "collector-id must not be empty")
         try require(configuration.salt.map { !$0.isEmpty } ?? true, "the salt must not be empty")
+        if case .brokers = configuration.kafka {
+            // Every collector of a cluster must hash an install the same way, or it is counted once per collector.
+            try require(
+                configuration.salt != nil,
+                "a real Kafka cluster needs the install-ID salt (--salt-file or FLOWMETER_SALT): collectors with "
+                    + "random salts would count one install once per collector")
+        }
         try require(configuration.topics.all.allSatisfy { !$0.isEmpty }, "topic names must not be empty")
+        if let spool = configuration.spool {
+            try require(!spool.directory.isEmpty, "the spool directory must not be empty")
+            try require(spool.maxBytes > 0, "spool-max-bytes must be positive")
+            try require(spool.threshold > .zero, "the spool threshold must be positive")
+        }
     }
 }

@@ -48,6 +48,22 @@ public struct CollectorConfiguration: Sendable {
         case enqueue
     }
 
+    /// The disk spool (CONTRACT §5, `--spool DIR --spool-max-bytes N`): where a batch goes when Kafka does not take
+    /// it within `threshold`, so it can still be answered 202.
+    public struct DiskSpool: Sendable, Hashable {
+        /// The directory of segment files; made when missing, and held by one collector at a time.
+        public var directory: String
+        /// The most bytes the segment files may take; past it batches that need the spool get 503. Default 1 GiB.
+        public var maxBytes: Int = 1 << 30
+        /// How long a batch waits for Kafka before it is spooled instead; default 1 s.
+        public var threshold: Duration = .seconds(1)
+
+        /// A spool in `directory` with the defaults.
+        public init(directory: String) {
+            self.directory = directory
+        }
+    }
+
     /// The Kafka topic names (CONTRACT §4 defaults).
     public struct Topics: Sendable, Hashable {
         /// Every accepted event; default `flowmeter.events.v1`.
@@ -79,7 +95,12 @@ public struct CollectorConfiguration: Sendable {
     public var kafka: KafkaMode = .embedded
     /// When to answer 202; default `.delivery`.
     public var ackMode: AckMode = .delivery
-    /// The secret install-ID salt; nil makes a random one (pseudonyms then change at every restart).
+    /// The disk spool; nil for none (the default in code; `flowmeter serve` defaults to `flowmeter-spool` in the
+    /// working directory, and `--spool none` turns it off). Without one, a batch Kafka does not take within
+    /// `responseDeadline` gets 503. Unused in `.none` mode.
+    public var spool: DiskSpool?
+    /// The secret install-ID salt; nil makes a random one (pseudonyms then change at every restart). Required with
+    /// `.brokers`: collectors with random salts would count one install once per collector.
     public var salt: [UInt8]?
     /// This collector's name in every published event (`collector`); default the host name.
     public var collectorID: String = ProcessInfo.processInfo.hostName
@@ -127,9 +148,9 @@ public struct CollectorConfiguration: Sendable {
     /// Partial rollups kept for a retry at once; more are dropped and counted; default 100,000.
     public var rollupMaxPending = 100_000
     /// The log threshold; default `.info`.
-    public var logLevel: CollectorLogger.Level = .info
+    public var logLevel: Logger.Level = .info
     /// The log line format; default `.json`.
-    public var logFormat: CollectorLogger.Format = .json
+    public var logFormat: Logger.Format = .json
 
     /// A configuration with the defaults and these keys.
     public init(keys: IngestKeys) {

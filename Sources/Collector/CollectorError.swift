@@ -1,5 +1,7 @@
-/// Why a collector could not be built or started.
-public struct CollectorError: Error, Sendable, CustomStringConvertible {
+public import FlowmeterModels
+
+/// Why a collector could not be built or started, or its disk spool could not take a batch.
+public struct CollectorError: FlowmeterError {
     /// What went wrong; an extensible set.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         /// The code's name.
@@ -13,6 +15,12 @@ public struct CollectorError: Error, Sendable, CustomStringConvertible {
         public static let listenFailed = Code("listenFailed")
         /// No random salt could be made.
         public static let randomnessUnavailable = Code("randomnessUnavailable")
+        /// The disk spool could not be opened: its directory cannot be made or read, or another collector holds it.
+        public static let spoolUnavailable = Code("spoolUnavailable")
+        /// The disk spool has no room for the batch under `--spool-max-bytes`.
+        public static let spoolFull = Code("spoolFull")
+        /// Writing the disk spool failed (a full disk, a read-only file system, an I/O error).
+        public static let spoolWriteFailed = Code("spoolWriteFailed")
         public var description: String { name }
     }
 
@@ -32,8 +40,10 @@ public struct CollectorError: Error, Sendable, CustomStringConvertible {
         self.line = line
     }
 
-    /// Whether trying again may help: only for Kafka and listening, which depend on the outside.
-    public var isRetriable: Bool { code == .kafkaUnavailable || code == .listenFailed }
+    /// Whether trying again may help: for Kafka, listening and the spool's disk, which depend on the outside.
+    public var isRetriable: Bool {
+        [.kafkaUnavailable, .listenFailed, .spoolFull, .spoolWriteFailed].contains(code)
+    }
 
     /// `<code>: <message>`.
     public var description: String { "\(code): \(message)" }

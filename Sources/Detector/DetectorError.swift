@@ -1,8 +1,10 @@
+public import FlowmeterModels
+
 /// An error from the Detector module: an alert receiver that refused or could not be reached, or an owners file
 /// that cannot be used.
 ///
 /// Reading rollups throws the store's own errors unchanged; only what the detector does itself throws this.
-public struct DetectorError: Error, Sendable, CustomStringConvertible {
+public struct DetectorError: FlowmeterError {
     /// What went wrong, as an extensible code.
     public let code: Code
     /// What went wrong, in words.
@@ -12,10 +14,12 @@ public struct DetectorError: Error, Sendable, CustomStringConvertible {
     /// The source file that made the error.
     public let file: String
     /// The source line that made the error.
-    public let line: Int
+    public let line: UInt
 
     /// Makes an error; `file` and `line` default to the caller's position.
-    public init(code: Code, message: String, httpStatus: Int? = nil, file: String = #fileID, line: Int = #line) {
+    public init(
+        _ code: Code, _ message: String, httpStatus: Int? = nil, file: String = #fileID, line: UInt = #line
+    ) {
         self.code = code
         self.message = message
         self.httpStatus = httpStatus

@@ -1,7 +1,9 @@
+import FlowmeterModels
+
 /// The `flowmeter` command tree; the executable's `main.swift` hands its arguments to this and exits with the result.
 public enum FlowmeterCommands {
-    /// The version printed by `flowmeter --version`.
-    public static let version = "0.1.0"
+    /// The version printed by `flowmeter --version` (`flowmeterVersion`, from the shared models).
+    public static let version = flowmeterVersion
 
     /// The root command with every subcommand.
     public static var root: Command {

@@ -1,7 +1,7 @@
 /// The module's error: a batch that cannot be taken at all (HTTP 400).
 ///
 /// A problem with one event never produces this error; the event is dropped and reported instead.
-public struct BatchDecodingError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct BatchDecodingError: FlowmeterError, Hashable {
     /// What kind of problem; an extensible set of codes.
     public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
         /// The code's name.
@@ -31,10 +31,10 @@ public struct BatchDecodingError: Error, Hashable, Sendable, CustomStringConvert
     /// Where the error was made.
     public var file: String
     /// Where the error was made.
-    public var line: Int
+    public var line: UInt
 
     /// Creates an error, recording where it was made.
-    public init(code: Code, path: String, message: String, file: String = #fileID, line: Int = #line) {
+    public init(_ code: Code, _ message: String, path: String, file: String = #fileID, line: UInt = #line) {
         self.code = code
         self.path = path
         self.message = message

@@ -12,7 +12,7 @@ public enum CodableBatchDecoder {
     public static func decode(_ data: Data) throws(BatchDecodingError) -> DecodedBatch {
         // A NUL byte is never valid in UTF-8 JSON; rejecting it also stops Foundation from guessing UTF-16 or UTF-32.
         if data.contains(0) || (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) == nil {
-            throw BatchDecodingError(code: .invalidJSON, path: "", message: DecodeMessages.invalidJSON)
+            throw BatchDecodingError(.invalidJSON, DecodeMessages.invalidJSON, path: "")
         }
         do {
             return try JSONDecoder().decode(DecodedBatch.self, from: data)
@@ -24,9 +24,9 @@ public enum CodableBatchDecoder {
             case .dataCorrupted: code = .invalidValue
             @unknown default: code = .invalidValue
             }
-            throw BatchDecodingError(code: code, path: error.contractPath, message: error.contractMessage)
+            throw BatchDecodingError(code, error.contractMessage, path: error.contractPath)
         } catch {
-            throw BatchDecodingError(code: .invalidJSON, path: "", message: String(describing: error))
+            throw BatchDecodingError(.invalidJSON, String(describing: error), path: "")
         }
     }
 }

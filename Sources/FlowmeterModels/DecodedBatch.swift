@@ -4,11 +4,16 @@ public struct DecodedBatch: Hashable, Sendable {
     public var batch: DiagnosticBatch
     /// One report per dropped event, in their original order.
     public var dropped: [DecodeDiagnostic]
+    /// Where each dropped event sat in `events` as sent: `droppedIndices[i]` is the position of `dropped[i]`, as a
+    /// number (the report's `path` spells it for people).
+    public var droppedIndices: [Int]
 
-    /// Creates a result.
-    public init(batch: DiagnosticBatch, dropped: [DecodeDiagnostic]) {
+    /// Creates a result; `droppedIndices` must have one position per report.
+    public init(batch: DiagnosticBatch, dropped: [DecodeDiagnostic], droppedIndices: [Int]) {
+        precondition(dropped.count == droppedIndices.count, "one position per dropped event")
         self.batch = batch
         self.dropped = dropped
+        self.droppedIndices = droppedIndices
     }
 }
 
@@ -36,6 +41,7 @@ extension DecodedBatch: Decodable {
         var list = try container.array(.events, required: true)!
         var events: [DiagnosticEvent] = []
         var dropped: [DecodeDiagnostic] = []
+        var droppedIndices: [Int] = []
         while !list.isAtEnd {
             let index = list.currentIndex
             let element = try list.superDecoder()
@@ -47,11 +53,12 @@ extension DecodedBatch: Decodable {
                 let named = error.contractPath
                 let path = named.hasPrefix(element + ".") ? named : element
                 dropped.append(DecodeDiagnostic(path: path, message: error.contractMessage))
+                droppedIndices.append(index)
             }
         }
         self.init(
             batch: DiagnosticBatch(id: id, sentAt: sentAt, client: client, decodes: decodes, events: events),
-            dropped: dropped
+            dropped: dropped, droppedIndices: droppedIndices
         )
     }
 }

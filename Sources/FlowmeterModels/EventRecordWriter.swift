@@ -186,37 +186,6 @@ public enum EventRecordWriter {
         buffer.append(UInt8(ascii: ":"))
     }
 
-    /// Appends `string` as a quoted, escaped JSON string.
-    public static func appendString(_ string: String, to buffer: inout [UInt8]) {
-        buffer.append(UInt8(ascii: "\""))
-        appendEscaped(string, to: &buffer)
-        buffer.append(UInt8(ascii: "\""))
-    }
-
-    static func appendEscaped(_ string: String, to buffer: inout [UInt8]) {
-        var string = string
-        string.withUTF8 { bytes in
-            var runStart = 0
-            for position in 0..<bytes.count {
-                let byte = bytes[position]
-                guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else { continue }
-                buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart..<position]))
-                runStart = position + 1
-                buffer.append(UInt8(ascii: "\\"))
-                switch byte {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"): buffer.append(byte)
-                case 0x0A: buffer.append(UInt8(ascii: "n"))
-                case 0x0D: buffer.append(UInt8(ascii: "r"))
-                case 0x09: buffer.append(UInt8(ascii: "t"))
-                default:
-                    let hex: [UInt8] = Array("0123456789abcdef".utf8)
-                    buffer.append(contentsOf: [UInt8(ascii: "u"), 48, 48, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
-                }
-            }
-            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[runStart...]))
-        }
-    }
-
     static func appendInt(_ value: Int, to buffer: inout [UInt8]) {
         if value < 0 {
             buffer.append(UInt8(ascii: "-"))

@@ -23,14 +23,14 @@ public enum FastBatchDecoder {
 
     static func decode(_ buffer: UnsafeBufferPointer<UInt8>) -> Result<DecodedBatch, BatchDecodingError> {
         guard let base = buffer.baseAddress, buffer.count > 0 else {
-            return .failure(BatchDecodingError(code: .invalidJSON, path: "", message: "Empty body at offset 0"))
+            return .failure(BatchDecodingError(.invalidJSON, "Empty body at offset 0", path: ""))
         }
         var parser = FastBatchParser(reader: ByteReader(base: base, count: buffer.count))
         do {
             return try parser.parse()
         } catch {
             return .failure(
-                BatchDecodingError(code: .invalidJSON, path: "", message: "\(error.reason) at offset \(error.offset)"))
+                BatchDecodingError(.invalidJSON, "\(error.reason) at offset \(error.offset)", path: ""))
         }
     }
 }

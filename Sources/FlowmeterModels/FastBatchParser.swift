@@ -162,6 +162,7 @@ struct FastBatchParser {
         var sawEvents = false
         var events: [DiagnosticEvent] = []
         var dropped: [DecodeDiagnostic] = []
+        var droppedIndices: [Int] = []
         var isFirst = true
         while let key = try nextMember(isFirst: &isFirst) {
             switch match(key, Self.batchKeys) {
@@ -179,7 +180,7 @@ struct FastBatchParser {
             case 4 where !sawEvents:
                 sawEvents = true
                 if reader.peek == UInt8(ascii: "[") {
-                    try parseEvents(into: &events, dropped: &dropped)
+                    try parseEvents(into: &events, dropped: &dropped, droppedIndices: &droppedIndices)
                 } else {
                     eventsSlot = try reader.scanValue(depth: 1)
                 }
@@ -207,9 +208,9 @@ struct FastBatchParser {
             }
             let batch = DiagnosticBatch(
                 id: batchID, sentAt: sentTime, client: info, decodes: decodeCount, events: events)
-            return .success(DecodedBatch(batch: batch, dropped: dropped))
+            return .success(DecodedBatch(batch: batch, dropped: dropped, droppedIndices: droppedIndices))
         } catch {
-            return .failure(BatchDecodingError(code: error.code, path: error.field ?? "", message: error.message))
+            return .failure(BatchDecodingError(error.code, error.message, path: error.field ?? ""))
         }
     }
 
@@ -223,8 +224,7 @@ struct FastBatchParser {
         _ code: BatchDecodingError.Code, _ path: String, expected: String, key: String?, found: ByteReader.ValueType
     ) -> BatchDecodingError {
         BatchDecodingError(
-            code: code, path: path,
-            message: DecodeMessages.typeMismatch(expected: expected, key: key, found: found.name))
+            code, DecodeMessages.typeMismatch(expected: expected, key: key, found: found.name), path: path)
     }
 
     // MARK: - Client
@@ -277,8 +277,7 @@ struct FastBatchParser {
                     unknownPolicy: policy.flatMap(UnknownPolicy.init(rawValue:)), capabilities: header))
         } catch {
             return .failure(
-                BatchDecodingError(
-                    code: error.code, path: error.field.map { "client.\($0)" } ?? "client", message: error.message))
+                BatchDecodingError(error.code, error.message, path: error.field.map { "client.\($0)" } ?? "client"))
         }
     }
 
@@ -335,20 +334,20 @@ struct FastBatchParser {
             if let badIdentifier {
                 return .failure(
                     BatchDecodingError(
-                        code: .invalidValue, path: "client.capabilities.registeredTypes.Index \(badIdentifier.index)",
-                        message: badIdentifier.violation.message(key: "registeredTypes")))
+                        .invalidValue, badIdentifier.violation.message(key: "registeredTypes"),
+                        path: "client.capabilities.registeredTypes.Index \(badIdentifier.index)"))
             }
             return .success(
                 Capabilities(maxSchemaVersion: version, registeredTypes: sawTypes && typesSlot == nil ? types : nil))
         } catch {
-            return .failure(BatchDecodingError(code: error.code, path: "client.capabilities", message: error.message))
+            return .failure(BatchDecodingError(error.code, error.message, path: "client.capabilities"))
         }
     }
 
     // MARK: - Events
 
     mutating func parseEvents(
-        into events: inout [DiagnosticEvent], dropped: inout [DecodeDiagnostic]
+        into events: inout [DiagnosticEvent], dropped: inout [DecodeDiagnostic], droppedIndices: inout [Int]
     ) throws(JSONSyntaxError) {
         reader.index += 1
         events.reserveCapacity(64)
@@ -361,6 +360,7 @@ struct FastBatchParser {
                 case .failure(let problem):
                     let path = problem.field.map { "events.Index \(index).\($0)" } ?? "events.Index \(index)"
                     dropped.append(DecodeDiagnostic(path: path, message: problem.message))
+                    droppedIndices.append(index)
                 }
             } else {
                 let value = try reader.scanValue(depth: 2)
@@ -368,6 +368,7 @@ struct FastBatchParser {
                     DecodeDiagnostic(
                         path: "events.Index \(index)",
                         message: DecodeMessages.typeMismatch(expected: "Object", key: nil, found: value.type.name)))
+                droppedIndices.append(index)
             }
             index += 1
         }

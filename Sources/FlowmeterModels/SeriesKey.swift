@@ -7,12 +7,12 @@ public enum SeriesKey {
     /// Appends the key bytes for one series to `buffer`.
     public static func append(appID: String, kind: DiagnosticKind, widgetType: String?, to buffer: inout [UInt8]) {
         buffer.append(UInt8(ascii: "["))
-        EventRecordWriter.appendString(appID, to: &buffer)
+        JSONString.append(appID, to: &buffer)
         buffer.append(UInt8(ascii: ","))
-        EventRecordWriter.appendString(kind.rawValue, to: &buffer)
+        JSONString.append(kind.rawValue, to: &buffer)
         buffer.append(UInt8(ascii: ","))
         if let widgetType {
-            EventRecordWriter.appendString(widgetType, to: &buffer)
+            JSONString.append(widgetType, to: &buffer)
         } else {
             buffer.append(contentsOf: [UInt8(ascii: "n"), UInt8(ascii: "u"), UInt8(ascii: "l"), UInt8(ascii: "l")])
         }

@@ -1,7 +1,9 @@
+public import FlowmeterModels
+
 /// The one error `Gzip` throws: what went wrong with a compressed body, and where the error was made.
 ///
 /// Match on `code`; `message` is for logs and may quote zlib's own text, never the body's bytes.
-public struct GzipError: Error, Sendable, CustomStringConvertible {
+public struct GzipError: FlowmeterError {
     /// What kind of failure this is; an open set, so switch with a `default`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private let name: String
@@ -41,6 +43,4 @@ public struct GzipError: Error, Sendable, CustomStringConvertible {
         self.line = line
     }
 
-    /// `code: message (file:line)`.
-    public var description: String { "\(code): \(message) (\(file):\(line))" }
 }

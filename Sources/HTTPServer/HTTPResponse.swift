@@ -1,3 +1,5 @@
+import FlowmeterModels
+
 /// An HTTP response: status, header fields and body bytes.
 ///
 /// The server adds `Cache-Control: no-store` and `X-Content-Type-Options: nosniff` to every response unless the
@@ -29,21 +31,27 @@ public struct HTTPResponse: Sendable {
         json(status: status, Array(body.utf8), headers: headers)
     }
 
-    /// A JSON error response, `{"error": code, "message": message}`; both strings are escaped for JSON.
+    /// A JSON error response, `{"error": code, "message": message}` (and `"path": path` when given); every string
+    /// is escaped for JSON. The one renderer of every endpoint's error bodies.
     ///
     /// Put only what a client may see in `message`: no internal names, paths or stack details.
     public static func error(
         status: HTTPStatus,
         code: String,
         message: String,
+        path: String? = nil,
         headers: HTTPHeaders = HTTPHeaders()
     ) -> HTTPResponse {
         var body: [UInt8] = []
-        body.reserveCapacity(32 + code.utf8.count + message.utf8.count)
+        body.reserveCapacity(48 + code.utf8.count + message.utf8.count + (path?.utf8.count ?? 0))
         body.append(contentsOf: #"{"error":"#.utf8)
         JSONString.append(code, to: &body)
         body.append(contentsOf: #","message":"#.utf8)
         JSONString.append(message, to: &body)
+        if let path {
+            body.append(contentsOf: #","path":"#.utf8)
+            JSONString.append(path, to: &body)
+        }
         body.append(UInt8(ascii: "}"))
         return json(status: status, body, headers: headers)
     }

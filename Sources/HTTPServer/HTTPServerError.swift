@@ -1,5 +1,7 @@
+public import FlowmeterModels
+
 /// An error from the HTTP server: a code to switch on, a message for people, and where it was made.
-public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
+public struct HTTPServerError: FlowmeterError {
     /// What went wrong, extensible without breaking callers.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private let name: String
@@ -29,16 +31,14 @@ public struct HTTPServerError: Error, Sendable, CustomStringConvertible {
     /// The source file that made the error.
     public let file: String
     /// The source line that made the error.
-    public let line: Int
+    public let line: UInt
 
     /// Makes an error, recording the caller's file and line.
-    public init(_ code: Code, _ message: String, file: String = #fileID, line: Int = #line) {
+    public init(_ code: Code, _ message: String, file: String = #fileID, line: UInt = #line) {
         self.code = code
         self.message = message
         self.file = file
         self.line = line
     }
 
-    /// `code: message (file:line)`.
-    public var description: String { "HTTPServerError.\(code): \(message) (\(file):\(line))" }
 }

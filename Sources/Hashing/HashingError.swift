@@ -1,5 +1,7 @@
+public import FlowmeterModels
+
 /// The one error `Hashing` throws, with the file and line where it was made.
-public struct HashingError: Error, Sendable, CustomStringConvertible {
+public struct HashingError: FlowmeterError {
     /// What kind of failure this is; an open set, so switch with a `default`.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private let name: String
@@ -37,6 +39,4 @@ public struct HashingError: Error, Sendable, CustomStringConvertible {
         self.line = line
     }
 
-    /// `code: message (file:line)`.
-    public var description: String { "\(code): \(message) (\(file):\(line))" }
 }

@@ -24,7 +24,7 @@ public final class KafkaConsumer: Sendable {
     /// The live handle, or `shutDown` after `close()`.
     private func client() throws -> RDKafkaClient {
         guard let client = current.withLock({ $0 }) else {
-            throw KafkaError(code: .shutDown, isRetriable: false, message: "the consumer is closed")
+            throw KafkaError(.shutDown, "the consumer is closed", isRetriable: false)
         }
         return client
     }

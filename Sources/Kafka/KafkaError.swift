@@ -1,9 +1,11 @@
+public import FlowmeterModels
+
 /// An error from the Kafka client: a librdkafka error code, whether retrying is safe, and where it was made.
 ///
 /// `isRetriable` is the one thing most callers act on: when it is `true` the same message may be produced again (the
 /// collector answers 503 or re-enqueues); when `persistence` is `.possiblyPersisted` a retry may duplicate the message,
 /// which downstream deduplication by event id absorbs.
-public struct KafkaError: Error, Sendable, CustomStringConvertible {
+public struct KafkaError: FlowmeterError {
     /// The librdkafka error code, named for the codes Flowmeter acts on.
     public let code: Code
     /// Whether producing or calling again can succeed; `false` for permanent errors such as an oversized message.
@@ -15,16 +17,16 @@ public struct KafkaError: Error, Sendable, CustomStringConvertible {
     /// The source file that made the error.
     public let file: String
     /// The source line that made the error.
-    public let line: Int
+    public let line: UInt
 
     /// Makes an error; `file` and `line` default to the caller's position.
     public init(
-        code: Code,
+        _ code: Code,
+        _ message: String,
         isRetriable: Bool? = nil,
         persistence: KafkaPersistenceStatus? = nil,
-        message: String,
         file: String = #fileID,
-        line: Int = #line
+        line: UInt = #line
     ) {
         self.code = code
         self.isRetriable = isRetriable ?? !code.isPermanent

@@ -131,7 +131,7 @@ public final class KafkaProducer: Sendable {
     ) throws {
         let result = try core.currentClient().triggerFatalError(code, reason: reason)
         if result != .noError {
-            throw KafkaError(code: result, isRetriable: false, message: "could not inject a fatal error")
+            throw KafkaError(result, "could not inject a fatal error", isRetriable: false)
         }
     }
 }

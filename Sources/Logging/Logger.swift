@@ -97,26 +97,10 @@ public final class Logger: Sendable {
         }
     }
 
-    /// `text` as a JSON string: quote and backslash escaped, and every character ``DisplaySafety`` flags as `\uXXXX`
-    /// (RFC 8259 requires it only below U+0020).
+    /// `text` as a display-safe JSON string (``JSONString``): no line break, terminal escape or bidi control gets
+    /// through.
     static func jsonString(_ text: String) -> String {
-        var output = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": output += "\\\""
-            case "\\": output += "\\\\"
-            case "\n": output += "\\n"
-            case "\r": output += "\\r"
-            case "\t": output += "\\t"
-            default:
-                if DisplaySafety.mustEscape(scalar) {
-                    output += unicodeEscape(scalar)
-                } else {
-                    output.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return output + "\""
+        JSONString.quoted(text, displaySafe: true)
     }
 
     /// A logfmt value: bare when it is a plain word, else quoted with `\\`, `\"`, `\n`, `\r`, `\t` and `\uXXXX`
@@ -141,10 +125,5 @@ public final class Logger: Sendable {
                 ? scalar : "_"
         }
         return safe.isEmpty ? "_" : String(String.UnicodeScalarView(safe))
-    }
-
-    private static func unicodeEscape(_ scalar: Unicode.Scalar) -> String {
-        let hex = String(scalar.value, radix: 16)
-        return "\\u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
     }
 }

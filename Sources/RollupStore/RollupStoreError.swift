@@ -1,8 +1,10 @@
+public import FlowmeterModels
+
 /// An error from a rollup store: the database refused, was unreachable, or held data this build cannot read.
 ///
 /// `isRetriable` says whether the same call may succeed later unchanged (a busy or unreachable database, a
 /// serialization failure); a caller such as the sink retries those and stops on the rest.
-public struct RollupStoreError: Error, CustomStringConvertible, Sendable {
+public struct RollupStoreError: FlowmeterError {
     /// What went wrong, extensible without breaking callers that switch on known codes.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         /// The code's stable name.
@@ -51,8 +53,4 @@ public struct RollupStoreError: Error, CustomStringConvertible, Sendable {
         self.line = line
     }
 
-    /// The code, the message, and where the error was made.
-    public var description: String {
-        "RollupStoreError.\(code): \(message)\(isRetriable ? " (retriable)" : "") [\(file):\(line)]"
-    }
 }

@@ -113,9 +113,9 @@ public struct DeployMarker: Hashable, Sendable, Codable {
             case .keyNotFound(let key, _): message = "Missing key '\(key.stringValue)'"
             default: message = error.summary
             }
-            throw RollupsError(code: .invalidDeployMarker, message: message)
+            throw RollupsError(.invalidDeployMarker, message)
         } catch {
-            throw RollupsError(code: .invalidDeployMarker, message: "Invalid deploy marker: \(error)")
+            throw RollupsError(.invalidDeployMarker, "Invalid deploy marker: \(error)")
         }
     }
 

@@ -37,7 +37,7 @@ extension HyperLogLog {
     public init(serialized bytes: some Collection<UInt8>) throws(RollupsError) {
         let bytes = Array(bytes)
         func invalid(_ why: String) -> RollupsError {
-            RollupsError(code: .invalidSketch, message: "Invalid HyperLogLog: \(why)")
+            RollupsError(.invalidSketch, "Invalid HyperLogLog: \(why)")
         }
         guard bytes.count >= 3 else { throw invalid("\(bytes.count) bytes") }
         guard bytes[0] == Self.serializationVersion else { throw invalid("unknown version \(bytes[0])") }

@@ -26,9 +26,9 @@ extension PartialRollup {
         do {
             wire = try JSONDecoder().decode(WireForm.self, from: Data(bytes))
         } catch let error as DecodingError {
-            throw RollupsError(code: .invalidPartialRollup, message: "Invalid partial rollup: \(error.summary)")
+            throw RollupsError(.invalidPartialRollup, "Invalid partial rollup: \(error.summary)")
         } catch {
-            throw RollupsError(code: .invalidPartialRollup, message: "Invalid partial rollup: \(error)")
+            throw RollupsError(.invalidPartialRollup, "Invalid partial rollup: \(error)")
         }
         self = wire.partial
     }
@@ -51,7 +51,7 @@ extension PartialRollup {
             ]
             for (index, part) in parts.enumerated() {
                 if index > 0 { key.append(UInt8(ascii: ",")) }
-                EventRecordWriter.appendString(part, to: &key)
+                JSONString.append(part, to: &key)
             }
             key.append(UInt8(ascii: "]"))
         }

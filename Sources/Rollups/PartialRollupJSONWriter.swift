@@ -10,9 +10,9 @@ enum PartialRollupJSONWriter {
         var out: [UInt8] = []
         out.reserveCapacity(1_024)
         out.append(contentsOf: #"{"collector":"#.utf8)
-        EventRecordWriter.appendString(partial.collector, to: &out)
+        JSONString.append(partial.collector, to: &out)
         out.append(contentsOf: #","id":"#.utf8)
-        EventRecordWriter.appendString(partial.id, to: &out)
+        JSONString.append(partial.id, to: &out)
         out.append(contentsOf: #","rollup":"#.utf8)
         switch partial.rollup {
         case .series(let series):
@@ -38,7 +38,7 @@ enum PartialRollupJSONWriter {
         // Sorted as `.sortedKeys` sorts them, so the bytes do not depend on the dictionary's order.
         for (offset, name) in rollup.releases.keys.sorted().enumerated() {
             if offset > 0 { out.append(UInt8(ascii: ",")) }
-            EventRecordWriter.appendString(name, to: &out)
+            JSONString.append(name, to: &out)
             out.append(UInt8(ascii: ":"))
             appendInteger(rollup.releases[name] ?? 0, to: &out)
         }
@@ -46,30 +46,30 @@ enum PartialRollupJSONWriter {
         for (offset, sample) in rollup.samples.enumerated() {
             if offset > 0 { out.append(UInt8(ascii: ",")) }
             out.append(contentsOf: #"{"codingPath":"#.utf8)
-            EventRecordWriter.appendString(sample.codingPath, to: &out)
+            JSONString.append(sample.codingPath, to: &out)
             if let message = sample.message {
                 out.append(contentsOf: #","message":"#.utf8)
-                EventRecordWriter.appendString(message, to: &out)
+                JSONString.append(message, to: &out)
             }
             if let pageID = sample.pageID {
                 out.append(contentsOf: #","pageID":"#.utf8)
-                EventRecordWriter.appendString(pageID, to: &out)
+                JSONString.append(pageID, to: &out)
             }
             out.append(UInt8(ascii: "}"))
         }
         out.append(contentsOf: #"],"series":{"appID":"#.utf8)
         let series = rollup.series
-        EventRecordWriter.appendString(series.appID, to: &out)
+        JSONString.append(series.appID, to: &out)
         out.append(contentsOf: #","appVersion":"#.utf8)
-        EventRecordWriter.appendString(series.appVersion, to: &out)
+        JSONString.append(series.appVersion, to: &out)
         out.append(contentsOf: #","buildConfiguration":"#.utf8)
-        EventRecordWriter.appendString(series.buildConfiguration.rawValue, to: &out)
+        JSONString.append(series.buildConfiguration.rawValue, to: &out)
         out.append(contentsOf: #","kind":"#.utf8)
-        EventRecordWriter.appendString(series.kind.rawValue, to: &out)
+        JSONString.append(series.kind.rawValue, to: &out)
         out.append(contentsOf: #","platform":"#.utf8)
-        EventRecordWriter.appendString(series.platform, to: &out)
+        JSONString.append(series.platform, to: &out)
         out.append(contentsOf: #","widgetType":"#.utf8)
-        EventRecordWriter.appendString(series.widgetType, to: &out)
+        JSONString.append(series.widgetType, to: &out)
         out.append(contentsOf: #"},"window":"#.utf8)
         appendInteger(rollup.window.start, to: &out)
         out.append(UInt8(ascii: "}"))
@@ -86,13 +86,13 @@ enum PartialRollupJSONWriter {
         appendBase64(rollup.installs.serialized(), to: &out)
         out.append(contentsOf: #","key":{"appID":"#.utf8)
         let key = rollup.key
-        EventRecordWriter.appendString(key.appID, to: &out)
+        JSONString.append(key.appID, to: &out)
         out.append(contentsOf: #","appVersion":"#.utf8)
-        EventRecordWriter.appendString(key.appVersion, to: &out)
+        JSONString.append(key.appVersion, to: &out)
         out.append(contentsOf: #","buildConfiguration":"#.utf8)
-        EventRecordWriter.appendString(key.buildConfiguration.rawValue, to: &out)
+        JSONString.append(key.buildConfiguration.rawValue, to: &out)
         out.append(contentsOf: #","platform":"#.utf8)
-        EventRecordWriter.appendString(key.platform, to: &out)
+        JSONString.append(key.platform, to: &out)
         out.append(UInt8(ascii: "}"))
         if let maxSchemaVersion = rollup.maxSchemaVersion {
             out.append(contentsOf: #","maxSchemaVersion":"#.utf8)
@@ -101,7 +101,7 @@ enum PartialRollupJSONWriter {
         out.append(contentsOf: #","registeredTypes":["#.utf8)
         for (offset, type) in rollup.registeredTypes.enumerated() {
             if offset > 0 { out.append(UInt8(ascii: ",")) }
-            EventRecordWriter.appendString(type, to: &out)
+            JSONString.append(type, to: &out)
         }
         out.append(contentsOf: #"],"window":"#.utf8)
         appendInteger(rollup.window.start, to: &out)

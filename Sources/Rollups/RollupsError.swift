@@ -1,7 +1,9 @@
+public import FlowmeterModels
+
 /// An error from the Rollups module: a bad wire message, an invalid deploy marker, a corrupt sketch.
 ///
 /// None of these is retriable: the same bytes fail the same way, so a consumer should skip (and count) the message.
-public struct RollupsError: Error, Sendable, CustomStringConvertible {
+public struct RollupsError: FlowmeterError {
     /// What went wrong, as an extensible code.
     public let code: Code
     /// What went wrong, in words (for deploy markers, the message the HTTP answer carries).
@@ -9,10 +11,10 @@ public struct RollupsError: Error, Sendable, CustomStringConvertible {
     /// The source file that made the error.
     public let file: String
     /// The source line that made the error.
-    public let line: Int
+    public let line: UInt
 
     /// Makes an error; `file` and `line` default to the caller's position.
-    public init(code: Code, message: String, file: String = #fileID, line: Int = #line) {
+    public init(_ code: Code, _ message: String, file: String = #fileID, line: UInt = #line) {
         self.code = code
         self.message = message
         self.file = file
@@ -21,11 +23,6 @@ public struct RollupsError: Error, Sendable, CustomStringConvertible {
 
     /// Always `false`: rollup errors come from the bytes, and the same bytes fail again.
     public var isRetriable: Bool { false }
-
-    /// The code, the message, and where the error was made.
-    public var description: String {
-        "RollupsError(\(code)): \(message) [\(file):\(line)]"
-    }
 
     /// An extensible error code.
     public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {

@@ -90,11 +90,18 @@ public final class RollupSink: Sendable {
         while !isStopping.load(ordering: .acquiring) {
             _ = try pollOnce()
         }
-        // Asked to drain: keep applying until a poll comes back empty (caught up) or the deadline passes. An empty
-        // poll before the first message may only mean the group has not assigned partitions yet, so it does not end
-        // the drain.
+        // Asked to drain: keep applying until three polls in a row come back empty (caught up) or the deadline
+        // passes. One empty poll is not proof on a loaded machine: a fetch of what a collector flushed at its
+        // shutdown can take longer than one poll's timeout. An empty poll before the first message may only mean
+        // the group has not assigned partitions yet, so it does not count.
+        var emptyPolls = 0
         while let deadline = drainDeadline.withLock({ $0 }), ContinuousClock.now < deadline {
-            if try pollOnce(draining: true) == 0 && hasConsumed.load(ordering: .relaxed) { break }
+            if try pollOnce(draining: true) > 0 {
+                emptyPolls = 0
+            } else if hasConsumed.load(ordering: .relaxed) {
+                emptyPolls += 1
+                if emptyPolls == 3 { break }
+            }
         }
     }
 
@@ -113,7 +120,7 @@ public final class RollupSink: Sendable {
     /// Asks the loop to stop after the current poll (at most `pollTimeout`, or a store retry's pause) and, when it
     /// runs, waits up to `timeout` for it to leave the group. Idempotent.
     ///
-    /// - Parameter draining: keep consuming for up to this long until a poll finds nothing new (once the sink has
+    /// - Parameter draining: keep consuming for up to this long until three polls in a row find nothing new (once the sink has
     ///   received anything at all), so that what a collector in the same process flushed at its shutdown reaches
     ///   the store.
     public func stop(draining: Duration = .zero, timeout: Duration = .seconds(30)) {

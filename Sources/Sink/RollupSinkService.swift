@@ -1,7 +1,7 @@
 public import Lifecycle
 
 /// A ``RollupSink`` as a service: consumes on its own thread from start; when cancelled keeps consuming for up to
-/// `drain()` until a poll finds nothing new (so what collectors flushed at their shutdown reaches the store), then
+/// `drain()` until three polls in a row find nothing new (so what collectors flushed at their shutdown reaches the store), then
 /// leaves the group.
 public struct RollupSinkService: Service {
     public let name = "rollup-sink"

@@ -1,5 +1,7 @@
+public import FlowmeterModels
+
 /// An error from the rollup sink: a consumer that cannot be made, or a store that keeps failing.
-public struct SinkError: Error, Sendable, CustomStringConvertible {
+public struct SinkError: FlowmeterError {
     /// What went wrong, as an extensible code.
     public let code: Code
     /// What went wrong, in words.
@@ -9,22 +11,17 @@ public struct SinkError: Error, Sendable, CustomStringConvertible {
     /// The source file that made the error.
     public let file: String
     /// The source line that made the error.
-    public let line: Int
+    public let line: UInt
 
     /// Makes an error; `file` and `line` default to the caller's position.
     public init(
-        _ code: Code, _ message: String, isRetriable: Bool = false, file: String = #fileID, line: Int = #line
+        _ code: Code, _ message: String, isRetriable: Bool = false, file: String = #fileID, line: UInt = #line
     ) {
         self.code = code
         self.message = message
         self.isRetriable = isRetriable
         self.file = file
         self.line = line
-    }
-
-    /// The code, the message, and where the error was made.
-    public var description: String {
-        "SinkError(\(code)): \(message) [\(file):\(line)]"
     }
 
     /// An extensible error code.

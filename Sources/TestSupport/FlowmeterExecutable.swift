@@ -33,10 +33,22 @@ public enum FlowmeterExecutable {
 
     /// Starts `flowmeter serve --listen 127.0.0.1:<free port> arguments` and waits (at most `within`, on up to
     /// `attempts` ports) for `/healthz` to answer 200.
+    ///
+    /// Unless `arguments` name a `--spool`, the server gets one in a fresh temporary directory, removed with the
+    /// returned process: the default (`./flowmeter-spool`) would be shared by every test, and a spool directory
+    /// takes one collector at a time.
     public static func serve(_ arguments: [String], within: Duration = .seconds(30), attempts: Int = 1) async throws
         -> ServerProcess
     {
-        try await ServerProcess.start(requiredPath(), within: within, attempts: attempts) { port in
+        var arguments = arguments
+        var scratch: TemporaryDirectory?
+        if !arguments.contains("--spool") {
+            let directory = try TemporaryDirectory(prefix: "flowmeter-spool")
+            arguments += ["--spool", directory.file("spool")]
+            scratch = directory
+        }
+        return try await ServerProcess.start(requiredPath(), within: within, attempts: attempts, keeping: scratch) {
+            port in
             ["serve", "--listen", "127.0.0.1:\(port)"] + arguments
         }
     }

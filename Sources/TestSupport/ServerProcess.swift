@@ -15,23 +15,28 @@ public final class ServerProcess: Sendable {
     public let port: UInt16
     /// The running binary: signal, wait for and read it here.
     public let child: ChildProcess
+    // A directory the server uses (its spool), removed with this instance, after the child (declared first) is gone.
+    private let scratch: TemporaryDirectory?
 
-    /// Starts `path` with `arguments` (which name `port`) without waiting for it.
-    public init(_ path: String, port: UInt16, arguments: [String]) throws {
+    /// Starts `path` with `arguments` (which name `port`) without waiting for it; `scratch` is kept (and removed)
+    /// with the instance.
+    public init(_ path: String, port: UInt16, arguments: [String], keeping scratch: TemporaryDirectory? = nil) throws {
         self.port = port
+        self.scratch = scratch
         child = try ChildProcess(path, arguments)
     }
 
     /// Starts `path` with `arguments(port)` on a free loopback port and waits (at most `within`) for `GET readyPath`
     /// to answer 200, on up to `attempts` ports; throws with the server's standard error when it never does.
+    /// `scratch` is kept with the server that started.
     public static func start(
         _ path: String, readyPath: String = "/healthz", within: Duration = .seconds(30), attempts: Int = 1,
-        arguments: (UInt16) -> [String]
+        keeping scratch: TemporaryDirectory? = nil, arguments: (UInt16) -> [String]
     ) async throws -> ServerProcess {
         var lastFailure = ""
         for _ in 0..<attempts {
             let port = try freeLoopbackPort()
-            let server = try ServerProcess(path, port: port, arguments: arguments(port))
+            let server = try ServerProcess(path, port: port, arguments: arguments(port), keeping: scratch)
             if await server.waitUntilReady(path: readyPath, timeout: within) { return server }
             let answer: String
             do {

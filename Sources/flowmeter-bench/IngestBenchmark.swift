@@ -25,6 +25,7 @@ enum IngestBenchmark {
         var ack = "delivered"
         var encodings = ["plain", "gzip"]
         var batchCount = 512
+        var measuresSpool = true
     }
 
     struct Row {
@@ -42,6 +43,7 @@ enum IngestBenchmark {
     static let usage = """
         usage: flowmeter-bench ingest [--seconds N] [--connections 32,128] [--max-requests N] [--ack delivered|enqueue]
                                       [--encodings plain,gzip] [--flowmeter PATH] [--peer DIR] [--skip-peer] [--cpu N|none]
+                                      [--skip-spool]
         """
 
     static func run(_ arguments: [String]) -> Int32 {
@@ -58,6 +60,7 @@ enum IngestBenchmark {
             case "--flowmeter": options.flowmeterPath = value
             case "--peer": options.peerDirectory = value
             case "--skip-peer": options.skipsPeer = true; index -= 1
+            case "--skip-spool": options.measuresSpool = false; index -= 1
             case "--cpu": options.cpu = value == "none" ? nil : Int(value)
             case "--ack": options.ack = value
             case "--encodings": options.encodings = value.split(separator: ",").map(String.init)
@@ -125,6 +128,7 @@ enum IngestBenchmark {
                             "--ack", options.ack == "delivered" ? "delivery" : options.ack, "--log-level", "warning",
                             "--threads", "1",
                             "--per-ip-connection-limit", "4096", "--connection-limit", "4096",
+                            "--spool", workDirectory.appendingPathComponent("spool").path, "--spool-max-bytes", "16GiB",
                         ],
                         environment: ["FLOWMETER_SALT": "62656e63682d73616c74"], cpu: options.cpu,
                         logDirectory: workDirectory)
@@ -150,6 +154,7 @@ enum IngestBenchmark {
         }
 
         var rows: [Row] = []
+        var spoolReplay: Replay?
         var halfPeak: [(target: String, result: LoadGenerator.Result, rate: Double)] = []
         for target in targets {
             let port = try ServerProcess.freeLoopbackPort()
@@ -186,6 +191,16 @@ enum IngestBenchmark {
                     interesting.forEach { print("    \($0)") }
                 }
             }
+            if target.name == "flowmeter", options.measuresSpool, let connections = options.connections.max() {
+                let requests = bodies.map { plainRequest(port: port, key: key, body: $0) }
+                let (row, replay) = try measureSpooling(
+                    process: process, port: port, cluster: cluster, requests: requests, connections: connections,
+                    options: options)
+                rows.append(row)
+                spoolReplay = replay
+                print(describe(row))
+                print(describe(replay))
+            }
             // Latency at half of this target's peak request rate, plain bodies, the most connections.
             if let peak = rows.filter({ $0.target == target.name && $0.encoding == "plain" }).max(by: {
                 $0.eventsPerSecond < $1.eventsPerSecond
@@ -205,7 +220,7 @@ enum IngestBenchmark {
                         + "statuses \(describe(result.statusCounts))")
             }
         }
-        printSummary(rows: rows, halfPeak: halfPeak)
+        printSummary(rows: rows, halfPeak: halfPeak, replay: spoolReplay)
         try? FileManager.default.removeItem(at: workDirectory)
     }
 
@@ -243,7 +258,59 @@ enum IngestBenchmark {
         statuses.sorted { $0.key < $1.key }.map { "\($0.key)×\($0.value)" }.joined(separator: " ")
     }
 
-    static func printSummary(rows: [Row], halfPeak: [(target: String, result: LoadGenerator.Result, rate: Double)]) {
+    /// How the spool drained once the brokers were back.
+    struct Replay {
+        var records: Double
+        var seconds: Double
+        var cpuSeconds: Double
+
+        var recordsPerSecond: Double { seconds > 0 ? records / seconds : 0 }
+    }
+
+    /// Every broker down: the same load, answered 202 from the disk spool (after a warm-up that lets the first
+    /// batches pass the spool threshold); then the brokers come back and the spool is timed until it is empty.
+    static func measureSpooling(
+        process: MeasuredProcess, port: UInt16, cluster: KafkaMockCluster, requests: [LoadGenerator.Request],
+        connections: Int, options: Options
+    ) throws -> (Row, Replay) {
+        let generator = LoadGenerator(host: "127.0.0.1", port: port, requests: requests)
+        try cluster.setBrokerDown(KafkaMockCluster.allBrokers)
+        _ = generator.run(connections: 8, seconds: 3, maxRequests: 2_000)
+        let cpuBefore = process.cpuSeconds()
+        let result = generator.run(connections: connections, seconds: options.seconds, maxRequests: options.maxRequests)
+        let row = Row(
+            target: "flowmeter", encoding: "spool", connections: connections, result: result,
+            cpuSeconds: process.cpuSeconds() - cpuBefore, peakRSSMiB: process.peakRSSMiB())
+        let spooled = spoolRecords(port: port) ?? 0
+        let replayCPU = process.cpuSeconds()
+        let started = Date()
+        try cluster.setBrokerUp(KafkaMockCluster.allBrokers)
+        while Date().timeIntervalSince(started) < 300, (spoolRecords(port: port) ?? 0) > 0 {
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        let replay = Replay(
+            records: spooled, seconds: Date().timeIntervalSince(started), cpuSeconds: process.cpuSeconds() - replayCPU)
+        return (row, replay)
+    }
+
+    static func spoolRecords(port: UInt16) -> Double? {
+        guard let metrics = HTTPConnection(host: "127.0.0.1", port: port)?.get("/metrics") else { return nil }
+        for line in metrics.split(separator: "\n") where line.hasPrefix("flowmeter_spool_records ") {
+            return Double(line.dropFirst("flowmeter_spool_records ".count))
+        }
+        return nil
+    }
+
+    static func describe(_ replay: Replay) -> String {
+        String(
+            format: "flowmeter    replay of the spool once the brokers are back: %.0f records in %.1f s, "
+                + "%.0f records/s, cpu %.2f s",
+            replay.records, replay.seconds, replay.recordsPerSecond, replay.cpuSeconds)
+    }
+
+    static func printSummary(
+        rows: [Row], halfPeak: [(target: String, result: LoadGenerator.Result, rate: Double)], replay: Replay?
+    ) {
         print("\nSummary: events per CPU-second of the collector process (higher is better)")
         print("encoding conns   flowmeter   python-peer   ratio")
         for row in rows where row.target == "flowmeter" {
@@ -257,6 +324,21 @@ enum IngestBenchmark {
             print(
                 row.encoding.padding(toLength: 8, withPad: " ", startingAt: 0)
                     + String(format: " %5d %11.0f ", row.connections, row.eventsPerCPUSecond) + peerValue + " " + ratio)
+        }
+        if let spool = rows.first(where: { $0.encoding == "spool" }) {
+            let kafka = rows.filter { $0.target == "flowmeter" && $0.encoding == "plain" }.max {
+                $0.connections < $1.connections
+            }
+            print("\nEvery broker down, answered from the disk spool (plain bodies), beside the Kafka path:")
+            for row in [kafka, spool].compactMap({ $0 }) {
+                print(
+                    (row.encoding == "spool" ? "spool   " : "kafka   ")
+                        + String(
+                            format: " %5d conns %11.0f events/cpu-s %9.0f events/s  p99 %7.2f ms  ", row.connections,
+                            row.eventsPerCPUSecond, row.eventsPerSecond, row.result.percentile(0.99))
+                        + describe(row.result.statusCounts))
+            }
+            if let replay { print(describe(replay)) }
         }
     }
 

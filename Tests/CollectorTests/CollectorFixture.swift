@@ -1,6 +1,7 @@
 import Collector
 import Foundation
 import Kafka
+import Logging
 import Synchronization
 import TestSupport
 
@@ -33,7 +34,7 @@ final class CollectorFixture: Sendable {
         configure(&configuration)
         self.kafka = kafka
         let lines = logLines
-        let logger = CollectorLogger(threshold: .debug) { line in lines.append(line) }
+        let logger = Logger(threshold: .debug) { line in lines.append(line) }
         collector = try makeCollector(configuration: configuration, logger: logger)
         try collector.start()
     }

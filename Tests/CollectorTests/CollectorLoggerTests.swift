@@ -1,5 +1,6 @@
 import Collector
 import Foundation
+import Logging
 import Synchronization
 import Testing
 
@@ -19,9 +20,9 @@ import Testing
         var all: [String] { lines.withLock { $0 } }
     }
 
-    private func logged(_ format: CollectorLogger.Format, _ value: String) -> String? {
+    private func logged(_ format: Logger.Format, _ value: String) -> String? {
         let lines = Lines()
-        let logger = CollectorLogger(threshold: .debug, format: format) { lines.append($0) }
+        let logger = Logger(threshold: .debug, format: format) { lines.append($0) }
         logger.warning("message " + value, ["field": value, "other": "plain"])
         logger.log(.error, value, fields: [(key: "k" + value, value: value)])
         #expect(lines.all.count == 2)
@@ -61,7 +62,7 @@ import Testing
 
     @Test func logfmtKeysCannotStartAnotherField() throws {
         let lines = Lines()
-        let logger = CollectorLogger(threshold: .debug, format: .logfmt) { lines.append($0) }
+        let logger = Logger(threshold: .debug, format: .logfmt) { lines.append($0) }
         logger.log(.info, "m", fields: [(key: "a b=c\n", value: "v")])
         let fields = try Self.parseLogfmt(try #require(lines.all.first))
         #expect(fields.map(\.key) == ["ts", "level", "msg", "a_b_c_"])

@@ -39,12 +39,12 @@ import Testing
         ("90m", Int64(5400)), ("24h", 86_400), ("7d", 604_800), ("30s", 30), ("2w", 1_209_600),
     ])
     func durationsParse(text: String, seconds: Int64) {
-        #expect(QueryOptions.parseDuration(text) == seconds)
+        #expect(OptionValues.wholeSeconds(text) == seconds)
     }
 
     @Test(arguments: ["", "5", "0h", "-1h", "1.5h", "h", "5x"])
     func badDurationsDoNotParse(text: String) {
-        #expect(QueryOptions.parseDuration(text) == nil)
+        #expect(OptionValues.wholeSeconds(text) == nil)
     }
 
     @Test func trendsRead() {

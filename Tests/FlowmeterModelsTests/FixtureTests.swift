@@ -16,7 +16,7 @@ import Testing
             return error
         }
         Issue.record("\(name) decoded")
-        return BatchDecodingError(code: .init(rawValue: "none"), path: "", message: "")
+        return BatchDecodingError(.init(rawValue: "none"), "", path: "")
     }
 
     @Test func resilienceExampleReportsThreeEventsForFiveWidgets() throws {

@@ -25,6 +25,23 @@ import Testing
         }
     }
 
+    @Test(
+        .enabled(
+            if: FlowmeterExecutable.path != nil, "no flowmeter executable next to the test bundle: swift build"))
+    func everyMetricDocumentedInMetricsMarkdownIsExportedByALiveCollector() async throws {
+        let documented = try Repository.text("docs/metrics.md").split(separator: "\n").filter {
+            $0.hasPrefix("| `flowmeter_")
+        }.compactMap { line in line.dropFirst(3).split(separator: "`").first.map(String.init) }
+        #expect(documented.count >= 40, "docs/metrics.md lists \(documented.count) metrics")
+        let collector = try await CollectorProcess()
+        defer { collector.stop() }
+        try await collector.postBatch(0)
+        let exposed = try await collector.exposedNames()
+        for name in documented {
+            #expect(exposed.contains(name), "docs/metrics.md documents \(name), which /metrics does not export")
+        }
+    }
+
     @Test(.enabled(if: Tool.hasYAML, "python3-yaml missing: apt-get install python3-yaml"))
     func everyRecordedNameReadIsDefinedByARecordingRule() throws {
         let defined = try QueryCatalog.recordingRules()

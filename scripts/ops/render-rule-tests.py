@@ -189,6 +189,19 @@ def latency(fast, slow):
     return rows
 
 
+GIB = 1 << 30
+
+
+def spool(bytes_, age, writable):
+    """The disk spool's gauges: bytes held, the oldest record's age, writable (segments each)."""
+    return [
+        series("flowmeter_spool_bytes", JOB, gauge(*bytes_)),
+        series("flowmeter_spool_max_bytes", JOB, gauge((GIB, TWO_HOURS + 1))),
+        series("flowmeter_spool_oldest_record_age_seconds", JOB, gauge(*age)),
+        series("flowmeter_spool_writable", JOB, gauge(*writable)),
+    ]
+
+
 def healthy_collector(scale):
     """A collector in good health whose traffic follows `scale`: segments of (factor, minutes)."""
     return [
@@ -203,7 +216,13 @@ def healthy_collector(scale):
         series("flowmeter_rollup_messages_total", {**JOB, "outcome": "delivered"}, counter(*[(12, TWO_HOURS)])),
         series("flowmeter_rollup_aggregator_overflow_events_total", JOB, counter((0, TWO_HOURS))),
         series("flowmeter_sink_bad_messages_total", JOB, counter((0, TWO_HOURS))),
-    ] + latency([(600 * f, m) for f, m in scale], [(0, m) for f, m in scale])
+        series("flowmeter_spool_dropped_records_total", {**JOB, "reason": "torn"}, counter((0, TWO_HOURS))),
+    ] + latency([(600 * f, m) for f, m in scale], [(0, m) for f, m in scale]) + spool(
+        # A slow delivery now and then is spooled for a few seconds and replayed.
+        [(0, 4), (2 << 20, 1)] * 24 + [(0, 1)],
+        [(0, 4), (20, 1)] * 24 + [(0, 1)],
+        [(1, TWO_HOURS + 1)],
+    )
 
 
 collector_names = [name for name in ALERT_NAMES if name not in schema_names]
@@ -224,7 +243,14 @@ incident_collector = [
     series("flowmeter_rollup_messages_total", {**JOB, "outcome": "dropped"}, "_x80 5x40"),
     series("flowmeter_rollup_aggregator_overflow_events_total", JOB, counter((0, 80), (10, 40))),
     series("flowmeter_sink_bad_messages_total", JOB, counter((0, 80), (1, 1), (0, 39))),
-] + latency([(600, 60), (600, 30), (600, 30)], [(0, 60), (300, 30), (0, 30)])
+    # A collector started at 80 m on a spool a crash had torn: the labelled series appears with the value 1.
+    series("flowmeter_spool_dropped_records_total", {**JOB, "reason": "torn"}, "_x80 1x40"),
+] + latency([(600, 60), (600, 30), (600, 30)], [(0, 60), (300, 30), (0, 30)]) + spool(
+    # Kafka down from 60 m: the spool fills past half, then past 90% from 76 m, and stops taking batches at 78 m.
+    [(0, 61), (int(0.6 * GIB), 15), (int(0.95 * GIB), 15), (0, 30)],
+    [(0, 61), (300, 10), (1200, 20), (0, 30)],
+    [(1, 78), (0, 13), (1, 30)],
+)
 
 c1 = dict(JOB)
 incident_expectations = [
@@ -242,6 +268,11 @@ incident_expectations = [
     ("FlowmeterRollupsDropped", [expected("FlowmeterRollupsDropped", "warning", {**JOB, "outcome": "dropped"})]),
     ("FlowmeterRollupAggregatorOverflow", [expected("FlowmeterRollupAggregatorOverflow", "warning", c1)]),
     ("FlowmeterSinkBadMessages", [expected("FlowmeterSinkBadMessages", "warning", c1)]),
+    ("FlowmeterSpoolFilling", [expected("FlowmeterSpoolFilling", "critical", c1),
+                               expected("FlowmeterSpoolFilling", "warning", c1)]),
+    ("FlowmeterSpoolStale", [expected("FlowmeterSpoolStale", "warning", c1)]),
+    ("FlowmeterSpoolUnwritable", [expected("FlowmeterSpoolUnwritable", "critical", c1)]),
+    ("FlowmeterSpoolRecordsDropped", [expected("FlowmeterSpoolRecordsDropped", "warning", {**JOB, "reason": "torn"})]),
 ]
 assert sorted(name for name, _ in incident_expectations) == sorted(collector_names), collector_names
 
@@ -249,7 +280,8 @@ write(
     "collector.test.yml",
     """
 Collector-health alerts: quiet on steady traffic and on traffic growing 16-fold in an hour; firing during an
-incident from 60 m to 90 m (Kafka down, 503s, slow and failed deliveries, dropped events, rollups in trouble).
+incident from 60 m to 90 m (Kafka down, 503s, slow and failed deliveries, dropped events, rollups in trouble, the
+disk spool filling up).
 """,
     [
         {"name": "steady traffic", "interval": "1m", "input_series": healthy_collector(STEADY),

@@ -19,11 +19,11 @@ final class DeployHandler: Sendable {
     private let topic: String
     private let headers: [KafkaHeader]
     private let metrics: CollectorMetrics
-    private let logger: CollectorLogger
+    private let logger: Logger
 
     init(
         keys: IngestKeys, producer: KafkaProducer?, store: (any CollectorStore)?, topic: String,
-        metrics: CollectorMetrics, logger: CollectorLogger
+        metrics: CollectorMetrics, logger: Logger
     ) {
         self.keys = keys
         self.producer = producer
@@ -66,7 +66,10 @@ final class DeployHandler: Sendable {
             marker = try DeployMarker(jsonBytes: request.body)
         } catch {
             answer(
-                responder, .json(status: .badRequest, Self.invalidBody(error.message, request.body)),
+                responder,
+                .error(
+                    status: .badRequest, code: "invalid_json", message: error.message,
+                    path: Self.invalidPath(error.message, request.body)),
                 outcome: "rejected")
             return
         }
@@ -113,14 +116,14 @@ final class DeployHandler: Sendable {
 
     private static func createdBody(_ id: String) -> [UInt8] {
         var body: [UInt8] = Array(#"{"id":"#.utf8)
-        EventRecordWriter.appendString(id, to: &body)
+        JSONString.append(id, to: &body)
         body.append(UInt8(ascii: "}"))
         return body
     }
 
-    /// `{"error":"invalid_json","message","path"}`; the path is the first required key that is missing or not a
-    /// non-empty string, else the key the decoder's message names, else empty.
-    private static func invalidBody(_ message: String, _ body: [UInt8]) -> [UInt8] {
+    /// The `path` of a 400 for a bad marker: the first required key that is missing or not a non-empty string, else
+    /// the key the decoder's message names, else empty.
+    private static func invalidPath(_ message: String, _ body: [UInt8]) -> String {
         var path = ""
         if let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] {
             for key in ["service", "version", "finishedAt"] {
@@ -138,11 +141,6 @@ final class DeployHandler: Sendable {
                     } ?? ""
             }
         }
-        var text: [UInt8] = Array(#"{"error":"invalid_json","message":"#.utf8)
-        EventRecordWriter.appendString(message, to: &text)
-        text.append(contentsOf: #","path":"#.utf8)
-        EventRecordWriter.appendString(path, to: &text)
-        text.append(UInt8(ascii: "}"))
-        return text
+        return path
     }
 }

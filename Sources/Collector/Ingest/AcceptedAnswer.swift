@@ -14,11 +14,11 @@ enum AcceptedAnswer {
         for (position, diagnostic) in diagnostics.enumerated() {
             if position > 0 { body.append(UInt8(ascii: ",")) }
             body.append(contentsOf: #"{"kind":"#.utf8)
-            EventRecordWriter.appendString(diagnostic.kind.rawValue, to: &body)
+            JSONString.append(diagnostic.kind.rawValue, to: &body)
             body.append(contentsOf: #","path":"#.utf8)
-            EventRecordWriter.appendString(diagnostic.path, to: &body)
+            JSONString.append(diagnostic.path, to: &body)
             body.append(contentsOf: #","message":"#.utf8)
-            EventRecordWriter.appendString(diagnostic.message, to: &body)
+            JSONString.append(diagnostic.message, to: &body)
             body.append(UInt8(ascii: "}"))
         }
         body.append(contentsOf: "]}".utf8)

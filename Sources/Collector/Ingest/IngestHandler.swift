@@ -18,20 +18,24 @@ final class IngestHandler: Sendable {
     private let rateLimiter: RateLimiter
     private let hasher: InstallIDHasher
     private let producer: KafkaProducer?
+    private let delivery: SpoolingDelivery?
     private let aggregator: RollupAggregator?
     private let recentBatches: RecentBatchIDs<[UInt8]>
     private let metrics: CollectorMetrics
     private let health: KafkaHealth
-    private let logger: CollectorLogger
+    private let logger: Logger
     private let deadlines: DeadlineQueue
     private let headers: [KafkaHeader]
+    private let spoolHeaders: [SpoolRecord.Header]
     private let isStopping = Atomic<Bool>(false)
 
     init(
         configuration: CollectorConfiguration, hasher: InstallIDHasher, producer: KafkaProducer?,
-        aggregator: RollupAggregator?, metrics: CollectorMetrics, health: KafkaHealth, logger: CollectorLogger
+        delivery: SpoolingDelivery?, aggregator: RollupAggregator?, metrics: CollectorMetrics, health: KafkaHealth,
+        logger: Logger
     ) {
         self.settings = configuration
+        self.delivery = delivery
         self.aggregator = aggregator
         self.rateLimiter = RateLimiter(defaultLimit: configuration.defaultRateLimit)
         self.hasher = hasher
@@ -41,6 +45,7 @@ final class IngestHandler: Sendable {
         self.health = health
         self.logger = logger
         self.headers = KafkaHeader.json(schema: configuration.topics.events)
+        self.spoolHeaders = headers.map { SpoolRecord.Header(name: $0.name, value: $0.value) }
         let unavailable = IngestRejection.unavailable(reason: .deadline)
         self.deadlines = DeadlineQueue { [metrics] batch in
             if batch.responder.respond(unavailable.response) {
@@ -186,6 +191,36 @@ final class IngestHandler: Sendable {
         let positions = normalized.positions
         let client = batch.client
         let isEnqueueAck = settings.ackMode == .enqueue
+        if let delivery, !isEnqueueAck {
+            var spooled = SpoolBatch(
+                topic: topic, headers: spoolHeaders,
+                appendedAt: receivedAt.secondsSinceEpoch * 1000 + Int64(receivedAt.nanoseconds / 1_000_000),
+                records: expected,
+                bytesPerRecord: 512)
+            // The same reused buffers as below; the batch copies each message once, so it can go to disk later.
+            var key = [UInt8](repeating: 0, count: 256)
+            var value = [UInt8](repeating: 0, count: 2_048)
+            for offset in events.indices {
+                let keyLength = SeriesKey.write(
+                    appID: client.appID, kind: events[offset].kind, widgetType: events[offset].widgetType, into: &key)
+                let valueLength = EventRecordWriter.write(
+                    event: events[offset], index: positions[offset], batchID: batchID, client: client,
+                    installHash: installHash, receivedAt: receivedAt, collector: collector, into: &value)
+                spooled.append(key: key[..<keyLength], value: value[..<valueLength])
+            }
+            delivery.send(spooled, headers: headers) { [self] outcome in
+                switch outcome {
+                case .persisted, .spooled:
+                    metrics.recordDiagnostics(events, appID: client.appID, build: client.buildConfiguration)
+                    rollup?.record(events, client: client)
+                    succeed(pending)
+                case .unavailable(let reason):
+                    fail(pending, reason: reason)
+                }
+            }
+            deadlines.add(pending)
+            return
+        }
         health.enqueued()
         do {
             try producer.enqueueBatch(

@@ -24,7 +24,7 @@ enum IngestRejection: Error, Sendable, Hashable {
     case tooManyEvents(limit: Int)
     /// Not JSON, or a required batch-level key is missing or of the wrong type.
     case invalidJSON(message: String, path: String)
-    /// Kafka cannot take the batch now: the queue is full, delivery failed or the deadline passed.
+    /// Kafka cannot take the batch now (the queue is full, delivery failed or the deadline passed), nor the spool.
     case unavailable(reason: UnavailableReason)
 
     /// Why Kafka could not take a batch, for metrics.
@@ -34,6 +34,8 @@ enum IngestRejection: Error, Sendable, Hashable {
         case deadline = "deadline"
         case retryInFlight = "retry_in_flight"
         case shuttingDown = "shutting_down"
+        case spoolFull = "spool_full"
+        case spoolFailed = "spool_failed"
     }
 
     /// The `reason` label of `flowmeter_rejections_total`.
@@ -80,15 +82,15 @@ enum IngestRejection: Error, Sendable, Hashable {
                 status: .contentTooLarge, code: "too_large",
                 message: "The body inflates to more than \(limit) bytes.")
         case .corruptEncoding:
-            .json(
-                status: .badRequest,
-                Self.invalidJSONBody(message: "The body is not valid data for its Content-Encoding.", path: ""))
+            .error(
+                status: .badRequest, code: "invalid_json",
+                message: "The body is not valid data for its Content-Encoding.", path: "")
         case .tooManyEvents(let limit):
             .error(
                 status: .contentTooLarge, code: "too_large",
                 message: "A batch may carry at most \(limit) events; split it.")
         case .invalidJSON(let message, let path):
-            .json(status: .badRequest, Self.invalidJSONBody(message: message, path: path))
+            .error(status: .badRequest, code: "invalid_json", message: message, path: path)
         case .unavailable:
             Self.unavailableResponse
         }
@@ -98,13 +100,4 @@ enum IngestRejection: Error, Sendable, Hashable {
     static let unavailableResponse = HTTPResponse.error(
         status: .serviceUnavailable, code: "unavailable",
         message: "The batch could not be stored now; retry it later.", headers: ["Retry-After": "5"])
-
-    private static func invalidJSONBody(message: String, path: String) -> [UInt8] {
-        var body: [UInt8] = Array(#"{"error":"invalid_json","message":"#.utf8)
-        EventRecordWriter.appendString(message, to: &body)
-        body.append(contentsOf: #","path":"#.utf8)
-        EventRecordWriter.appendString(path, to: &body)
-        body.append(UInt8(ascii: "}"))
-        return body
-    }
 }

@@ -29,9 +29,7 @@ struct Normalizer {
         let maxAge = nanoseconds(maxAge), maxFuture = nanoseconds(maxFutureSkew)
         var timeDrops: [(index: Int, diagnostic: DecodeDiagnostic)] = []
         // Walked alongside the events in ascending order.
-        let droppedIndices =
-            decoded.dropped.isEmpty
-            ? [] : decoded.dropped.compactMap { Self.eventIndex(in: $0.path) }.sorted()
+        let droppedIndices = decoded.droppedIndices
         var nextDropped = 0
         var positions: [Int] = []
         positions.reserveCapacity(events.count)
@@ -76,7 +74,7 @@ struct Normalizer {
         if timeDrops.isEmpty {
             result.diagnostics = decoded.dropped
         } else {
-            let merged = decoded.dropped.map { (index: Self.eventIndex(in: $0.path) ?? -1, diagnostic: $0) } + timeDrops
+            let merged = zip(decoded.droppedIndices, decoded.dropped).map { (index: $0, diagnostic: $1) } + timeDrops
             result.diagnostics = merged.sorted { $0.index < $1.index }.map(\.diagnostic)
         }
         return result
@@ -84,14 +82,6 @@ struct Normalizer {
 
     private static func path(_ index: Int) -> String {
         "events.Index \(index)"
-    }
-
-    /// N from a drop report path `events.Index N` (or `events.Index N.something`).
-    static func eventIndex(in path: String) -> Int? {
-        let prefix = "events.Index "
-        guard path.hasPrefix(prefix) else { return nil }
-        let digits = path.dropFirst(prefix.count).prefix { $0.isASCII && $0.isNumber }
-        return Int(digits)
     }
 
     private func nanoseconds(_ timestamp: Timestamp) -> Int64 {

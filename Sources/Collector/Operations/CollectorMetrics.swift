@@ -38,6 +38,12 @@ public final class CollectorMetrics: Sendable {
     let sinkDeploys: Counter
     let sinkDeadLetters: Counter
     let storeUnreadableRows: CounterFamily
+    let spoolAppended: Counter
+    let spoolReplayed: Counter
+    let spoolDropped: CounterFamily
+    let spoolRequeued: CounterFamily
+    let spoolWriteErrors: Counter
+    let spoolRefused: CounterFamily
     /// Resolved `flowmeter_diagnostic_events_total` children by raw app and build, then raw kind and widget type.
     private let diagnosticSeries = Mutex<[DiagnosticAppKey: [DiagnosticTypeKey: Counter]]>([:])
     private let rebuildsSeen = Atomic<UInt64>(0)
@@ -167,6 +173,70 @@ public final class CollectorMetrics: Sendable {
             "flowmeter_store_unreadable_rows_total",
             help: "Stored rows a read skipped (or a merge replaced) because they did not decode, by table.",
             labelNames: ["table"], maxChildren: 20)
+        spoolAppended = registry.counter(
+            "flowmeter_spool_appended_records_total",
+            help: "Kafka messages written to the disk spool (and synced) because Kafka could not take them in time."
+        ).labels()
+        spoolReplayed = registry.counter(
+            "flowmeter_spool_replayed_records_total",
+            help: "Spooled messages whose delivery report said persisted: delivered from the spool."
+        ).labels()
+        spoolDropped = registry.counter(
+            "flowmeter_spool_dropped_records_total",
+            help: "Spooled records given up, by reason: torn, corrupt, undeliverable.",
+            labelNames: ["reason"], maxChildren: 10)
+        spoolRequeued = registry.counter(
+            "flowmeter_spool_requeued_messages_total",
+            help: "Failed delivery reports of spooled messages, each sent again, by outcome.",
+            labelNames: ["outcome"], maxChildren: 10)
+        spoolWriteErrors = registry.counter(
+            "flowmeter_spool_write_errors_total",
+            help: "Writes or syncs of the disk spool that failed (full disk, read-only file system, I/O error)."
+        ).labels()
+        spoolRefused = registry.counter(
+            "flowmeter_spool_refused_batches_total",
+            help: "Batches the disk spool could not take, by reason: full (--spool-max-bytes), write_failed.",
+            labelNames: ["reason"], maxChildren: 10)
+        for reason in ["full", "write_failed"] { _ = spoolRefused.labels(reason) }
+        for reason in ["torn", "corrupt", "undeliverable"] { _ = spoolDropped.labels(reason) }
+        for outcome in ["timed_out_requeued", "failed_requeued"] { _ = spoolRequeued.labels(outcome) }
+    }
+
+    /// Counts a failed delivery report of a spooled message that is sent again: `timed_out_requeued` for
+    /// `message.timeout.ms` passing, else `failed_requeued`.
+    func countRequeue(_ error: KafkaError?) {
+        spoolRequeued.labels(error?.code == .messageTimedOut ? "timed_out_requeued" : "failed_requeued").increment()
+    }
+
+    /// Registers the disk spool's gauges, read at scrape time; without a spool they read 0 (and writable 1).
+    func registerSpoolGauges(_ spool: Spool?) {
+        registry.gauge("flowmeter_spool_bytes", help: "Bytes of disk-spool segment files.") {
+            Double(spool?.status.bytes ?? 0)
+        }
+        registry.gauge("flowmeter_spool_max_bytes", help: "The disk spool's bound (--spool-max-bytes); 0 without one.")
+        {
+            Double(spool?.configuration.maxBytes ?? 0)
+        }
+        registry.gauge("flowmeter_spool_segments", help: "Disk-spool segment files.") {
+            Double(spool?.status.segments ?? 0)
+        }
+        registry.gauge(
+            "flowmeter_spool_records", help: "Spooled messages not yet persisted by Kafka (or dropped)."
+        ) { Double(spool?.status.records ?? 0) }
+        registry.gauge(
+            "flowmeter_spool_oldest_record_age_seconds",
+            help: "Age of the oldest segment that still holds messages Kafka has not persisted; 0 when none."
+        ) {
+            guard let oldest = spool?.status.oldestAppendedAt else { return 0 }
+            return max(0, Double(SpoolBatch.now() - oldest) / 1000)
+        }
+        registry.gauge(
+            "flowmeter_spool_writable",
+            help: "1 while the disk spool can take batches; 0 while it is full or its last write failed."
+        ) {
+            guard let status = spool?.status else { return 1 }
+            return status.isFull || status.failure != nil ? 0 : 1
+        }
     }
 
     /// Counts stored rows that a read of the process's store skipped because they did not decode.

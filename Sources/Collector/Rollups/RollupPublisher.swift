@@ -16,6 +16,7 @@ final class RollupPublisher: Sendable {
     /// The aggregator ingest records into.
     let aggregator: RollupAggregator
     private let producer: KafkaProducer?
+    private let delivery: SpoolingDelivery?
     private let store: (any CollectorStore)?
     private let topic: String
     private let headers: [KafkaHeader]
@@ -23,7 +24,7 @@ final class RollupPublisher: Sendable {
     private let maxAttempts: Int
     private let maxPending: Int
     private let metrics: CollectorMetrics
-    private let logger: CollectorLogger
+    private let logger: Logger
     private let retries = Mutex<[Attempt]>([])
     // One flush at a time: the timer, a test's explicit flush and the final drain never interleave.
     private let flushing = Mutex<Void>(())
@@ -40,11 +41,13 @@ final class RollupPublisher: Sendable {
     }
 
     init(
-        aggregator: RollupAggregator, producer: KafkaProducer?, store: (any CollectorStore)?, topic: String,
-        interval: Duration, maxAttempts: Int, maxPending: Int, metrics: CollectorMetrics, logger: CollectorLogger
+        aggregator: RollupAggregator, producer: KafkaProducer?, delivery: SpoolingDelivery?,
+        store: (any CollectorStore)?, topic: String,
+        interval: Duration, maxAttempts: Int, maxPending: Int, metrics: CollectorMetrics, logger: Logger
     ) {
         self.aggregator = aggregator
         self.producer = producer
+        self.delivery = delivery
         self.store = store
         self.topic = topic
         self.headers = KafkaHeader.json(schema: topic)
@@ -101,7 +104,9 @@ final class RollupPublisher: Sendable {
             guard !attempts.isEmpty else { return 0 }
             metrics.rollupFlushes.increment()
             var sent = 0
-            if let producer {
+            if let delivery {
+                sent = send(attempts, delivery: delivery)
+            } else if let producer {
                 sent = send(attempts, producer: producer)
             } else if let store {
                 sent = apply(attempts, store: store)
@@ -137,6 +142,29 @@ final class RollupPublisher: Sendable {
             retry(Array(attempts[enqueued...]), error: error)
         }
         return enqueued
+    }
+
+    // Through the spool: a flush that Kafka does not take in time is spooled like an ingest batch, so the store's
+    // counts match the events topic after an outage.
+    private func send(_ attempts: [Attempt], delivery: SpoolingDelivery) -> Int {
+        var batch = SpoolBatch(
+            topic: topic, headers: headers.map { SpoolRecord.Header(name: $0.name, value: $0.value) },
+            records: attempts.count, bytesPerRecord: 1_024)
+        for attempt in attempts {
+            batch.append(key: attempt.partial.kafkaKey[...], value: attempt.partial.jsonBytes()[...])
+        }
+        delivery.send(batch, headers: headers) { [self] outcome in
+            switch outcome {
+            case .persisted:
+                metrics.rollupMessages.labels("delivered").increment(by: UInt64(attempts.count))
+            case .spooled:
+                metrics.rollupMessages.labels("spooled").increment(by: UInt64(attempts.count))
+            case .unavailable:
+                metrics.rollupDeliveryErrors.increment(by: UInt64(attempts.count))
+                retry(attempts, error: CollectorError(.spoolWriteFailed, "neither Kafka nor the spool took them"))
+            }
+        }
+        return attempts.count
     }
 
     private func apply(_ attempts: [Attempt], store: any CollectorStore) -> Int {

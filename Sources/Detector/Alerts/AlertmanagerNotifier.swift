@@ -50,15 +50,14 @@ public struct AlertmanagerNotifier: AlertNotifier {
         do {
             (data, response) = try await session.data(for: request)
         } catch {
-            throw DetectorError(code: .transport, message: "Alertmanager at \(baseURL) unreachable: \(error)")
+            throw DetectorError(.transport, "Alertmanager at \(baseURL) unreachable: \(error)")
         }
         guard let http = response as? HTTPURLResponse else {
-            throw DetectorError(code: .transport, message: "Alertmanager at \(baseURL) sent no HTTP answer")
+            throw DetectorError(.transport, "Alertmanager at \(baseURL) sent no HTTP answer")
         }
         guard (200..<300).contains(http.statusCode) else {
             throw DetectorError(
-                code: .rejected,
-                message: "Alertmanager refused the alerts: \(String(decoding: data.prefix(512), as: UTF8.self))",
+                .rejected, "Alertmanager refused the alerts: \(String(decoding: data.prefix(512), as: UTF8.self))",
                 httpStatus: http.statusCode)
         }
     }

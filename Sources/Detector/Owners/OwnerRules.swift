@@ -92,15 +92,14 @@ public struct OwnerRules: Sendable, Hashable {
         do {
             file = try JSONDecoder().decode(File.self, from: json)
         } catch {
-            throw DetectorError(code: .invalidOwners, message: "the owners file is not valid: \(error)")
+            throw DetectorError(.invalidOwners, "the owners file is not valid: \(error)")
         }
         for (index, rule) in (file.rules ?? []).enumerated() {
             guard rule.widgetType != nil || rule.page != nil || rule.appID != nil else {
-                throw DetectorError(
-                    code: .invalidOwners, message: "owners rule \(index + 1) names no widgetType, page or appID")
+                throw DetectorError(.invalidOwners, "owners rule \(index + 1) names no widgetType, page or appID")
             }
             guard !rule.team.trimmingCharacters(in: .whitespaces).isEmpty else {
-                throw DetectorError(code: .invalidOwners, message: "owners rule \(index + 1) has an empty team")
+                throw DetectorError(.invalidOwners, "owners rule \(index + 1) has an empty team")
             }
         }
         self.init(rules: file.rules ?? [], defaultTeam: file.defaultTeam.flatMap { $0.isEmpty ? nil : $0 })
@@ -109,7 +108,7 @@ public struct OwnerRules: Sendable, Hashable {
     /// Reads and parses the owners file at `path`.
     public init(contentsOf path: String) throws(DetectorError) {
         guard let data = FileManager.default.contents(atPath: path) else {
-            throw DetectorError(code: .invalidOwners, message: "no owners file at '\(path)'")
+            throw DetectorError(.invalidOwners, "no owners file at '\(path)'")
         }
         try self.init(json: data)
     }

@@ -103,26 +103,8 @@ public enum JSONValue: Hashable, Sendable {
     }
 
     private static func writeString(_ string: String, to output: inout String) {
-        output += "\""
-        for scalar in string.unicodeScalars {
-            switch scalar {
-            case "\"": output += "\\\""
-            case "\\": output += "\\\\"
-            case "\n": output += "\\n"
-            case "\r": output += "\\r"
-            case "\t": output += "\\t"
-            default:
-                // Beyond what RFC 8259 requires (U+0000–U+001F): DEL, C1, line separators and bidi controls as
-                // well, so JSON printed to a terminal cannot carry an escape sequence from an app's string.
-                if DisplaySafety.mustEscape(scalar) {
-                    let hex = String(scalar.value, radix: 16)
-                    output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    output.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        output += "\""
+        // Display-safe: JSON printed to a terminal cannot carry an escape sequence from an app's string.
+        output += JSONString.quoted(string, displaySafe: true)
     }
 }
 

@@ -1,3 +1,4 @@
+import Detector
 import Foundation
 
 /// Turns argument words into `ParsedArguments`, folding in the environment and an optional JSON configuration file.
@@ -104,23 +105,7 @@ enum ArgumentParser {
 
     /// The declared option closest to a misspelled one, when it is within two edits.
     static func suggestion(for name: String, among candidates: [String]) -> String? {
-        let scored = candidates.map { ($0, editDistance(name, $0)) }.filter { $0.1 <= 2 }
+        let scored = candidates.map { ($0, EditDistance.damerauLevenshtein(name, $0)) }.filter { $0.1 <= 2 }
         return scored.min { $0.1 < $1.1 }?.0
-    }
-
-    private static func editDistance(_ a: String, _ b: String) -> Int {
-        let a = Array(a.utf8)
-        let b = Array(b.utf8)
-        if a.isEmpty { return b.count }
-        var previous = Array(0...b.count)
-        for i in 1...a.count {
-            var current = [i] + Array(repeating: 0, count: b.count)
-            for j in stride(from: 1, through: b.count, by: 1) {
-                current[j] = Swift.min(
-                    previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-            }
-            previous = current
-        }
-        return previous[b.count]
     }
 }

@@ -1,8 +1,10 @@
+public import FlowmeterModels
+
 /// A command that understood its arguments but could not do the work: the store is missing, a file is unreadable.
 ///
 /// The runner prints `error: <message>` and the process exits 1 (a usage error is ``CommandUsageError`` and exits
 /// 2).
-public struct CommandError: Error, CustomStringConvertible, Sendable {
+public struct CommandError: FlowmeterError {
     /// What went wrong, extensible without breaking callers that switch on known codes.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         /// The code's stable name.
@@ -37,6 +39,9 @@ public struct CommandError: Error, CustomStringConvertible, Sendable {
         self.file = file
         self.line = line
     }
+
+    /// Command failures are not retried by Flowmeter itself.
+    public var isRetriable: Bool { false }
 
     /// The message, as the runner prints it.
     public var description: String { message }

@@ -40,7 +40,7 @@ enum DemoCommand {
             run: { arguments in
                 let duration =
                     try arguments.parsed("duration", as: "a positive duration such as 50s") {
-                        ServeCommand.parseDuration($0).flatMap { $0 > .zero ? $0 : nil }
+                        OptionValues.duration($0).flatMap { $0 > .zero ? $0 : nil }
                     } ?? .seconds(50)
                 let hours =
                     try arguments.parsed("simulated-hours", as: "a number of hours in (0, 48]") {

@@ -33,7 +33,7 @@ enum DeploysCommand {
                 .value("environment", "NAME", help: "The environment, e.g. production."),
                 .value("commit", "SHA", help: "The deployed commit."),
                 .value("url", "URL", help: "A link to the build."),
-                SinkCommand.storeOption,
+                SharedOptions.store,
                 .flag("no-store", help: "Record in Kafka only (needs --kafka)."),
                 .value("kafka", "HOST:PORT[,…]", help: "Also publish to the deploys topic."),
                 .value("deploys-topic", "NAME", help: "Topic of deploy markers.", default: "flowmeter.deploys.v1"),
@@ -50,7 +50,7 @@ enum DeploysCommand {
                 .value("since", "DURATION", help: "How far back (90m, 24h, 7d).", default: "7d"),
                 .value("from", "TIME", help: "Start (RFC 3339); overrides --since."),
                 .value("to", "TIME", help: "End (RFC 3339).", default: "now"),
-                SinkCommand.storeOption,
+                SharedOptions.store,
                 .value("format", "FORMAT", help: "table | json.", default: "table"),
             ],
             run: { arguments in try runList(arguments) }
@@ -74,11 +74,11 @@ enum DeploysCommand {
             throw CommandUsageError("--no-store needs --kafka", commandPath: arguments.commandPath)
         }
         if toStore {
-            let store = try SinkCommand.openStore(arguments)
+            let store = try SharedOptions.openStore(arguments)
             try store.recordDeploy(marker)
         }
         if toKafka {
-            var configuration = KafkaProducerConfiguration(bootstrapServers: try SinkCommand.brokers(arguments))
+            var configuration = KafkaProducerConfiguration(bootstrapServers: try SharedOptions.brokers(arguments))
             configuration.clientID = "flowmeter-deploys"
             configuration.messageTimeout = .seconds(30)
             configuration.statisticsInterval = .zero
@@ -106,12 +106,12 @@ enum DeploysCommand {
             from = given
         } else {
             let since =
-                try arguments.parsed("since", as: "a duration such as 90m, 24h or 7d", ServeCommand.parseDuration)
+                try arguments.parsed("since", as: "a duration such as 90m, 24h or 7d", OptionValues.duration)
                 ?? .seconds(7 * 86_400)
             from = Timestamp(
                 secondsSinceEpoch: to.secondsSinceEpoch - since.components.seconds, nanoseconds: to.nanoseconds)
         }
-        let deploys = try SinkCommand.openStore(arguments).deploys(from: from, to: to)
+        let deploys = try SharedOptions.openStore(arguments).deploys(from: from, to: to)
         if format == "json" {
             var text = #"{"from":"\#(from.rfc3339String)","to":"\#(to.rfc3339String)","deploys":["#
             text += deploys.map { String(decoding: $0.jsonBytes(), as: UTF8.self) }.joined(separator: ",")

@@ -73,11 +73,11 @@ enum GatesCommand {
         let threshold = report.gates.first.map { CellFormat.percent($0.forecast.threshold) } ?? ""
         let noun = report.gates.count == 1 ? "gate" : "gates"
         var lines = [table.renderedGrouped(by: "APP", style: style), ""]
-        lines += UngatedCommand.wrapped(
+        lines += Terminal.wrapped(
             "\(report.gates.count) \(noun)\(app) (\(window)). BELOW: installs under the gate today; CAN DROP: when "
                 + "that share falls under \(threshold).", indent: "")
         if report.gates.contains(where: { $0.forecast.basis == .tooThin }) {
-            lines += UngatedCommand.wrapped(
+            lines += Terminal.wrapped(
                 "Too thin: a forecast needs traffic on at least 7 days of the window, and the store has less.",
                 indent: "")
         }

@@ -1,6 +1,7 @@
 import Detector
 import FlowmeterModels
 import Foundation
+import Lifecycle
 import RollupStore
 import Rollups
 
@@ -33,7 +34,7 @@ enum ReportCommand {
                 .value("week", "YYYY-Www", help: "The ISO week, e.g. 2026-W48 (default: the last complete week)."),
                 .value("format", "FORMAT", help: "html | md | json (default: from --output, else md)."),
                 .value("app", "APPID", help: "Only this app."),
-                SinkCommand.storeOption,
+                SharedOptions.store,
                 .value("output", "FILE", help: "Write to FILE instead of standard output."),
                 .value("min-installs", "N", help: "Installs before a type counts as ungated.", default: "5"),
                 .value("min-events", "N", help: "Events before a type counts as ungated.", default: "20"),
@@ -66,12 +67,12 @@ enum ReportCommand {
         finder.configuration.minEvents =
             try arguments.parsed("min-events", as: "a positive integer") { Int64($0).flatMap { $0 > 0 ? $0 : nil } }
             ?? 20
-        finder.configuration.regressionQuiet = try UngatedCommand.regressionQuiet(arguments)
+        finder.configuration.regressionQuiet = try SharedOptions.regressionQuiet(arguments)
         let appID = arguments.value("app").flatMap { $0.isEmpty ? nil : $0 }
         let owners = try OwnerOptions.rules(arguments)
-        let store = try SinkCommand.openStore(arguments)
+        let store = try SharedOptions.openStore(arguments)
         let builder = WeeklyReportBuilder(ungatedFinder: finder, owners: owners)
-        let report = try await SinkCommand.onThread { () -> Result<WeeklyReport, any Error> in
+        let report = try await onThread(named: "flowmeter-blocking") { () -> Result<WeeklyReport, any Error> in
             Result { try builder.report(reader: store, week: week, appID: appID, now: now) }
         }.get()
         if week.end > now {

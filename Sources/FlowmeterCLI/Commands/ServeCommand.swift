@@ -56,7 +56,7 @@ enum ServeCommand {
                 .value("kafka-linger", "DURATION", help: "Producer linger.ms.", default: "5ms"),
                 .value("store", "PATH|URL", help: "Rollup store (SQLite path or postgres://…); runs the sink here."),
                 .value("sink-group", "NAME", help: "Consumer group of the in-process sink.", default: "flowmeter-sink"),
-                SinkCommand.deadLettersOption,
+                SharedOptions.deadLetters,
                 .value("rollup-interval", "DURATION", help: "How often rollups are flushed.", default: "5s"),
                 .value("detect-interval", "DURATION", help: "Detector passes over --store (0: none).", default: "60s"),
                 .value("detect-window", "DURATION", help: "The window each detector pass examines.", default: "1h"),
@@ -68,6 +68,9 @@ enum ServeCommand {
                     default: "48h"),
                 OwnerOptions.owners,
                 .value("shutdown-timeout", "DURATION", help: "Bound on flushing Kafka at exit.", default: "30s"),
+                .value(
+                    "spool", "DIR|none", help: "Disk spool for batches Kafka cannot take.", default: "flowmeter-spool"),
+                .value("spool-max-bytes", "BYTES", help: "Bound on the disk spool (503 past it).", default: "1GiB"),
                 .value("metrics-type-cap", "N", help: "Widget types per app and kind in metrics.", default: "50"),
                 .value("log-level", "LEVEL", help: "debug | info | warning | error.", default: "info"),
                 .value("log-format", "FORMAT", help: "json | logfmt.", default: "json"),
@@ -126,14 +129,14 @@ enum ServeCommand {
         var detection = ServeConfiguration.Detection()
         detection.interval =
             try arguments.parsed("detect-interval", as: "a duration such as 60s, 5m, or 0 for none") {
-                parseDuration($0)
+                OptionValues.duration($0)
             } ?? detection.interval
         detection.window =
             try arguments.parsed("detect-window", as: "a positive duration such as 30m or 1h") {
-                parseDuration($0).flatMap { $0 > .zero ? $0 : nil }
+                OptionValues.duration($0).flatMap { $0 > .zero ? $0 : nil }
             } ?? detection.window
-        detection.notifier = try WatchCommand.alertmanager(arguments)
-        detection.ungated = try WatchCommand.ungatedFinder(arguments)
+        detection.notifier = try SharedOptions.alertmanager(arguments)
+        detection.ungated = try SharedOptions.ungatedFinder(arguments)
         detection.owners = try OwnerOptions.rules(arguments)
         return detection
     }
@@ -158,38 +161,52 @@ enum ServeCommand {
         configuration.kafka =
             try arguments.parsed("kafka", as: "embedded, none or HOST:PORT,...") {
                 CollectorConfiguration.KafkaMode($0)
-            } ?? .embedded
+            } ?? configuration.kafka
         configuration.ackMode =
             try arguments.parsed("ack", as: "delivery or enqueue") {
                 CollectorConfiguration.AckMode(rawValue: $0)
-            } ?? .delivery
+            } ?? configuration.ackMode
         configuration.salt = try salt(arguments)
         if arguments.isSet("collector-id"), let name = arguments.value("collector-id") {
             configuration.collectorID = name
         }
         let bytes = "a byte count such as 1048576 or 1MiB"
-        configuration.maxBodyBytes = try arguments.parsed("max-body-bytes", as: bytes, parseBytes) ?? (1 << 20)
-        configuration.maxInflatedBytes = try arguments.parsed("max-inflated-bytes", as: bytes, parseBytes) ?? (8 << 20)
-        configuration.maxEventsPerBatch = try positive(arguments, "max-events-per-batch") ?? 1_000
+        configuration.maxBodyBytes =
+            try arguments.parsed("max-body-bytes", as: bytes, OptionValues.bytes) ?? configuration.maxBodyBytes
+        configuration.maxInflatedBytes =
+            try arguments.parsed("max-inflated-bytes", as: bytes, OptionValues.bytes) ?? configuration.maxInflatedBytes
+        configuration.maxEventsPerBatch =
+            try positive(arguments, "max-events-per-batch") ?? configuration.maxEventsPerBatch
         let duration = "a duration such as 500ms, 5s, 10m or 72h"
         configuration.maxEventAge =
-            try arguments.parsed("max-event-age", as: duration, parseDuration) ?? .seconds(259_200)
+            try arguments.parsed("max-event-age", as: duration, OptionValues.duration) ?? .seconds(259_200)
         configuration.maxFutureSkew =
-            try arguments.parsed("max-future-skew", as: duration, parseDuration) ?? .seconds(600)
+            try arguments.parsed("max-future-skew", as: duration, OptionValues.duration) ?? configuration.maxFutureSkew
         configuration.responseDeadline =
-            try arguments.parsed("response-deadline", as: duration, parseDuration) ?? .seconds(5)
+            try arguments.parsed("response-deadline", as: duration, OptionValues.duration)
+            ?? configuration.responseDeadline
         configuration.requestDeadline =
-            try arguments.parsed("request-deadline", as: duration, parseDuration) ?? .seconds(10)
+            try arguments.parsed("request-deadline", as: duration, OptionValues.duration)
+            ?? configuration.requestDeadline
         configuration.kafkaLinger =
-            try arguments.parsed("kafka-linger", as: duration, parseDuration) ?? .milliseconds(5)
+            try arguments.parsed("kafka-linger", as: duration, OptionValues.duration) ?? configuration.kafkaLinger
         configuration.shutdownFlushTimeout =
-            try arguments.parsed("shutdown-timeout", as: duration, parseDuration) ?? .seconds(30)
+            try arguments.parsed("shutdown-timeout", as: duration, OptionValues.duration)
+            ?? configuration.shutdownFlushTimeout
+        let spool = try arguments.required("spool")
+        if spool != "none" {
+            var settings = CollectorConfiguration.DiskSpool(directory: spool)
+            settings.maxBytes =
+                try arguments.parsed("spool-max-bytes", as: bytes, OptionValues.bytes) ?? settings.maxBytes
+            configuration.spool = settings
+        }
         configuration.rollupInterval =
             try arguments.parsed("rollup-interval", as: "a positive duration") {
-                parseDuration($0).flatMap { $0 > .zero ? $0 : nil }
-            } ?? .seconds(5)
-        configuration.connectionLimit = try positive(arguments, "connection-limit") ?? 1024
-        configuration.perIPConnectionLimit = try positive(arguments, "per-ip-connection-limit") ?? 256
+                OptionValues.duration($0).flatMap { $0 > .zero ? $0 : nil }
+            } ?? configuration.rollupInterval
+        configuration.connectionLimit = try positive(arguments, "connection-limit") ?? configuration.connectionLimit
+        configuration.perIPConnectionLimit =
+            try positive(arguments, "per-ip-connection-limit") ?? configuration.perIPConnectionLimit
         if arguments.isSet("threads") { configuration.threads = try positive(arguments, "threads") ?? 1 }
         let rate = try arguments.parsed("rate-limit", as: "a positive number") {
             Double($0).flatMap { $0 > 0 ? $0 : nil }
@@ -203,15 +220,16 @@ enum ServeCommand {
         configuration.topics.alerts = try arguments.required("alerts-topic")
         configuration.topics.deploys = try arguments.required("deploys-topic")
         configuration.metricsTypeCap =
-            try arguments.parsed("metrics-type-cap", as: "a count") { Int($0).flatMap { $0 >= 0 ? $0 : nil } } ?? 50
+            try arguments.parsed("metrics-type-cap", as: "a count") { Int($0).flatMap { $0 >= 0 ? $0 : nil } }
+            ?? configuration.metricsTypeCap
         configuration.logLevel =
             try arguments.parsed("log-level", as: "debug, info, warning or error") {
                 Logger.Level(rawValue: $0)
-            } ?? .info
+            } ?? configuration.logLevel
         configuration.logFormat =
             try arguments.parsed("log-format", as: "json or logfmt") {
                 Logger.Format(rawValue: $0)
-            } ?? .json
+            } ?? configuration.logFormat
         return configuration
     }
 
@@ -249,27 +267,5 @@ enum ServeCommand {
 
     private static func positive(_ arguments: ParsedArguments, _ name: String) throws(CommandUsageError) -> Int? {
         try arguments.parsed(name, as: "a positive integer") { Int($0).flatMap { $0 > 0 ? $0 : nil } }
-    }
-
-    /// `1048576`, `512KiB`, `1MiB`, `2GiB` (also `KB`/`MB`/`GB` as the same binary units).
-    static func parseBytes(_ text: String) -> Int? {
-        let units: [(String, Int)] = [
-            ("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30), ("KB", 1 << 10),
-            ("MB", 1 << 20), ("GB", 1 << 30), ("B", 1),
-        ]
-        for (suffix, scale) in units where text.hasSuffix(suffix) {
-            return Int(text.dropLast(suffix.count)).flatMap { $0 > 0 ? $0 * scale : nil }
-        }
-        return Int(text).flatMap { $0 > 0 ? $0 : nil }
-    }
-
-    /// `250ms`, `5s`, `10m`, `72h`, `2d`; a bare number is seconds.
-    static func parseDuration(_ text: String) -> Duration? {
-        let units: [(String, Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("d", 86400)]
-        for (suffix, scale) in units where text.hasSuffix(suffix) {
-            guard let value = Double(text.dropLast(suffix.count)), value >= 0, value.isFinite else { return nil }
-            return .milliseconds(Int64((value * scale * 1000).rounded()))
-        }
-        return Double(text).flatMap { $0 >= 0 && $0.isFinite ? .milliseconds(Int64(($0 * 1000).rounded())) : nil }
     }
 }

@@ -52,7 +52,7 @@ enum SimulateCommand {
         let seed = try arguments.parsed("seed", as: "a non-negative integer") { UInt64($0) } ?? 2026
         let duration =
             try arguments.parsed("duration", as: "a positive duration such as 60s") {
-                ServeCommand.parseDuration($0).flatMap { $0 > .zero ? $0 : nil }
+                OptionValues.duration($0).flatMap { $0 > .zero ? $0 : nil }
             } ?? .seconds(60)
         let hours =
             try arguments.parsed("simulated-hours", as: "a number of hours in (0, 48]") {

@@ -9,15 +9,6 @@ import Sink
 /// `flowmeter sink --kafka … --store …`: merges `flowmeter.rollups.v1` (and the deploys and manifests topics) into a
 /// store as a consumer group until SIGTERM or SIGINT; also the home of the store options every store command shares.
 enum SinkCommand {
-    /// The default store when neither `--store` nor `FLOWMETER_STORE` names one: `flowmeter.sqlite` in the working
-    /// directory, the file `flowmeter serve --store flowmeter.sqlite` writes.
-    static let defaultStore = "flowmeter.sqlite"
-
-    /// The `--store` option with its default, as every query-side command declares it.
-    static let storeOption = CommandOption.value(
-        "store", "PATH|URL", help: "Rollup store: an SQLite path, sqlite:PATH or postgres://….",
-        default: defaultStore)
-
     static var command: Command {
         Command(
             name: "sink",
@@ -30,7 +21,7 @@ enum SinkCommand {
                 """,
             options: [
                 .value("kafka", "HOST:PORT[,…]", help: "Bootstrap servers."),
-                storeOption,
+                SharedOptions.store,
                 .value("group", "NAME", help: "Consumer group.", default: "flowmeter-sink"),
                 .value("rollups-topic", "NAME", help: "Topic of partial rollups.", default: "flowmeter.rollups.v1"),
                 .value(
@@ -40,7 +31,7 @@ enum SinkCommand {
                     "manifests-topic", "NAME", help: "Topic of capability manifests (\"none\" reads none).",
                     default: "flowmeter.manifests.v1"),
                 .value("max-batch", "N", help: "Most messages per store transaction.", default: "5000"),
-                deadLettersOption,
+                SharedOptions.deadLetters,
                 .value("log-format", "FORMAT", help: "json | logfmt.", default: "json"),
             ],
             run: { arguments in try await run(arguments) }
@@ -49,7 +40,7 @@ enum SinkCommand {
 
     private static func run(_ arguments: ParsedArguments) async throws -> Int32 {
         let path = arguments.commandPath
-        let servers = try brokers(arguments)
+        let servers = try SharedOptions.brokers(arguments)
         let format = try arguments.parsed("log-format", as: "json or logfmt") { Logger.Format(rawValue: $0) }
         let logger = Logger(threshold: .info, format: format ?? .json)
         var configuration = RollupSinkConfiguration(bootstrapServers: servers)
@@ -84,43 +75,5 @@ enum SinkCommand {
                 "commits": String(counters.commits), "errors": String(counters.errors),
             ])
         return 0
-    }
-
-    /// The `--kafka` bootstrap servers, or a usage error.
-    static func brokers(_ arguments: ParsedArguments) throws(CommandUsageError) -> [String] {
-        let text = try arguments.required("kafka")
-        guard case .brokers(let servers) = CollectorConfiguration.KafkaMode(text) else {
-            throw CommandUsageError(
-                "invalid value '\(text)' for --kafka: expected HOST:PORT[,HOST:PORT…]",
-                commandPath: arguments.commandPath)
-        }
-        return servers
-    }
-
-    /// Where `sink` and `serve --store` write the messages they cannot use.
-    static let deadLettersOption = CommandOption.value(
-        "dead-letters", "FILE",
-        help: "Messages the sink cannot decode or store (JSON Lines, made on the first one).",
-        default: "flowmeter-dead-letters.jsonl")
-
-    /// Opens the store `--store` names (default `FLOWMETER_STORE`, then `./flowmeter.sqlite`); a bad URL is a
-    /// usage error, a store that cannot be opened an error. Rows the store cannot read are reported to `warnings`
-    /// (by default one warning per table on the command's standard error).
-    static func openStore(
-        _ arguments: ParsedArguments, warnings: UnreadableRowsWarning? = nil
-    ) throws -> any RollupStore {
-        let url = try arguments.required("store")
-        var options = RollupStoreOptions()
-        options.onUnreadableRows = (warnings ?? UnreadableRowsWarning(.output(arguments.output))).handler
-        do {
-            return try openRollupStore(url: url, options: options)
-        } catch let error as RollupStoreError where error.code == .invalidURL {
-            throw CommandUsageError("--store: \(error.message)", commandPath: arguments.commandPath)
-        }
-    }
-
-    /// Runs blocking work on a thread of its own, off the cooperative pool.
-    static func onThread<Value: Sendable>(_ work: @escaping @Sendable () -> Value) async -> Value {
-        await Lifecycle.onThread(named: "flowmeter-blocking", work)
     }
 }

@@ -31,7 +31,7 @@ enum SpikesCommand {
         let window = try QueryOptions.window(arguments)
         let appID = QueryOptions.appID(arguments)
         var configuration = SpikeDetector.Configuration()
-        configuration.minEvents = try UngatedCommand.count(arguments, "min-events") ?? 20
+        configuration.minEvents = try SharedOptions.count(arguments, "min-events") ?? 20
         configuration.minRatio =
             try arguments.parsed("min-ratio", as: "a number ≥ 1") {
                 Double($0).flatMap { $0 >= 1 && $0.isFinite ? $0 : nil }
@@ -77,7 +77,7 @@ enum SpikesCommand {
             if let team = owners?.team(appID: incident.appID, widgetType: incident.widgetType, pages: incident.pages) {
                 facts.append("team \(Terminal.name(team))")
             }
-            lines += UngatedCommand.wrapped(facts.joined(separator: " · "), indent: "    ")
+            lines += Terminal.wrapped(facts.joined(separator: " · "), indent: "    ")
             var table = TextTable(columns: [
                 .text("    VERSION", flexible: true), .text("ONSET"), .text("PEAK"), .number("COUNT"),
                 .number("BASELINE"), .number("RATIO"),
@@ -102,7 +102,7 @@ enum SpikesCommand {
         } else {
             summary = "\(report.incidents.count) incidents (\(report.spikes.count) spikes)\(app)"
         }
-        let last = UngatedCommand.wrapped("\(summary) (\(window)).", indent: "").joined(separator: "\n")
+        let last = Terminal.wrapped("\(summary) (\(window)).", indent: "").joined(separator: "\n")
         return blocks.joined(separator: "\n\n") + "\n\n" + last
     }
 

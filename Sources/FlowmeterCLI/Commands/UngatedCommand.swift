@@ -34,10 +34,10 @@ enum UngatedCommand {
         let window = try QueryOptions.window(arguments)
         let appID = QueryOptions.appID(arguments)
         var configuration = UngatedTypeFinder.Configuration()
-        configuration.minInstalls = try count(arguments, "min-installs") ?? 5
-        configuration.minEvents = try count(arguments, "min-events") ?? 20
+        configuration.minInstalls = try SharedOptions.count(arguments, "min-installs") ?? 5
+        configuration.minEvents = try SharedOptions.count(arguments, "min-events") ?? 20
         configuration.deployWindow = try QueryOptions.deployWindow(arguments)
-        configuration.regressionQuiet = try regressionQuiet(arguments)
+        configuration.regressionQuiet = try SharedOptions.regressionQuiet(arguments)
         let owners = try OwnerOptions.rules(arguments)
         let team = try OwnerOptions.team(arguments, rules: owners)
         let store = try QueryOptions.openStore(arguments)
@@ -52,20 +52,6 @@ enum UngatedCommand {
             to: arguments.output, json: { report.jsonString(prettyPrinted: true) }, csv: { csv(report) },
             table: { [report] style in table(report, owners: owners, style: style) })
         return report.exitStatus
-    }
-
-    /// `--regression-quiet`: how long a type must have gone unreported for its return to be a regression.
-    static func regressionQuiet(_ arguments: ParsedArguments) throws(CommandUsageError) -> Duration {
-        let seconds =
-            try arguments.parsed("regression-quiet", as: "a duration such as 48h or 3d") {
-                QueryOptions.parseDuration($0)
-            } ?? 48 * 3600
-        return .seconds(seconds)
-    }
-
-    /// A non-negative count option, or a usage error.
-    static func count(_ arguments: ParsedArguments, _ name: String) throws(CommandUsageError) -> Int64? {
-        try arguments.parsed(name, as: "a whole number ≥ 0") { Int64($0).flatMap { $0 >= 0 ? $0 : nil } }
     }
 
     /// One block per type, so that nothing the reader needs is cut at 80 columns: the type, its app and totals on
@@ -107,32 +93,15 @@ enum UngatedCommand {
             if let team = owners?.team(appID: type.appID, widgetType: type.widgetType, pages: type.pages) {
                 facts.append("team \(Terminal.name(team))")
             }
-            lines += wrapped(facts.joined(separator: " · "), indent: "    ")
+            lines += Terminal.wrapped(facts.joined(separator: " · "), indent: "    ")
             let affected = type.affectedVersions.map {
                 "\(Terminal.name($0.appVersion)) (\(CellFormat.wholePercent($0.installShare)))"
             }
-            lines += wrapped("affected: " + affected.joined(separator: ", "), indent: "    ")
+            lines += Terminal.wrapped("affected: " + affected.joined(separator: ", "), indent: "    ")
         }
         let app = apps.count == 1 ? " in \(Terminal.name(apps.first!))" : ""
         let noun = report.ungated.count == 1 ? "type" : "types"
         return lines.joined(separator: "\n") + "\n\n\(report.ungated.count) ungated \(noun)\(app) (\(window))."
-    }
-
-    /// `text` broken at spaces into lines of at most 80 characters, each starting with `indent`.
-    static func wrapped(_ text: String, indent: String, width: Int = 80) -> [String] {
-        var lines: [String] = []
-        var current = indent
-        for word in text.split(separator: " ") {
-            let (used, needed) = (Terminal.columns(current), Terminal.columns(String(word)))
-            if used > Terminal.columns(indent) && used + 1 + needed > width {
-                lines.append(current)
-                current = indent + "  "
-            }
-            if current.count > indent.count && !current.hasSuffix("  ") { current += " " }
-            current += word
-        }
-        lines.append(current)
-        return lines
     }
 
     static func csv(_ report: UngatedReport) -> CSVTable {

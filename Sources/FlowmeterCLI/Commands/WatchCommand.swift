@@ -23,7 +23,7 @@ enum WatchCommand {
                 SIGTERM or SIGINT stops the loop between passes.
                 """,
             options: [
-                SinkCommand.storeOption,
+                SharedOptions.store,
                 .value("kafka", "HOST:PORT[,…]", help: "Publish alerts to the alerts topic."),
                 .value("alerts-topic", "NAME", help: "Topic of alerts.", default: "flowmeter.alerts.v1"),
                 .value("alertmanager", "URL", help: "Alertmanager base URL, e.g. http://127.0.0.1:9093."),
@@ -45,14 +45,14 @@ enum WatchCommand {
 
     private static func run(_ arguments: ParsedArguments) async throws -> Int32 {
         let duration = "a positive duration such as 30s, 5m or 1h"
-        let positive: (String) -> Duration? = { ServeCommand.parseDuration($0).flatMap { $0 > .zero ? $0 : nil } }
+        let positive: (String) -> Duration? = { OptionValues.duration($0).flatMap { $0 > .zero ? $0 : nil } }
         var configuration = WatchConfiguration(storeURL: try arguments.required("store"))
         configuration.interval = try arguments.parsed("interval", as: duration, positive) ?? configuration.interval
         configuration.window = try arguments.parsed("since", as: duration, positive) ?? configuration.window
-        configuration.ungated = try ungatedFinder(arguments)
-        configuration.notifier = try alertmanager(arguments)
+        configuration.ungated = try SharedOptions.ungatedFinder(arguments)
+        configuration.notifier = try SharedOptions.alertmanager(arguments)
         if let text = arguments.value("kafka"), !text.isEmpty {
-            configuration.bootstrapServers = try SinkCommand.brokers(arguments)
+            configuration.bootstrapServers = try SharedOptions.brokers(arguments)
         }
         configuration.alertsTopic = try arguments.required("alerts-topic")
         configuration.appID = arguments.value("app")
@@ -73,26 +73,5 @@ enum WatchCommand {
         }
         try await watch.group.run()
         return 0
-    }
-
-    /// The ungated-type finder with `--min-installs`, `--min-events` and `--regression-quiet`, which `watch` and
-    /// `serve` both declare.
-    static func ungatedFinder(_ arguments: ParsedArguments) throws(CommandUsageError) -> UngatedTypeFinder {
-        var configuration = UngatedTypeFinder.Configuration()
-        configuration.minInstalls = try arguments.parsed("min-installs", as: "a count") { Int64($0) } ?? 5
-        configuration.minEvents = try arguments.parsed("min-events", as: "a count") { Int64($0) } ?? 20
-        configuration.regressionQuiet = try UngatedCommand.regressionQuiet(arguments)
-        return UngatedTypeFinder(configuration: configuration)
-    }
-
-    /// The notifier for `--alertmanager URL`, nil when the option is absent; a URL that is not http(s) is a usage
-    /// error.
-    static func alertmanager(_ arguments: ParsedArguments) throws(CommandUsageError) -> AlertmanagerNotifier? {
-        guard let text = arguments.value("alertmanager"), !text.isEmpty else { return nil }
-        guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil else {
-            throw CommandUsageError(
-                "invalid value '\(text)' for --alertmanager: expected an http URL", commandPath: arguments.commandPath)
-        }
-        return AlertmanagerNotifier(baseURL: url)
     }
 }

@@ -1,5 +1,6 @@
 import FlowmeterModels
 import Foundation
+import Lifecycle
 import RollupStore
 
 /// The options every query command shares (`--format`, `--since`, `--from`, `--to`, `--app`, `--store`, `--owners`,
@@ -13,7 +14,7 @@ enum QueryOptions {
             .value("from", "TIME", help: "Window start (RFC 3339); instead of --since."),
             .value("to", "TIME", help: "Window end (RFC 3339 or now).", default: "now"),
             .value("app", "APPID", help: "Only this app, e.g. com.example.shop."),
-            SinkCommand.storeOption,
+            SharedOptions.store,
             OwnerOptions.owners,
             OwnerOptions.team,
         ]
@@ -26,7 +27,8 @@ enum QueryOptions {
     /// `--deploy-window`: how long before a type's first events a deploy may have finished to be its suspect.
     static func deployWindow(_ arguments: ParsedArguments) throws(CommandUsageError) -> Duration {
         let seconds =
-            try arguments.parsed("deploy-window", as: "a duration such as 30m or 2h") { parseDuration($0) } ?? 3600
+            try arguments.parsed("deploy-window", as: "a duration such as 30m or 2h") { OptionValues.wholeSeconds($0) }
+            ?? 3600
         return .seconds(seconds)
     }
 
@@ -48,7 +50,7 @@ enum QueryOptions {
         } else {
             let since =
                 try arguments.parsed("since", as: "a positive duration such as 90m, 24h or 7d") {
-                    parseDuration($0)
+                    OptionValues.wholeSeconds($0)
                 } ?? 86_400
             from = Timestamp(secondsSinceEpoch: to.secondsSinceEpoch - since, nanoseconds: to.nanoseconds)
         }
@@ -58,15 +60,6 @@ enum QueryOptions {
                 commandPath: path)
         }
         return QueryWindow(from: from, to: to)
-    }
-
-    /// Whole seconds in a positive duration such as `90m`, `24h`, `7d`, `30s` or `2w`; nil otherwise.
-    static func parseDuration(_ text: String) -> Int64? {
-        let units: [(Character, Int64)] = [("s", 1), ("m", 60), ("h", 3600), ("d", 86_400), ("w", 604_800)]
-        guard let unit = text.last, let scale = units.first(where: { $0.0 == unit })?.1,
-            let value = Int64(text.dropLast()), value > 0, value <= Int64.max / scale
-        else { return nil }
-        return value * scale
     }
 
     /// The `--app` filter; nil when not given or empty.
@@ -95,11 +88,11 @@ enum QueryOptions {
                     """)
             }
         }
-        return try SinkCommand.openStore(arguments)
+        return try SharedOptions.openStore(arguments)
     }
 
     /// Runs a blocking read of the store off the cooperative pool.
     static func read<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) async throws -> Value {
-        try await SinkCommand.onThread { Result { try work() } }.get()
+        try await onThread(named: "flowmeter-blocking") { Result { try work() } }.get()
     }
 }

@@ -30,7 +30,7 @@ final class ProducerCore: Sendable {
     /// The handle new messages go to; throws once the producer is shut down.
     func currentClient() throws(KafkaError) -> RDKafkaClient {
         guard let client = state.withLock({ $0.client }) else {
-            throw KafkaError(code: .shutDown, isRetriable: false, message: "the producer is shut down")
+            throw KafkaError(.shutDown, "the producer is shut down", isRetriable: false)
         }
         return client
     }

@@ -48,8 +48,7 @@ final class ProducerEvents: Sendable {
             var buffer = [CChar](repeating: 0, count: 512)
             let underlying = rd_kafka_fatal_error(handle, &buffer, buffer.count)
             let error = KafkaError(
-                code: .fatal, isRetriable: true,
-                message: "\(KafkaError.Code(underlying)): \(RDKafkaError.string(from: buffer))")
+                .fatal, "\(KafkaError.Code(underlying)): \(RDKafkaError.string(from: buffer))", isRetriable: true)
             lastError.withLock { $0 = error }
             fatalPending.store(true, ordering: .releasing)
         } else {

@@ -34,7 +34,7 @@ final class RDKafkaClient: @unchecked Sendable {
         // On success the handle owns the configuration; on failure it is still ours to destroy.
         guard let handle = rd_kafka_new(type, configuration, &buffer, buffer.count) else {
             rd_kafka_conf_destroy(configuration)
-            throw KafkaError(code: .invalidArgument, isRetriable: false, message: RDKafkaError.string(from: buffer))
+            throw KafkaError(.invalidArgument, RDKafkaError.string(from: buffer), isRetriable: false)
         }
         return RDKafkaClient(handle: handle, events: events)
     }
@@ -47,8 +47,7 @@ final class RDKafkaClient: @unchecked Sendable {
             if rd_kafka_conf_set(configuration, key, value, &buffer, buffer.count) != RD_KAFKA_CONF_OK {
                 rd_kafka_conf_destroy(configuration)
                 throw KafkaError(
-                    code: .invalidArgument, isRetriable: false,
-                    message: "\(key)=\(value): \(RDKafkaError.string(from: buffer))")
+                    .invalidArgument, "\(key)=\(value): \(RDKafkaError.string(from: buffer))", isRetriable: false)
             }
         }
         return configuration

@@ -7,7 +7,7 @@ enum RDKafkaError {
         persistence: KafkaPersistenceStatus? = nil,
         reason: String? = nil,
         file: String = #fileID,
-        line: Int = #line
+        line: UInt = #line
     ) -> KafkaError {
         let code = KafkaError.Code(error)
         let text = reason ?? String(cString: rd_kafka_err2str(error))
@@ -17,19 +17,18 @@ enum RDKafkaError {
         case .notPersisted, .possiblyPersisted: retriable = !code.isPermanent
         case nil: retriable = !code.isPermanent
         }
-        return KafkaError(
-            code: code, isRetriable: retriable, persistence: persistence, message: text, file: file, line: line)
+        return KafkaError(code, text, isRetriable: retriable, persistence: persistence, file: file, line: line)
     }
 
     /// Converts an `rd_kafka_error_t` and destroys it: the caller must not touch the pointer afterwards.
-    static func consume(_ error: OpaquePointer, file: String = #fileID, line: Int = #line) -> KafkaError {
+    static func consume(_ error: OpaquePointer, file: String = #fileID, line: UInt = #line) -> KafkaError {
         defer { rd_kafka_error_destroy(error) }
         let code = rd_kafka_error_code(error)
         let reason = String(cString: rd_kafka_error_string(error))
         var made = make(code, reason: reason, file: file, line: line)
         if rd_kafka_error_is_fatal(error) != 0 {
             // A fatal handle is replaced by the producer; the same message can then go to the new one.
-            made = KafkaError(code: .fatal, isRetriable: true, message: reason, file: file, line: line)
+            made = KafkaError(.fatal, reason, isRetriable: true, file: file, line: line)
         }
         return made
     }

@@ -11,7 +11,7 @@ final class RDKafkaMockCluster: @unchecked Sendable {
         // Errors only: a handle with no bootstrap servers warns about it, which says nothing here.
         client = try RDKafkaClient.make(.producer, properties: ["log_level": "3"])
         guard let cluster = rd_kafka_mock_cluster_new(client.handle, Int32(brokers)) else {
-            throw KafkaError(code: .invalidArgument, isRetriable: false, message: "could not start a mock cluster")
+            throw KafkaError(.invalidArgument, "could not start a mock cluster", isRetriable: false)
         }
         self.cluster = cluster
         bootstrapServers = String(cString: rd_kafka_mock_cluster_bootstraps(cluster))
@@ -54,7 +54,7 @@ final class RDKafkaMockCluster: @unchecked Sendable {
         rd_kafka_mock_topic_set_error(cluster, topic, error.rdKafkaValue)
     }
 
-    private func check(_ error: rd_kafka_resp_err_t, file: String = #fileID, line: Int = #line) throws(KafkaError) {
+    private func check(_ error: rd_kafka_resp_err_t, file: String = #fileID, line: UInt = #line) throws(KafkaError) {
         if error != RD_KAFKA_RESP_ERR_NO_ERROR {
             throw RDKafkaError.make(error, file: file, line: line)
         }

@@ -1,0 +1,158 @@
+import Dispatch
+import Foundation
+import Kafka
+import Lifecycle
+import Logging
+import Synchronization
+
+/// Produces what the spool holds to Kafka, in order, and settles each record by its delivery report.
+///
+/// One thread (`spool-replay`) reads chunks from the spool and enqueues them, keeping at most `window` records in
+/// flight while Kafka answers, and only a small probe while it looks down (so an outage does not pile the spool
+/// into librdkafka's queue, where `message.timeout.ms` would expire it). Reports arrive on the producer's poll
+/// thread: persisted records are acknowledged (their segment is removed once all are), failed ones are requeued and
+/// counted (`timed_out_requeued` for `ERR__MSG_TIMED_OUT`), undeliverable ones (a permanent error) are dropped and
+/// counted.
+final class SpoolReplay: Sendable {
+    private let spool: Spool
+    private let producer: KafkaProducer
+    private let health: KafkaHealth
+    private let metrics: CollectorMetrics
+    private let logger: Logger
+    private let window: Int
+    private let inFlight = Atomic<Int>(0)
+    private let isStopped = Atomic<Bool>(false)
+    private let isStarted = Atomic<Bool>(false)
+    private let exited = DispatchSemaphore(value: 0)
+
+    /// Records in flight while Kafka looks down: enough to notice it is back.
+    static let probeWindow = 64
+    private static let chunkRecords = 2_000
+    private static let chunkBytes = 2 << 20
+
+    init(
+        spool: Spool, producer: KafkaProducer, health: KafkaHealth, metrics: CollectorMetrics, logger: Logger,
+        window: Int = 20_000
+    ) {
+        self.spool = spool
+        self.producer = producer
+        self.health = health
+        self.metrics = metrics
+        self.logger = logger
+        self.window = max(Self.probeWindow, window)
+    }
+
+    /// Records produced and not yet reported.
+    var recordsInFlight: Int { inFlight.load(ordering: .relaxed) }
+
+    /// Starts the replay thread.
+    func start() {
+        guard !isStarted.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        startThread(named: "spool-replay") { [self] in
+            var metadata = MetadataCache()
+            while !isStopped.load(ordering: .acquiring) {
+                let room = (health.isUp ? window : Self.probeWindow) - inFlight.load(ordering: .relaxed)
+                guard room > 0,
+                    let chunk = spool.nextChunk(
+                        maxRecords: min(room, Self.chunkRecords), maxBytes: Self.chunkBytes)
+                else {
+                    spool.waitForActivity(timeout: .milliseconds(100))
+                    continue
+                }
+                produce(chunk, metadata: &metadata)
+            }
+            exited.signal()
+        }
+    }
+
+    /// Stops producing (records in flight stay with the producer) and waits for the thread, at most 5 s.
+    func stop() async {
+        guard !isStopped.exchange(true, ordering: .acquiringAndReleasing), isStarted.load(ordering: .acquiring) else {
+            return
+        }
+        spool.signalActivity()
+        _ = await onThread(named: "spool-replay-stop") { [exited] in exited.wait(timeout: .now() + .seconds(5)) }
+    }
+
+    private func produce(_ chunk: Spool.Chunk, metadata: inout MetadataCache) {
+        let locations = chunk.locations
+        let count = chunk.records.count
+        inFlight.add(count, ordering: .relaxed)
+        health.enqueued()
+        var enqueued = 0
+        do {
+            try producer.enqueueBatch(
+                capacity: count,
+                completion: { [self] outcome in reported(outcome, locations: locations) }
+            ) { writer in
+                let bytes = chunk.bytes
+                for record in chunk.records {
+                    let (topic, headers) = metadata.lookup(bytes, record.metadata)
+                    if let key = record.key {
+                        try writer.append(topic: topic, key: bytes[key], value: bytes[record.value], headers: headers)
+                    } else {
+                        try writer.append(topic: topic, value: bytes[record.value], headers: headers)
+                    }
+                    enqueued += 1
+                }
+            }
+        } catch {
+            // A full queue, or the producer shutting down: what did not go out is handed out again after a pause.
+            inFlight.subtract(count - enqueued, ordering: .relaxed)
+            spool.requeue(Array(locations[enqueued...]))
+            if !isStopped.load(ordering: .relaxed) {
+                logger.debug("spool replay paused", ["error": String(describing: error)])
+                Thread.sleep(forTimeInterval: 0.1)
+            }
+        }
+    }
+
+    private func reported(_ outcome: KafkaBatchOutcome, locations: [Spool.Location]) {
+        inFlight.subtract(outcome.enqueued, ordering: .relaxed)
+        var persisted: [UInt64: Int] = [:]
+        var failed = Set<Int>()
+        var retries: [Spool.Location] = []
+        var undeliverable: [UInt64: Int] = [:]
+        for failure in outcome.failures {
+            failed.insert(failure.index)
+            let location = locations[failure.index]
+            if failure.error?.isRetriable == false {
+                undeliverable[location.segment, default: 0] += 1
+            } else {
+                retries.append(location)
+                metrics.countRequeue(failure.error)
+            }
+        }
+        for index in 0..<outcome.enqueued where !failed.contains(index) {
+            persisted[locations[index].segment, default: 0] += 1
+        }
+        spool.acknowledge(persisted)
+        metrics.spoolReplayed.increment(by: UInt64(outcome.persisted))
+        for (segment, count) in undeliverable {
+            spool.drop(segment: segment, count: count)
+            logger.error(
+                "spooled messages refused by Kafka for good were dropped",
+                ["count": String(count), "error": outcome.failures.first.map { String(describing: $0.error) } ?? ""])
+        }
+        spool.requeue(retries)
+        spool.signalActivity()
+    }
+
+    /// The topic and Kafka headers of the last metadata block seen: the records of one batch share it, so the
+    /// replay decodes it once per batch, not once per record.
+    private struct MetadataCache {
+        var bytes: [UInt8] = []
+        var topic = ""
+        var headers: [KafkaHeader] = []
+
+        mutating func lookup(_ buffer: [UInt8], _ range: Range<Int>) -> (String, [KafkaHeader]) {
+            if !buffer[range].elementsEqual(bytes) {
+                let decoded = buffer.withUnsafeBytes { SpoolFormat.metadata(in: $0, range) }
+                bytes = Array(buffer[range])
+                topic = decoded.topic
+                headers = decoded.headers.map { KafkaHeader(name: $0.name, value: $0.value) }
+            }
+            return (topic, headers)
+        }
+    }
+}

@@ -1,0 +1,216 @@
+import Dispatch
+import Foundation
+import Kafka
+import Lifecycle
+import Logging
+import Synchronization
+
+/// Delivers a batch durably: to Kafka, or to the disk spool when Kafka does not take it within `threshold`. Behind
+/// every 202 (and every rollup flush) while the collector has a spool.
+///
+/// A batch goes straight to the spool while the spool holds anything not yet delivered (so a series never
+/// overtakes its own spooled records) or while Kafka looks down (``KafkaHealth``). Otherwise it is enqueued to
+/// Kafka and watched: a full success within the threshold is `persisted`; a retriable failure, a full queue, or the
+/// threshold passing spools it, and the records still in flight are settled later by their own delivery reports,
+/// so each record has one live delivery at a time. `SpoolReplay` delivers what the spool holds. A permanent Kafka
+/// error is `unavailable` (503), as without a spool: spooling could not help it.
+///
+/// The threshold thread (`spool-threshold`) looks at the oldest waiting batch every 20 ms; batches all wait the
+/// same threshold, so arrival order is deadline order.
+final class SpoolingDelivery: Sendable {
+    /// How a batch ended.
+    enum Outcome: Sendable, Hashable {
+        /// Kafka persisted every record.
+        case persisted
+        /// The spool holds it durably; the replay delivers it.
+        case spooled
+        /// Neither took it: the caller answers 503.
+        case unavailable(IngestRejection.UnavailableReason)
+    }
+
+    /// The spool.
+    let spool: Spool
+    /// How long a batch may wait for Kafka before it is spooled.
+    let threshold: Duration
+    private let producer: KafkaProducer
+    private let health: KafkaHealth
+    private let metrics: CollectorMetrics
+    private let waiting = Mutex<Waiting>(Waiting())
+    private let isStopped = Atomic<Bool>(false)
+    private let threadExited = DispatchSemaphore(value: 0)
+    private let isStarted = Atomic<Bool>(false)
+    private static let tick: Duration = .milliseconds(20)
+
+    init(spool: Spool, producer: KafkaProducer, health: KafkaHealth, metrics: CollectorMetrics, threshold: Duration) {
+        self.spool = spool
+        self.producer = producer
+        self.health = health
+        self.metrics = metrics
+        self.threshold = threshold
+    }
+
+    /// Starts the threshold thread.
+    func start() {
+        guard !isStarted.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        startThread(named: "spool-threshold") { [self] in
+            while !isStopped.load(ordering: .acquiring) {
+                for ticket in due(at: .now) { spoolIfWaiting(ticket) }
+                Thread.sleep(forTimeInterval: 0.02)
+            }
+            threadExited.signal()
+        }
+    }
+
+    /// Delivers `batch` (records with `headers`, the Kafka form of the batch's own) and calls `completion` once:
+    /// on the producer's poll thread, the spool's writer thread, the threshold thread, or the caller's.
+    func send(
+        _ batch: SpoolBatch, headers: [KafkaHeader], completion: @escaping @Sendable (Outcome) -> Void
+    ) {
+        guard !batch.isEmpty else {
+            completion(.persisted)
+            return
+        }
+        if spool.isEngaged || !health.isUp || isStopped.load(ordering: .relaxed) {
+            spool.append(batch) { [metrics] result in
+                switch result {
+                case .success:
+                    completion(.spooled)
+                case .failure(let error):
+                    metrics.spoolRefused.labels(error.code == .spoolFull ? "full" : "write_failed").increment()
+                    completion(.unavailable(error.code == .spoolFull ? .spoolFull : .spoolFailed))
+                }
+            }
+            return
+        }
+        let ticket = SpoolingTicket(batch: batch, deadline: .now + threshold, completion: completion)
+        health.enqueued()
+        var enqueued = 0
+        do {
+            try producer.enqueueBatch(
+                capacity: batch.count,
+                completion: { [self] outcome in act(ticket.reported(outcome), ticket) }
+            ) { writer in
+                let bytes = batch.bytes
+                for frame in batch.frames {
+                    if let key = frame.key {
+                        try writer.append(
+                            topic: batch.topic, key: bytes[key], value: bytes[frame.value], headers: headers)
+                    } else {
+                        try writer.append(topic: batch.topic, value: bytes[frame.value], headers: headers)
+                    }
+                    enqueued += 1
+                }
+            }
+        } catch {
+            // A full queue (or a producer being rebuilt): what was enqueued stays in flight, the rest waits on disk.
+            ticket.enqueued(enqueued)
+            act(ticket.needsSpooling(), ticket)
+            return
+        }
+        ticket.enqueued(enqueued)
+        let isStopped = waiting.withLock { waiting in
+            if !waiting.isStopped { waiting.tickets.append(ticket) }
+            return waiting.isStopped
+        }
+        if isStopped { spoolIfWaiting(ticket) }
+    }
+
+    /// Spools every batch still waiting for Kafka now, and waits (at most `timeout`) until the spool has them.
+    /// New batches go straight to the spool from now on. For the shutdown, before the producer is flushed.
+    func spoolWaiting(timeout: Duration) async {
+        isStopped.store(true, ordering: .releasing)
+        let tickets = waiting.withLock { waiting in
+            waiting.isStopped = true
+            defer {
+                waiting.tickets = []
+                waiting.head = 0
+            }
+            return Array(waiting.tickets[waiting.head...])
+        }
+        for ticket in tickets { spoolIfWaiting(ticket) }
+        if isStarted.load(ordering: .acquiring) {
+            _ = await onThread(named: "spool-threshold-stop") { [threadExited] in
+                threadExited.wait(timeout: .now() + .seconds(5))
+            }
+        }
+        let deadline = ContinuousClock.now + timeout
+        // Spooling tickets finish on the writer thread; a short poll covers the one group commit they wait for.
+        while tickets.contains(where: \.isUndecided) && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(10))
+        }
+    }
+
+    private func spoolIfWaiting(_ ticket: SpoolingTicket) {
+        act(ticket.needsSpooling(), ticket)
+    }
+
+    private func act(_ action: SpoolingTicket.Action, _ ticket: SpoolingTicket) {
+        switch action {
+        case .none:
+            return
+        case .persisted:
+            ticket.answer(.persisted)
+        case .undeliverable:
+            ticket.answer(.unavailable(.deliveryFailed))
+        case .spool(let inFlight):
+            spool.append(ticket.batch, inFlight: inFlight) { [self] result in
+                switch result {
+                case .success(let location):
+                    if let report = ticket.spooled(at: location) { settle(report, of: ticket.batch, at: location) }
+                    ticket.answer(.spooled)
+                case .failure(let error):
+                    _ = ticket.spooled(at: nil)
+                    metrics.spoolRefused.labels(error.code == .spoolFull ? "full" : "write_failed").increment()
+                    ticket.answer(.unavailable(error.code == .spoolFull ? .spoolFull : .spoolFailed))
+                }
+            }
+        case .settle(let report, let location):
+            settle(report, of: ticket.batch, at: location)
+        }
+    }
+
+    /// Settles the spooled records of `batch` that its first send reported on: persisted ones are done, failed
+    /// ones go to the replay (counted), undeliverable ones are dropped. Records never enqueued are the replay's.
+    private func settle(_ report: KafkaBatchOutcome, of batch: SpoolBatch, at location: Spool.Location) {
+        if report.persisted > 0 { spool.acknowledge([location.segment: report.persisted]) }
+        var retries: [Spool.Location] = []
+        var undeliverable = 0
+        for failure in report.failures {
+            if failure.error?.isRetriable == false {
+                undeliverable += 1
+                continue
+            }
+            retries.append(
+                Spool.Location(segment: location.segment, offset: location.offset + batch.frames[failure.index].start))
+            metrics.countRequeue(failure.error)
+        }
+        spool.drop(segment: location.segment, count: undeliverable)
+        spool.requeue(retries)
+    }
+
+    private func due(at now: ContinuousClock.Instant) -> [SpoolingTicket] {
+        waiting.withLock { waiting in
+            var due: [SpoolingTicket] = []
+            while waiting.head < waiting.tickets.count {
+                let ticket = waiting.tickets[waiting.head]
+                if ticket.isWaiting {
+                    guard ticket.deadline <= now else { break }
+                    due.append(ticket)
+                }
+                waiting.head += 1
+            }
+            if waiting.head > 4_096 && waiting.head * 2 > waiting.tickets.count {
+                waiting.tickets.removeFirst(waiting.head)
+                waiting.head = 0
+            }
+            return due
+        }
+    }
+
+    /// Batches enqueued to Kafka, oldest first, with the index of the first one not yet looked at.
+    private struct Waiting: Sendable {
+        var tickets: [SpoolingTicket] = []
+        var head = 0
+        var isStopped = false
+    }
+}

@@ -1,0 +1,134 @@
+import Kafka
+import Synchronization
+
+/// One batch on its way through ``SpoolingDelivery``: first to Kafka, and to the spool when Kafka does not report
+/// in time. Its phase decides who acts on each event; the caller's completion runs exactly once.
+///
+/// Kafka's report and the threshold race. Whichever comes first while the batch is in Kafka wins: a full success
+/// answers `persisted`; a retriable failure or the threshold spools the batch. A report arriving while the batch is
+/// being written to the spool is kept and applied once the spool says where the batch went, so every record is
+/// settled by exactly one report.
+final class SpoolingTicket: Sendable {
+    /// Where the batch is.
+    enum Phase: Sendable {
+        /// Enqueued to Kafka; no decision yet.
+        case inKafka
+        /// Being written to the spool; `report` is Kafka's report if it came meanwhile.
+        case spooling(report: KafkaBatchOutcome?)
+        /// In the spool at `location`; Kafka's report, when it comes, settles the records still in flight.
+        case spooled(Spool.Location)
+        /// Answered, and nothing more to do (persisted, refused, or spooling failed).
+        case finished
+    }
+
+    /// What the caller should do after an event.
+    enum Action: Sendable {
+        /// Nothing.
+        case none
+        /// Answer `persisted`.
+        case persisted
+        /// Answer that the batch could not be delivered (a permanent error).
+        case undeliverable
+        /// Write the batch to the spool; its first `inFlight` records are still in Kafka's hands.
+        case spool(inFlight: Int)
+        /// Settle the spooled records with Kafka's report.
+        case settle(KafkaBatchOutcome, Spool.Location)
+    }
+
+    /// The batch.
+    let batch: SpoolBatch
+    /// When the threshold passes.
+    let deadline: ContinuousClock.Instant
+    /// The caller's answer; run once, through ``answer(_:)``.
+    private let completion: @Sendable (SpoolingDelivery.Outcome) -> Void
+    private let phase = Mutex<Phase>(.inKafka)
+    private let enqueued = Atomic<Int>(0)
+    private let isAnswered = Atomic<Bool>(false)
+
+    init(
+        batch: SpoolBatch, deadline: ContinuousClock.Instant,
+        completion: @escaping @Sendable (SpoolingDelivery.Outcome) -> Void
+    ) {
+        self.batch = batch
+        self.deadline = deadline
+        self.completion = completion
+    }
+
+    /// Whether the batch still waits for Kafka or the threshold.
+    var isWaiting: Bool {
+        phase.withLock { phase in
+            if case .inKafka = phase { return true }
+            return false
+        }
+    }
+
+    /// Whether the batch is neither answered nor settled into a place yet (in Kafka, or being spooled).
+    var isUndecided: Bool {
+        phase.withLock { phase in
+            switch phase {
+            case .inKafka, .spooling: true
+            case .spooled, .finished: false
+            }
+        }
+    }
+
+    /// Records how many messages the enqueue put on the producer's queue.
+    func enqueued(_ count: Int) {
+        enqueued.store(count, ordering: .releasing)
+    }
+
+    /// Kafka reported on every enqueued message.
+    func reported(_ outcome: KafkaBatchOutcome) -> Action {
+        phase.withLock { phase -> Action in
+            switch phase {
+            case .inKafka:
+                if outcome.enqueued == batch.count && outcome.isFullyPersisted {
+                    phase = .finished
+                    return .persisted
+                }
+                if outcome.failures.contains(where: { $0.error?.isRetriable == false }) {
+                    phase = .finished
+                    return .undeliverable
+                }
+                phase = .spooling(report: outcome)
+                return .spool(inFlight: outcome.enqueued)
+            case .spooling:
+                phase = .spooling(report: outcome)
+                return .none
+            case .spooled(let location):
+                phase = .finished
+                return .settle(outcome, location)
+            case .finished:
+                return .none
+            }
+        }
+    }
+
+    /// The enqueue threw after `count` messages, or the threshold passed: spool it if still undecided.
+    func needsSpooling() -> Action {
+        phase.withLock { phase -> Action in
+            guard case .inKafka = phase else { return .none }
+            phase = .spooling(report: nil)
+            return .spool(inFlight: enqueued.load(ordering: .acquiring))
+        }
+    }
+
+    /// The spool wrote the batch at `location` (or failed, for nil); returns Kafka's report if it came meanwhile.
+    func spooled(at location: Spool.Location?) -> KafkaBatchOutcome? {
+        phase.withLock { phase -> KafkaBatchOutcome? in
+            guard case .spooling(let report) = phase else { return nil }
+            if let location, report == nil {
+                phase = .spooled(location)
+            } else {
+                phase = .finished
+            }
+            return report
+        }
+    }
+
+    /// Runs the caller's completion, the first time only.
+    func answer(_ outcome: SpoolingDelivery.Outcome) {
+        guard !isAnswered.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        completion(outcome)
+    }
+}

@@ -1,0 +1,85 @@
+import Collector
+import Detector
+import Foundation
+import RollupStore
+
+/// The options several commands share, declared and parsed in one place: the store, Kafka's bootstrap servers,
+/// the dead-letter file, and the detector's thresholds. No command reaches into another for these.
+enum SharedOptions {
+    /// The default store when neither `--store` nor `FLOWMETER_STORE` names one: `flowmeter.sqlite` in the working
+    /// directory, the file `flowmeter serve --store flowmeter.sqlite` writes.
+    static let defaultStore = "flowmeter.sqlite"
+
+    /// The `--store` option with its default, as every query-side command declares it.
+    static let store = CommandOption.value(
+        "store", "PATH|URL", help: "Rollup store: an SQLite path, sqlite:PATH or postgres://….",
+        default: defaultStore)
+
+    /// Where `sink` and `serve --store` write the messages they cannot use.
+    static let deadLetters = CommandOption.value(
+        "dead-letters", "FILE",
+        help: "Messages the sink cannot decode or store (JSON Lines, made on the first one).",
+        default: "flowmeter-dead-letters.jsonl")
+
+    /// The `--kafka` bootstrap servers, or a usage error.
+    static func brokers(_ arguments: ParsedArguments) throws(CommandUsageError) -> [String] {
+        let text = try arguments.required("kafka")
+        guard case .brokers(let servers) = CollectorConfiguration.KafkaMode(text) else {
+            throw CommandUsageError(
+                "invalid value '\(text)' for --kafka: expected HOST:PORT[,HOST:PORT…]",
+                commandPath: arguments.commandPath)
+        }
+        return servers
+    }
+
+    /// Opens the store `--store` names (default `FLOWMETER_STORE`, then `./flowmeter.sqlite`); a bad URL is a
+    /// usage error, a store that cannot be opened an error. Rows the store cannot read are reported to `warnings`
+    /// (by default one warning per table on the command's standard error).
+    static func openStore(
+        _ arguments: ParsedArguments, warnings: UnreadableRowsWarning? = nil
+    ) throws -> any RollupStore {
+        let url = try arguments.required("store")
+        var options = RollupStoreOptions()
+        options.onUnreadableRows = (warnings ?? UnreadableRowsWarning(arguments.output)).handler
+        do {
+            return try openRollupStore(url: url, options: options)
+        } catch let error as RollupStoreError where error.code == .invalidURL {
+            throw CommandUsageError("--store: \(error.message)", commandPath: arguments.commandPath)
+        }
+    }
+
+    /// The ungated-type finder with `--min-installs`, `--min-events` and `--regression-quiet`, which `watch` and
+    /// `serve` both declare.
+    static func ungatedFinder(_ arguments: ParsedArguments) throws(CommandUsageError) -> UngatedTypeFinder {
+        var configuration = UngatedTypeFinder.Configuration()
+        configuration.minInstalls = try arguments.parsed("min-installs", as: "a count") { Int64($0) } ?? 5
+        configuration.minEvents = try arguments.parsed("min-events", as: "a count") { Int64($0) } ?? 20
+        configuration.regressionQuiet = try regressionQuiet(arguments)
+        return UngatedTypeFinder(configuration: configuration)
+    }
+
+    /// The notifier for `--alertmanager URL`, nil when the option is absent; a URL that is not http(s) is a usage
+    /// error.
+    static func alertmanager(_ arguments: ParsedArguments) throws(CommandUsageError) -> AlertmanagerNotifier? {
+        guard let text = arguments.value("alertmanager"), !text.isEmpty else { return nil }
+        guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+            throw CommandUsageError(
+                "invalid value '\(text)' for --alertmanager: expected an http URL", commandPath: arguments.commandPath)
+        }
+        return AlertmanagerNotifier(baseURL: url)
+    }
+
+    /// `--regression-quiet`: how long a type must have gone unreported for its return to be a regression.
+    static func regressionQuiet(_ arguments: ParsedArguments) throws(CommandUsageError) -> Duration {
+        let seconds =
+            try arguments.parsed("regression-quiet", as: "a duration such as 48h or 3d") {
+                OptionValues.wholeSeconds($0)
+            } ?? 48 * 3600
+        return .seconds(seconds)
+    }
+
+    /// A non-negative count option, or a usage error.
+    static func count(_ arguments: ParsedArguments, _ name: String) throws(CommandUsageError) -> Int64? {
+        try arguments.parsed(name, as: "a whole number ≥ 0") { Int64($0).flatMap { $0 >= 0 ? $0 : nil } }
+    }
+}

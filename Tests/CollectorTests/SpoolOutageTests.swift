@@ -1,0 +1,105 @@
+import Collector
+import Foundation
+import Kafka
+import TestSupport
+import Testing
+
+/// RELIABILITY.md K1 and K7 with the disk spool, scaled to CI: every broker down under steady load. Requests keep
+/// getting 202 (from the spool once the threshold passes); when the brokers are back the spool is replayed and
+/// empties, and every acknowledged event is in the events topic.
+@Suite struct SpoolOutageTests {
+    /// A collector on `kafka` with a spool in `directory`.
+    static func collector(
+        _ kafka: KafkaFixture, spool directory: TemporaryDirectory, maxBytes: Int = 1 << 30,
+        _ configure: (inout CollectorConfiguration) -> Void = { _ in }
+    ) throws -> CollectorFixture {
+        try CollectorFixture(kafka: kafka) { configuration in
+            var spool = CollectorConfiguration.DiskSpool(directory: directory.file("spool"))
+            spool.maxBytes = maxBytes
+            configuration.spool = spool
+            configuration.defaultRateLimit = .init(perSecond: 1_000_000, burst: 1_000_000)
+            configure(&configuration)
+        }
+    }
+
+    @Test func k1EveryBrokerDownThirtySecondsAllAcknowledgedEventsArriveAndTheSpoolEmpties() async throws {
+        let kafka = try KafkaFixture()
+        let directory = try TemporaryDirectory(prefix: "flowmeter-k1")
+        let fixture = try Self.collector(kafka, spool: directory)
+        let load = SpoolLoad(name: "k1", port: fixture.port)
+        try await Task.sleep(for: .seconds(2))
+
+        load.phase("threshold")
+        try kafka.cluster.setBrokerDown(KafkaMockCluster.allBrokers)
+        // The first batches wait for Kafka up to the threshold; then the spool answers.
+        try await Task.sleep(for: .seconds(3))
+        load.phase("outage")
+        try await Task.sleep(for: .seconds(27))
+        let spooledDuringOutage = fixture.collector.spooledRecords
+        let ready = try await fixture.get("/readyz")
+        load.phase("after")
+        try kafka.cluster.setBrokerUp(KafkaMockCluster.allBrokers)
+        try await Task.sleep(for: .seconds(3))
+        await load.stop()
+
+        let outage = load.statuses(in: "outage")
+        print("K1: statuses \(load.statuses), outage \(outage), spooled \(spooledDuringOutage)")
+        #expect(outage[202, default: 0] > 50, "the spool kept answering 202 during the outage: \(outage)")
+        #expect(outage.keys.allSatisfy { $0 == 202 }, "only 202 during the outage: \(outage)")
+        #expect(load.statuses(in: "threshold").keys.allSatisfy { $0 == 202 })
+        #expect(load.failures == 0)
+        #expect(spooledDuringOutage > 0)
+        #expect(ready.status == 200, "ready while the spool takes the traffic: \(ready.bodyText)")
+        #expect(ready.json["spooling"] as? Bool == true)
+
+        let emptied = await SpoolChecks.waitUntil(timeout: .seconds(60)) { fixture.collector.spooledRecords == 0 }
+        #expect(emptied, "the spool empties once the brokers are back: \(fixture.collector.spooledRecords) left")
+        let acknowledged = load.acknowledged
+        let consumed = try await SpoolChecks.consumedIDs(kafka, expecting: acknowledged)
+        let missing = acknowledged.subtracting(consumed)
+        #expect(missing.isEmpty, "acknowledged ⊆ consumed: \(missing.count) of \(acknowledged.count) missing")
+        print("K1: \(acknowledged.count) acknowledged, \(consumed.count) consumed, \(Set(consumed).count) distinct")
+        let metrics = try await fixture.get("/metrics").bodyText
+        #expect((SpoolChecks.sample("flowmeter_spool_replayed_records_total", in: metrics) ?? 0) > 0)
+        #expect(
+            await SpoolChecks.waitUntil(timeout: .seconds(5)) {
+                SpoolChecks.segments(in: directory.file("spool")).isEmpty
+            })
+        await fixture.shutdown()
+    }
+
+    @Test func k7AnOutageLongerThanTheMessageTimeoutRequeuesEveryTimedOutDelivery() async throws {
+        let kafka = try KafkaFixture()
+        let directory = try TemporaryDirectory(prefix: "flowmeter-k7")
+        let fixture = try Self.collector(kafka, spool: directory) { configuration in
+            configuration.kafkaProperties = ["message.timeout.ms": "10000"]
+        }
+        let load = SpoolLoad(name: "k7", port: fixture.port)
+        try await Task.sleep(for: .seconds(2))
+        load.phase("outage")
+        try kafka.cluster.setBrokerDown(KafkaMockCluster.allBrokers)
+        try await Task.sleep(for: .seconds(25))
+        load.phase("after")
+        try kafka.cluster.setBrokerUp(KafkaMockCluster.allBrokers)
+        try await Task.sleep(for: .seconds(2))
+        await load.stop()
+        print("K7: statuses \(load.statuses)")
+        #expect(load.statuses(in: "outage").keys.allSatisfy { $0 == 202 }, "\(load.statuses(in: "outage"))")
+
+        #expect(await SpoolChecks.waitUntil(timeout: .seconds(60)) { fixture.collector.spooledRecords == 0 })
+        let acknowledged = load.acknowledged
+        let consumed = try await SpoolChecks.consumedIDs(kafka, expecting: acknowledged)
+        let missing = acknowledged.subtracting(consumed)
+        #expect(missing.isEmpty, "acknowledged ⊆ consumed: \(missing.count) of \(acknowledged.count) missing")
+
+        let metrics = try await fixture.get("/metrics").bodyText
+        let timedOut = SpoolChecks.sample(
+            #"flowmeter_kafka_delivery_errors_total{error="_MSG_TIMED_OUT"}"#, in: metrics)
+        let requeued = SpoolChecks.sample(
+            #"flowmeter_spool_requeued_messages_total{outcome="timed_out_requeued"}"#, in: metrics)
+        print("K7: \(timedOut ?? 0) timed-out reports, \(requeued ?? 0) requeued, \(acknowledged.count) acknowledged")
+        #expect((timedOut ?? 0) > 0, "the outage outlasted message.timeout.ms")
+        #expect(requeued == timedOut, "every timed-out delivery was requeued and counted")
+        await fixture.shutdown()
+    }
+}
