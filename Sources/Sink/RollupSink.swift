@@ -225,7 +225,7 @@ public final class RollupSink: Sendable {
         do {
             return try CapabilityManifest(jsonBytes: value)
         } catch {
-            throw RollupsError(code: .invalidManifest, message: "Invalid manifest: \(error)")
+            throw RollupsError(.invalidManifest, "Invalid manifest: \(error)")
         }
     }
 

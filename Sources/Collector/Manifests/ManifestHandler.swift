@@ -2,6 +2,7 @@ import FlowmeterModels
 import Foundation
 import HTTPServer
 import Kafka
+import Logging
 
 /// `POST /v1/manifests` (CONTRACT §7): an admin key uploads one app build's capability manifest; it is validated,
 /// stamped with the time it was taken (`uploadedAt`), recorded in the store (when the collector has one) and
@@ -20,11 +21,11 @@ final class ManifestHandler: Sendable {
     private let headers: [KafkaHeader]
     private let limits: ManifestLimits
     private let metrics: CollectorMetrics
-    private let logger: CollectorLogger
+    private let logger: Logger
 
     init(
         keys: IngestKeys, producer: KafkaProducer?, store: (any CollectorStore)?, topic: String,
-        limits: ManifestLimits = ManifestLimits(), metrics: CollectorMetrics, logger: CollectorLogger
+        limits: ManifestLimits = ManifestLimits(), metrics: CollectorMetrics, logger: Logger
     ) {
         self.keys = keys
         self.producer = producer
@@ -77,9 +78,13 @@ final class ManifestHandler: Sendable {
         do {
             manifest = try CapabilityManifest(jsonBytes: request.body, limits: limits)
         } catch {
-            let status: HTTPStatus = error.code == .tooLarge ? .contentTooLarge : .badRequest
             answer(
-                responder, .json(status: status, Self.errorBody(error)), outcome: "rejected")
+                responder,
+                .error(
+                    status: error.code == .tooLarge ? .contentTooLarge : .badRequest,
+                    code: error.code == .tooLarge ? "too_large" : "invalid_json", message: error.message,
+                    path: error.path),
+                outcome: "rejected")
             return
         }
         // The collector's clock orders uploads: a later upload of the same build replaces an earlier one.
@@ -129,32 +134,20 @@ final class ManifestHandler: Sendable {
     /// types.
     private static func createdBody(_ manifest: CapabilityManifest) -> [UInt8] {
         var body: [UInt8] = Array(#"{"appID":"#.utf8)
-        EventRecordWriter.appendString(manifest.appID, to: &body)
+        JSONString.append(manifest.appID, to: &body)
         body.append(contentsOf: #","appVersion":"#.utf8)
-        EventRecordWriter.appendString(manifest.appVersion, to: &body)
+        JSONString.append(manifest.appVersion, to: &body)
         body.append(contentsOf: #","platform":"#.utf8)
-        EventRecordWriter.appendString(manifest.platform, to: &body)
+        JSONString.append(manifest.platform, to: &body)
         body.append(contentsOf: #","build":"#.utf8)
         if let build = manifest.build {
-            EventRecordWriter.appendString(build, to: &body)
+            JSONString.append(build, to: &body)
         } else {
             body.append(contentsOf: "null".utf8)
         }
         body.append(contentsOf: #","types":\#(manifest.types.count),"uploadedAt":"#.utf8)
-        EventRecordWriter.appendString(manifest.uploadedAt?.rfc3339String ?? "", to: &body)
+        JSONString.append(manifest.uploadedAt?.rfc3339String ?? "", to: &body)
         body.append(UInt8(ascii: "}"))
         return body
-    }
-
-    /// `{"error": "invalid_json" | "too_large", "message", "path"}`.
-    private static func errorBody(_ error: ManifestError) -> [UInt8] {
-        var text: [UInt8] = Array(#"{"error":"#.utf8)
-        EventRecordWriter.appendString(error.code == .tooLarge ? "too_large" : "invalid_json", to: &text)
-        text.append(contentsOf: #","message":"#.utf8)
-        EventRecordWriter.appendString(error.message, to: &text)
-        text.append(contentsOf: #","path":"#.utf8)
-        EventRecordWriter.appendString(error.path, to: &text)
-        text.append(UInt8(ascii: "}"))
-        return text
     }
 }

@@ -175,7 +175,7 @@ enum CheckCommand {
         var lines: [String] = []
         for type in report.types {
             for problem in type.malformed {
-                lines += UngatedCommand.wrapped(
+                lines += Terminal.wrapped(
                     "\(Terminal.name(type.widgetType)) lacks \(Terminal.name(problem.key ?? "")) at "
                         + "\(Terminal.name(problem.path))"
                         + (problem.occurrences > 1 ? " (and \(problem.occurrences - 1) more)" : "")
@@ -183,7 +183,7 @@ enum CheckCommand {
                         + "require it (\(CellFormat.percent(problem.installShare)) of installs).", indent: "  ")
             }
             if !type.additiveKeys.isEmpty {
-                lines += UngatedCommand.wrapped(
+                lines += Terminal.wrapped(
                     "\(Terminal.name(type.widgetType)) adds \(type.additiveKeys.map(Terminal.name).joined(separator: ", ")): "
                         + "no manifest names \(type.additiveKeys.count == 1 ? "it" : "them"); additive, fine.",
                     indent: "  ")
@@ -191,7 +191,7 @@ enum CheckCommand {
         }
         for arrangement in report.arrangements {
             for app in arrangement.apps {
-                lines += UngatedCommand.wrapped(
+                lines += Terminal.wrapped(
                     "Arrangement \(Terminal.name(arrangement.arrangement)) (\(Terminal.name(arrangement.paths[0]))) falls "
                         + "back to vertical on \(Terminal.name(app.appID)) "
                         + "\(app.versions.map(Terminal.name).joined(separator: ", ")) "
@@ -199,7 +199,7 @@ enum CheckCommand {
             }
         }
         for app in report.withoutManifest.keys.sorted() {
-            lines += UngatedCommand.wrapped(
+            lines += Terminal.wrapped(
                 "No manifest: \(Terminal.name(app)) \(report.withoutManifest[app]!.map(Terminal.name).joined(separator: ", ")) "
                     + "judged by capabilities or traffic, shapes unchecked.", indent: "  ")
         }

@@ -32,7 +32,7 @@ enum ManifestsCommand {
             options: [
                 .value("collector", "URL", help: "Post to this collector's /v1/manifests."),
                 .value("admin-key", "KEY", help: "Admin key for --collector."),
-                SinkCommand.storeOption,
+                SharedOptions.store,
                 .flag("no-store", help: "Record in Kafka only (needs --kafka)."),
                 .value("kafka", "HOST:PORT[,…]", help: "Also publish to the manifests topic."),
                 .value(
@@ -49,7 +49,7 @@ enum ManifestsCommand {
             abstract: "List stored manifests: one line per app, version, platform and build.",
             options: [
                 .value("app", "APPID", help: "Only this app."),
-                SinkCommand.storeOption,
+                SharedOptions.store,
                 .value("format", "FORMAT", help: "table | json.", default: "table"),
             ],
             run: { arguments in try runList(arguments) }
@@ -126,10 +126,10 @@ enum ManifestsCommand {
         }
         manifest.uploadedAt = Timestamp(Date())
         if toStore {
-            try SinkCommand.openStore(arguments).recordManifest(manifest)
+            try SharedOptions.openStore(arguments).recordManifest(manifest)
         }
         if toKafka {
-            var configuration = KafkaProducerConfiguration(bootstrapServers: try SinkCommand.brokers(arguments))
+            var configuration = KafkaProducerConfiguration(bootstrapServers: try SharedOptions.brokers(arguments))
             configuration.clientID = "flowmeter-manifests"
             configuration.messageTimeout = .seconds(30)
             configuration.statisticsInterval = .zero
@@ -160,7 +160,7 @@ enum ManifestsCommand {
             throw CommandUsageError("invalid value '\(format)' for --format: expected table or json", commandPath: path)
         }
         let appID = arguments.value("app").flatMap { $0.isEmpty ? nil : $0 }
-        let manifests = try SinkCommand.openStore(arguments).manifests(appID: appID)
+        let manifests = try SharedOptions.openStore(arguments).manifests(appID: appID)
         if format == "json" {
             var text = #"{"manifests":["#
             text += manifests.map { String(decoding: $0.jsonBytes(), as: UTF8.self) }.joined(separator: ",")
@@ -234,7 +234,7 @@ enum ManifestsCommand {
         }
         let app = table.removeColumnIfUniform("APP").map { " of " + Terminal.name($0) } ?? ""
         var lines = [table.rendered(style: style), ""]
-        lines += UngatedCommand.wrapped(
+        lines += Terminal.wrapped(
             "\(report.drift.count) out of date\(app) (\(window)): upload the build's manifest again, generated from "
                 + "the types it registers (docs/manifests.md).", indent: "")
         return lines.joined(separator: "\n")

@@ -20,10 +20,11 @@ enum ManifestsTable {
 
     /// The manifest a row holds, read in ``columns`` order; throws `invalidData` when it does not decode.
     static func decode(_ row: any SQLRow) throws -> CapabilityManifest {
+        let bytes = try row.blob(6)
         do {
             // Stored manifests are read as they are; the identifier rule was the writer's to apply.
-            return try CapabilityManifest(jsonBytes: try row.blob(6), checkingIdentifiers: false)
-        } catch let error as ManifestError {
+            return try CapabilityManifest(jsonBytes: bytes, checkingIdentifiers: false)
+        } catch {
             throw RollupStoreError(.invalidData, "Stored manifest does not decode: \(error)")
         }
     }
