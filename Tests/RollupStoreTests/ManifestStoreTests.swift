@@ -37,7 +37,7 @@ import Testing
                 ]),
         ]
         for manifest in manifests.reversed() { try fixture.store.recordManifest(manifest) }
-        let expected = [manifests[4], manifests[3], manifests[5], manifests[1], manifests[2], manifests[0]]
+        let expected = [manifests[4], manifests[5], manifests[3], manifests[1], manifests[2], manifests[0]]
         #expect(try fixture.store.manifests(appID: nil) == expected)
         #expect(try fixture.store.manifests(appID: "com.example.reader") == [manifests[4]])
         #expect(try fixture.store.manifests(appID: "com.example.none").isEmpty)

@@ -180,7 +180,8 @@ enum CheckCommand {
                         + "\(Terminal.name(problem.path))"
                         + (problem.occurrences > 1 ? " (and \(problem.occurrences - 1) more)" : "")
                         + ": \(Terminal.name(problem.appID)) \(problem.versions.map(Terminal.name).joined(separator: ", ")) "
-                        + "require it (\(CellFormat.percent(problem.installShare)) of installs).", indent: "  ")
+                        + "\(problem.versions.count == 1 ? "requires" : "require") it "
+                        + "(\(CellFormat.percent(problem.installShare)) of installs).", indent: "  ")
             }
             if !type.additiveKeys.isEmpty {
                 lines += Terminal.wrapped(

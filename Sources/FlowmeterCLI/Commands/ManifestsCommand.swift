@@ -218,9 +218,11 @@ enum ManifestsCommand {
     static func table(_ report: ManifestDriftReport, style: @escaping (String) -> String) -> String {
         let window = "\(CellFormat.time(report.from)) – \(CellFormat.time(report.to)) UTC"
         guard !report.drift.isEmpty else {
-            return report.manifestCount == 0
+            let text =
+                report.manifestCount == 0
                 ? "No manifests to check (\(window))."
                 : "Every manifest agrees with its version's traffic: \(report.manifestCount) checked (\(window))."
+            return Terminal.wrapped(text, indent: "").joined(separator: "\n")
         }
         var table = TextTable(columns: [
             .text("APP", flexible: true, shrinkPriority: 1), .text("VERSION"), .text("PLATFORM"),

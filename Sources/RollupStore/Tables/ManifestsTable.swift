@@ -43,7 +43,7 @@ enum ManifestsTable {
         }
     }
 
-    /// The manifests of `appID` (or every app), ordered by app id, platform, app version (numerically), then build;
+    /// The manifests of `appID` (or every app), in `CapabilityManifest.storeOrder` (app id, version, platform, build);
     /// rows that do not decode are skipped and reported.
     static func manifests(appID: String?, on connection: TableConnection) throws -> [CapabilityManifest] {
         var manifests: [CapabilityManifest] = []
