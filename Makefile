@@ -7,7 +7,7 @@ BUILD_TMP = $(CURDIR)/.build/tmp
 SWIFT_BUILD = mkdir -p $(BUILD_TMP) && TMPDIR=$(BUILD_TMP) $(SWIFT) build
 CLEAN_BUILD_TMP = rm -rf $(BUILD_TMP)
 
-.PHONY: all deps deps-test build release test demo bench bench-decode bench-store lint clean help
+.PHONY: all deps deps-test build release test demo bench bench-decode bench-store bench-reporter lint clean help
 
 help:
 	@echo "make demo          run the pipeline end to end on the embedded default (installs what is missing)"
@@ -15,6 +15,7 @@ help:
 	@echo "make bench-decode  fast decode path vs Foundation Codable, events/s per core, same batches, same run"
 	@echo "make bench         collector under HTTP load vs the Python peer, side by side (bounded, loopback only)"
 	@echo "make bench-store   the detector's queries over 30 days of minute rollups, SQLite and PostgreSQL"
+	@echo "make bench-reporter  the client SDK: ns per record, bytes on disk per event, upload bytes per 1,000 events"
 	@echo "make lint          swift format lint --strict"
 
 all: build
@@ -56,6 +57,11 @@ bench-store: release
 
 bench: release
 	$(RELEASE_BIN)/flowmeter-bench ingest $(BENCH_ARGS)
+
+# FlowmeterReporter: record cost and bytes written per event, upload bytes per 1,000 events with and without
+# pre-aggregation, side by side (in process, no network).
+bench-reporter: release
+	$(RELEASE_BIN)/flowmeter-bench reporter $(BENCH_ARGS)
 
 lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift

@@ -11,9 +11,12 @@ let strictSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "Flowmeter",
-    platforms: [.macOS(.v15), .iOS(.v18)],
+    // iOS 15 for the FlowmeterModels and FlowmeterReporter products apps embed; the server targets are built for
+    // Linux and macOS only.
+    platforms: [.macOS(.v15), .iOS(.v15)],
     products: [
         .library(name: "FlowmeterModels", targets: ["FlowmeterModels"]),
+        .library(name: "FlowmeterReporter", targets: ["FlowmeterReporter"]),
         .executable(name: "flowmeter", targets: ["flowmeter"]),
         .executable(name: "flowmeter-bench", targets: ["flowmeter-bench"]),
     ],
@@ -69,8 +72,8 @@ let package = Package(
             swiftSettings: strictSettings
         ),
 
-        // The client apps use to send batches (Foundation only, like the models).
-        .target(name: "Reporter", dependencies: ["FlowmeterModels"], swiftSettings: strictSettings),
+        // The client SDK apps embed: disk queue, pre-aggregation, paced uploads (Foundation only, like the models).
+        .target(name: "FlowmeterReporter", dependencies: ["FlowmeterModels"], swiftSettings: strictSettings),
 
         // Builds the running system of each long-running command (serve, sink, watch) as a ServiceGroup.
         .target(
@@ -83,7 +86,7 @@ let package = Package(
         .target(
             name: "FlowmeterCLI",
             dependencies: [
-                "FlowmeterModels", "Kafka", "Collector", "Reporter", "Gzip", "Sink", "RollupStore", "Detector",
+                "FlowmeterModels", "Kafka", "Collector", "FlowmeterReporter", "Gzip", "Sink", "RollupStore", "Detector",
                 "Rollups", "Lifecycle", "Logging", "FlowmeterRuntime",
             ],
             swiftSettings: strictSettings
@@ -95,7 +98,10 @@ let package = Package(
             swiftSettings: strictSettings),
         .executableTarget(
             name: "flowmeter-bench",
-            dependencies: ["FlowmeterModels", "Kafka", "Gzip", "RollupStore", "RollupStoreBenchmarks", "TestSupport"],
+            dependencies: [
+                "FlowmeterModels", "FlowmeterReporter", "Kafka", "Gzip", "RollupStore", "RollupStoreBenchmarks",
+                "TestSupport",
+            ],
             swiftSettings: strictSettings
         ),
 
@@ -121,7 +127,11 @@ let package = Package(
         .testTarget(
             name: "LifecycleTests", dependencies: ["Lifecycle", "Logging"], swiftSettings: strictSettings),
         .testTarget(
-            name: "ReporterTests", dependencies: ["Reporter", "HTTPServer", "TestSupport"],
+            name: "FlowmeterReporterTests",
+            dependencies: [
+                "FlowmeterReporter", "FlowmeterModels", "HTTPServer", "Gzip", "Kafka", "RollupStore", "Rollups",
+                "TestSupport",
+            ],
             swiftSettings: strictSettings),
         .testTarget(name: "RollupsTests", dependencies: ["Rollups", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(

@@ -56,8 +56,10 @@ extension DecodedBatch: Decodable {
                 droppedIndices.append(index)
             }
         }
+        let clientReport = ClientReport.lenient(in: container, forKey: .clientReport)
         self.init(
-            batch: DiagnosticBatch(id: id, sentAt: sentAt, client: client, decodes: decodes, events: events),
+            batch: DiagnosticBatch(
+                id: id, sentAt: sentAt, client: client, decodes: decodes, events: events, clientReport: clientReport),
             dropped: dropped, droppedIndices: droppedIndices
         )
     }

@@ -13,23 +13,26 @@ public struct DiagnosticBatch: Hashable, Sendable, Codable {
     public var decodes: Int?
     /// The events that decoded.
     public var events: [DiagnosticEvent]
+    /// What the app's SDK dropped before sending, when it says; never a reason to reject the batch.
+    public var clientReport: ClientReport?
 
     /// Creates a batch.
     public init(
         id: String? = nil, sentAt: Timestamp? = nil, client: ClientInfo, decodes: Int? = nil,
-        events: [DiagnosticEvent]
+        events: [DiagnosticEvent], clientReport: ClientReport? = nil
     ) {
         self.id = id
         self.sentAt = sentAt
         self.client = client
         self.decodes = decodes
         self.events = events
+        self.clientReport = clientReport
     }
 }
 
 extension DiagnosticBatch {
     enum CodingKeys: String, CodingKey {
-        case id, sentAt, client, decodes, events
+        case id, sentAt, client, decodes, events, clientReport
     }
 
     /// Decodes a batch lossily: events that fail are dropped without a trace (see ``DecodedBatch`` for reports).

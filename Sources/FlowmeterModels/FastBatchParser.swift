@@ -18,7 +18,9 @@ struct FastBatchParser {
         self.slots = Array(repeating: Slot(type: .null, start: 0, end: 0, flag: false), count: 10)
     }
 
-    static let batchKeys: [StaticString] = ["id", "sentAt", "client", "decodes", "events"]
+    static let batchKeys: [StaticString] = ["id", "sentAt", "client", "decodes", "events", "clientReport"]
+    static let clientReportKeys: [StaticString] = ["discarded"]
+    static let discardedKeys: [StaticString] = ["reason", "events"]
     static let clientKeys: [StaticString] = [
         "appID", "appVersion", "build", "platform", "osVersion", "sdkVersion", "installID", "buildConfiguration",
         "unknownPolicy", "capabilities",
@@ -160,6 +162,8 @@ struct FastBatchParser {
         var client: Result<ClientInfo, BatchDecodingError>?
         var eventsSlot: Slot?
         var sawEvents = false
+        var sawReport = false
+        var clientReport: ClientReport?
         var events: [DiagnosticEvent] = []
         var dropped: [DecodeDiagnostic] = []
         var droppedIndices: [Int] = []
@@ -184,6 +188,9 @@ struct FastBatchParser {
                 } else {
                     eventsSlot = try reader.scanValue(depth: 1)
                 }
+            case 5 where !sawReport:
+                sawReport = true
+                clientReport = try parseClientReport()
             default: _ = try reader.scanValue(depth: 1)
             }
         }
@@ -207,7 +214,8 @@ struct FastBatchParser {
                 throw mismatch(expected: "Array", key: "events", found: eventsSlot.type)
             }
             let batch = DiagnosticBatch(
-                id: batchID, sentAt: sentTime, client: info, decodes: decodeCount, events: events)
+                id: batchID, sentAt: sentTime, client: info, decodes: decodeCount, events: events,
+                clientReport: clientReport)
             return .success(DecodedBatch(batch: batch, dropped: dropped, droppedIndices: droppedIndices))
         } catch {
             return .failure(BatchDecodingError(error.code, error.message, path: error.field ?? ""))
@@ -342,6 +350,59 @@ struct FastBatchParser {
         } catch {
             return .failure(BatchDecodingError(error.code, error.message, path: "client.capabilities"))
         }
+    }
+
+    // MARK: - Client report
+
+    /// Reads `clientReport` leniently (see ``ClientReport``): a wrong shape anywhere is ignored, never an error.
+    mutating func parseClientReport() throws(JSONSyntaxError) -> ClientReport? {
+        guard reader.peek == UInt8(ascii: "{") else {
+            _ = try reader.scanValue(depth: 1)
+            return nil
+        }
+        reader.index += 1
+        var entries: [ClientReport.Discarded] = []
+        var sawDiscarded = false
+        var isFirst = true
+        while let key = try nextMember(isFirst: &isFirst) {
+            guard match(key, Self.clientReportKeys) == 0, !sawDiscarded else {
+                _ = try reader.scanValue(depth: 2)
+                continue
+            }
+            sawDiscarded = true
+            guard reader.peek == UInt8(ascii: "[") else {
+                _ = try reader.scanValue(depth: 2)
+                continue
+            }
+            reader.index += 1
+            var looked = 0
+            var isFirstElement = true
+            while try nextElement(isFirst: &isFirstElement) {
+                looked += 1
+                guard looked <= ClientReport.maxEntries, reader.peek == UInt8(ascii: "{") else {
+                    _ = try reader.scanValue(depth: 3)
+                    continue
+                }
+                reader.index += 1
+                var reason: Slot?
+                var count: Slot?
+                var isFirstField = true
+                while let field = try nextMember(isFirst: &isFirstField) {
+                    switch match(field, Self.discardedKeys) {
+                    case 0 where reason == nil: reason = try reader.scanValue(depth: 4)
+                    case 1 where count == nil: count = try reader.scanValue(depth: 4)
+                    default: _ = try reader.scanValue(depth: 4)
+                    }
+                }
+                guard let reason, reason.type == .string, let count, count.type == .number,
+                    let events = reader.int(count), events >= 0
+                else { continue }
+                let text = reader.string(reason, limit: FieldLimits.other)
+                guard IdentifierRule.violation(in: text) == nil else { continue }
+                entries.append(ClientReport.Discarded(reason: text, events: events))
+            }
+        }
+        return entries.isEmpty ? nil : ClientReport(discarded: entries)
     }
 
     // MARK: - Events

@@ -18,6 +18,7 @@ final class AggregatorShard: Sendable {
         var receivedAt: Timestamp
         var skew: SkewShift
         var isClean: Bool
+        var clientDiscarded = 0
     }
 
     /// A series within an app build: the per-event hash key.
@@ -151,6 +152,7 @@ extension VersionRollup {
         batches += 1
         if batch.isClean { cleanBatches += 1 }
         decodes += Int64(max(0, batch.decodes))
+        clientDiscarded = Self.saturatingSum(clientDiscarded, Int64(max(0, batch.clientDiscarded)))
         if let install = batch.install { installs.insert(hash: install) }
         if let capabilities = batch.capabilities {
             // Installs of one build send the same list over and over; skip the set work when it repeats.

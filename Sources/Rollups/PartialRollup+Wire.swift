@@ -92,7 +92,8 @@ private struct WireForm: Codable {
             rollup = .series(series)
         case .version:
             let version = try container.decode(VersionRollup.self, forKey: .rollup)
-            guard version.batches >= 0, version.cleanBatches >= 0, version.decodes >= 0 else {
+            guard version.batches >= 0, version.cleanBatches >= 0, version.decodes >= 0, version.clientDiscarded >= 0
+            else {
                 throw DecodingError.dataCorruptedError(
                     forKey: .rollup, in: container, debugDescription: "negative counts")
             }

@@ -80,6 +80,8 @@ enum PartialRollupJSONWriter {
         appendInteger(rollup.batches, to: &out)
         out.append(contentsOf: #","cleanBatches":"#.utf8)
         appendInteger(rollup.cleanBatches, to: &out)
+        out.append(contentsOf: #","clientDiscarded":"#.utf8)
+        appendInteger(rollup.clientDiscarded, to: &out)
         out.append(contentsOf: #","decodes":"#.utf8)
         appendInteger(rollup.decodes, to: &out)
         out.append(contentsOf: #","installs":"#.utf8)

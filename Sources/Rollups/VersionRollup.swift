@@ -1,4 +1,5 @@
-/// One app build's traffic in one minute (of receipt): batches, clean batches, decodes, installs, capabilities.
+/// One app build's traffic in one minute (of receipt): batches, clean batches, decodes, installs, capabilities, and
+/// the events its SDK reported dropping on the device (`clientReport`).
 ///
 /// ``merge(_:)`` is associative and commutative exactly: counts add, installs and registered types union, the
 /// schema version takes the maximum.
@@ -19,11 +20,14 @@ public struct VersionRollup: Sendable, Codable, Equatable {
     public var registeredTypes: Set<String>
     /// The highest `capabilities.maxSchemaVersion` sent, nil when no batch sent one.
     public var maxSchemaVersion: Int?
+    /// Events the app's SDK dropped before sending (the batches' `clientReport` totals): on-device loss.
+    public var clientDiscarded: Int64
 
     /// Creates a rollup.
     public init(
         key: VersionKey, window: MinuteWindow, batches: Int64 = 0, cleanBatches: Int64 = 0, decodes: Int64 = 0,
-        installs: HyperLogLog = HyperLogLog(), registeredTypes: Set<String> = [], maxSchemaVersion: Int? = nil
+        installs: HyperLogLog = HyperLogLog(), registeredTypes: Set<String> = [], maxSchemaVersion: Int? = nil,
+        clientDiscarded: Int64 = 0
     ) {
         self.key = key
         self.window = window
@@ -33,6 +37,7 @@ public struct VersionRollup: Sendable, Codable, Equatable {
         self.installs = installs
         self.registeredTypes = registeredTypes
         self.maxSchemaVersion = maxSchemaVersion
+        self.clientDiscarded = clientDiscarded
     }
 
     /// Adds `other` into this rollup; both must have the same key and window.
@@ -44,6 +49,12 @@ public struct VersionRollup: Sendable, Codable, Equatable {
         installs.merge(other.installs)
         registeredTypes.formUnion(other.registeredTypes)
         maxSchemaVersion = Self.maxOptional(maxSchemaVersion, other.maxSchemaVersion)
+        clientDiscarded = Self.saturatingSum(clientDiscarded, other.clientDiscarded)
+    }
+
+    static func saturatingSum(_ lhs: Int64, _ rhs: Int64) -> Int64 {
+        let (sum, overflow) = lhs.addingReportingOverflow(rhs)
+        return overflow ? Int64.max : sum
     }
 
     static func maxOptional(_ lhs: Int?, _ rhs: Int?) -> Int? {
@@ -51,5 +62,25 @@ public struct VersionRollup: Sendable, Codable, Equatable {
         case (nil, let value), (let value, nil): return value
         case (let left?, let right?): return max(left, right)
         }
+    }
+}
+
+extension VersionRollup {
+    enum CodingKeys: String, CodingKey {
+        case key, window, batches, cleanBatches, decodes, installs, registeredTypes, maxSchemaVersion, clientDiscarded
+    }
+
+    /// Decodes a rollup; `clientDiscarded` may be missing (rollups written before it existed), meaning 0.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        key = try container.decode(VersionKey.self, forKey: .key)
+        window = try container.decode(MinuteWindow.self, forKey: .window)
+        batches = try container.decode(Int64.self, forKey: .batches)
+        cleanBatches = try container.decode(Int64.self, forKey: .cleanBatches)
+        decodes = try container.decode(Int64.self, forKey: .decodes)
+        installs = try container.decode(HyperLogLog.self, forKey: .installs)
+        registeredTypes = try container.decode(Set<String>.self, forKey: .registeredTypes)
+        maxSchemaVersion = try container.decodeIfPresent(Int.self, forKey: .maxSchemaVersion)
+        clientDiscarded = try container.decodeIfPresent(Int64.self, forKey: .clientDiscarded) ?? 0
     }
 }

@@ -43,7 +43,7 @@ enum IngestBenchmark {
     static let usage = """
         usage: flowmeter-bench ingest [--seconds N] [--connections 32,128] [--max-requests N] [--ack delivered|enqueue]
                                       [--encodings plain,gzip] [--flowmeter PATH] [--peer DIR] [--skip-peer] [--cpu N|none]
-                                      [--skip-spool]
+                                      [--skip-spool (serve --spool none, no spooling row)]
         """
 
     static func run(_ arguments: [String]) -> Int32 {
@@ -128,8 +128,12 @@ enum IngestBenchmark {
                             "--ack", options.ack == "delivered" ? "delivery" : options.ack, "--log-level", "warning",
                             "--threads", "1",
                             "--per-ip-connection-limit", "4096", "--connection-limit", "4096",
-                            "--spool", workDirectory.appendingPathComponent("spool").path, "--spool-max-bytes", "16GiB",
-                        ],
+                        ]
+                            + (options.measuresSpool
+                                ? [
+                                    "--spool", workDirectory.appendingPathComponent("spool").path,
+                                    "--spool-max-bytes", "16GiB",
+                                ] : ["--spool", "none"]),
                         environment: ["FLOWMETER_SALT": "62656e63682d73616c74"], cpu: options.cpu,
                         logDirectory: workDirectory)
                     try process.waitUntilServing(port: port, path: "/healthz", timeout: 20)
@@ -282,6 +286,14 @@ enum IngestBenchmark {
             target: "flowmeter", encoding: "spool", connections: connections, result: result,
             cpuSeconds: process.cpuSeconds() - cpuBefore, peakRSSMiB: process.peakRSSMiB())
         let spooled = spoolRecords(port: port) ?? 0
+        if let metrics = HTTPConnection(host: "127.0.0.1", port: port)?.get("/metrics") {
+            let lines = metrics.split(separator: "\n").filter {
+                $0.hasPrefix("flowmeter_spool_") || $0.hasPrefix("flowmeter_kafka_delivered_total")
+                    || $0.hasPrefix("flowmeter_kafka_up")
+            }
+            print("flowmeter spool after the outage load:")
+            lines.forEach { print("    \($0)") }
+        }
         let replayCPU = process.cpuSeconds()
         let started = Date()
         try cluster.setBrokerUp(KafkaMockCluster.allBrokers)

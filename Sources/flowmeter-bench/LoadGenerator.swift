@@ -52,11 +52,12 @@ final class LoadGenerator: Sendable {
         let start = Date()
         let deadline = start.addingTimeInterval(seconds)
         let group = DispatchGroup()
+        let run = Self.runs.wrappingAdd(1, ordering: .relaxed).newValue
         for worker in 0..<connections {
             group.enter()
             let thread = Thread { [self] in
                 let result = self.worker(
-                    index: worker, issued: issued, maxRequests: maxRequests, deadline: deadline,
+                    index: worker, run: run, issued: issued, maxRequests: maxRequests, deadline: deadline,
                     interval: ratePerSecond.map { Double(connections) / $0 })
                 results.withLock { $0.append(result) }
                 group.leave()
@@ -78,7 +79,7 @@ final class LoadGenerator: Sendable {
     }
 
     private func worker(
-        index: Int, issued: borrowing Atomic<Int>, maxRequests: Int, deadline: Date, interval: Double?
+        index: Int, run: UInt16, issued: borrowing Atomic<Int>, maxRequests: Int, deadline: Date, interval: Double?
     ) -> Result {
         var result = Result()
         var connection: HTTPConnection?
@@ -111,7 +112,8 @@ final class LoadGenerator: Sendable {
             var bytes = request.bytes
             if let range = request.batchIDRange {
                 scratch = request.bytes
-                Self.writeUniqueID(worker: UInt16(truncatingIfNeeded: index), sequence: sent, into: &scratch, at: range)
+                Self.writeUniqueID(
+                    run: run, worker: UInt16(truncatingIfNeeded: index), sequence: sent, into: &scratch, at: range)
                 sent &+= 1
                 bytes = scratch
             }
@@ -133,14 +135,25 @@ final class LoadGenerator: Sendable {
 }
 
 extension LoadGenerator {
-    /// Overwrites the last 12 hex digits of the UUID at `range` with the worker and its sequence number.
-    static func writeUniqueID(worker: UInt16, sequence: UInt32, into bytes: inout [UInt8], at range: Range<Int>) {
+    /// Overwrites the last 12 hex digits of the UUID at `range` with the worker and its sequence number, and the
+    /// 4 before the last dash with the run, so no run repeats an id of an earlier one: the collector answers a
+    /// batch id it saw in the last 10 minutes from memory, without publishing, which would flatter every run after
+    /// the first.
+    static func writeUniqueID(
+        run: UInt16, worker: UInt16, sequence: UInt32, into bytes: inout [UInt8], at range: Range<Int>
+    ) {
         let digits = Array("0123456789ABCDEF".utf8)
         let value = UInt64(worker) << 32 | UInt64(sequence)
         for position in 0..<12 {
             bytes[range.upperBound - 1 - position] = digits[Int((value >> (4 * UInt64(position))) & 0xF)]
         }
+        for position in 0..<4 {
+            bytes[range.upperBound - 14 - position] = digits[Int((run >> (4 * UInt16(position))) & 0xF)]
+        }
     }
+
+    /// Runs started by any generator in this process, so every run's batch ids differ from every other's.
+    static let runs = Atomic<UInt16>(0)
 }
 
 /// One blocking keep-alive connection that writes a request and reads exactly one response.

@@ -6,6 +6,8 @@ let subcommands: [String: ([String]) -> Int32] = [
     "decode": DecodeBenchmark.run,
     "ingest": IngestBenchmark.run,
     "store": StoreBenchmark.run,
+    "reporter": ReporterBenchmark.run,
+    "reporter-probe": ReporterProbe.run,
 ]
 guard let name = arguments.first, let command = subcommands[name] else {
     print("usage: flowmeter-bench <\(subcommands.keys.sorted().joined(separator: "|"))> [options]")

@@ -75,6 +75,7 @@ import Testing
         defer { mount.unmount() }
         let fixture = try CollectorFixture(kafka: kafka) { configuration in
             configuration.spool = CollectorConfiguration.DiskSpool(directory: spool)
+            configuration.responseDeadline = .seconds(5)
         }
         var acknowledged: Set<String> = []
         let (before, ids) = try await Self.post(fixture, "ro-before")
@@ -118,6 +119,7 @@ import Testing
         // The spool's own bound is far above the disk: the disk fills first.
         let fixture = try CollectorFixture(kafka: kafka) { configuration in
             configuration.spool = CollectorConfiguration.DiskSpool(directory: mountPoint + "/spool")
+            configuration.responseDeadline = .seconds(5)
         }
         var acknowledged: Set<String> = []
         try kafka.cluster.setBrokerDown(KafkaMockCluster.allBrokers)

@@ -116,6 +116,22 @@ enum SpoolChecks {
         return nil
     }
 
+    /// The events counted by the series rollups among `messages` of the rollups topic, each message id once (as
+    /// the sink applies them).
+    static func seriesEvents(in messages: [KafkaConsumerMessage]) -> Int {
+        var seen: Set<String> = []
+        var events = 0
+        for message in messages {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(message.value)) as? [String: Any],
+                let id = object["id"] as? String, object["type"] as? String == "series",
+                let rollup = object["rollup"] as? [String: Any], let count = rollup["events"] as? Int,
+                seen.insert(id).inserted
+            else { continue }
+            events += count
+        }
+        return events
+    }
+
     /// Segment files left in a spool directory.
     static func segments(in directory: String) -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasSuffix(".seg") }

@@ -29,7 +29,7 @@ import Testing
         let directory = try TemporaryDirectory(prefix: "flowmeter-hostile-run")
         defer { directory.remove() }
         let storePath = directory.file("hostile.sqlite")
-        let serve = try await startServe(in: directory, store: storePath)
+        let serve = try await Self.startServe(in: directory, store: storePath)
         defer { serve.child.terminate(timeout: .zero) }
         let port = serve.port
         let pid = serve.child.processIdentifier
@@ -366,7 +366,7 @@ import Testing
     // MARK: - The process and the store
 
     /// Starts `flowmeter serve --kafka embedded --store` with a key that may write any app, unlimited.
-    private func startServe(in directory: TemporaryDirectory, store: String) async throws -> ServerProcess {
+    static func startServe(in directory: TemporaryDirectory, store: String) async throws -> ServerProcess {
         let keys = directory.file("keys.json")
         try Data(
             """

@@ -270,6 +270,26 @@ import Testing
     }
 
     @Test(arguments: [StoreKind.sqlite, .postgres])
+    func clientDiscardedEventsAddUpPerVersionAndWindow(kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind)
+        var factory = RollupFactory()
+        let key = VersionKey(
+            appID: "com.example.shop", platform: "ios", appVersion: "5.2.1", buildConfiguration: .release)
+        var first = RollupFactory.versionRollup(key, minute: 0, batches: 2, decodes: 10, types: [])
+        first.clientDiscarded = 3
+        var second = RollupFactory.versionRollup(key, minute: 0, batches: 1, decodes: 5, types: [])
+        second.clientDiscarded = 4
+        var later = RollupFactory.versionRollup(key, minute: 1, batches: 1, decodes: 5, types: [])
+        later.clientDiscarded = 0
+        _ = try fixture.store.apply(factory.partials([.version(first), .version(later)]))
+        _ = try fixture.store.apply(factory.partials([.version(second)]))
+        let versions = try fixture.store.versionRollups(
+            from: RollupFactory.at(minute: 0), to: RollupFactory.at(minute: 2), appID: nil)
+        #expect(versions.map(\.clientDiscarded) == [7, 0])
+        #expect(versions.map(\.batches) == [3, 1])
+    }
+
+    @Test(arguments: [StoreKind.sqlite, .postgres])
     func migrationsRunTwiceSafely(kind: StoreKind) throws {
         let fixture = try StoreFixture(kind)
         var factory = RollupFactory()
@@ -279,7 +299,7 @@ import Testing
         let sql = try #require(reopened as? any SchemaMigrating)
         try sql.migrate()
         try sql.migrate()
-        #expect(try sql.schemaVersion() == 2)
+        #expect(try sql.schemaVersion() == 3)
         let rollups = try reopened.seriesRollups(
             SeriesQuery(from: RollupFactory.at(minute: 0), to: RollupFactory.at(minute: 1)))
         #expect(rollups.map(\.events) == [2])

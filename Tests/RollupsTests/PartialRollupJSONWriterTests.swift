@@ -25,6 +25,8 @@ import Testing
         var rollup = F.versionRollup(&random)
         if seed % 4 == 0 { rollup.registeredTypes.insert("type\u{2029}\u{A0}\"x\"") }
         if seed % 6 == 0 { rollup.decodes = .max }
+        rollup.clientDiscarded = seed % 3 == 0 ? 0 : Int64(seed * 17)
+        if seed % 9 == 0 { rollup.clientDiscarded = .max }
         let partial = PartialRollup(id: "c/\(seed)/0", collector: "c", rollup: .version(rollup))
         try expectSame(partial)
     }
@@ -41,6 +43,26 @@ import Testing
             let versionBytes = PartialRollup(id: "y", collector: "c", rollup: .version(version)).jsonBytes()
             #expect(throws: RollupsError.self) { try PartialRollup(jsonBytes: versionBytes) }
         }
+    }
+
+    @Test func aVersionRollupWrittenBeforeClientDiscardedExistedReadsAsZero() throws {
+        var random = SeededGenerator(seed: 5)
+        var rollup = F.versionRollup(&random)
+        rollup.clientDiscarded = 9
+        let bytes = PartialRollup(id: "old", collector: "c", rollup: .version(rollup)).jsonBytes()
+        let text = String(decoding: bytes, as: UTF8.self)
+        #expect(text.contains(#","clientDiscarded":9"#))
+        let older = Array(text.replacingOccurrences(of: #","clientDiscarded":9"#, with: "").utf8)
+        let decoded = try PartialRollup(jsonBytes: older)
+        guard case .version(let version) = decoded.rollup else {
+            Issue.record("not a version rollup")
+            return
+        }
+        rollup.clientDiscarded = 0
+        #expect(version == rollup)
+        let negative = Array(
+            text.replacingOccurrences(of: #""clientDiscarded":9"#, with: #""clientDiscarded":-1"#).utf8)
+        #expect(throws: RollupsError.self) { try PartialRollup(jsonBytes: negative) }
     }
 
     @Test func extremeCountsAndEmptySketchesMatch() throws {

@@ -86,6 +86,22 @@ import Testing
         #expect(version.installs.count == 2)
     }
 
+    @Test func clientReportTotalsAddUpInTheVersionRollup() throws {
+        let aggregator = RollupAggregator(configuration: .init(collectorID: "c"))
+        let at = Timestamp(secondsSinceEpoch: Self.base)
+        aggregator.record([], client: Self.client, decodes: 1, installHash: "aa", receivedAt: at, clientDiscarded: 12)
+        aggregator.record(
+            [Self.event("t", second: 1)], client: Self.client, decodes: 1, installHash: "bb", receivedAt: at,
+            clientDiscarded: 3)
+        aggregator.record([], client: Self.client, decodes: 1, installHash: "cc", receivedAt: at)
+        let version = try #require(versionRollups(aggregator.drain()).first)
+        #expect(version.clientDiscarded == 15)
+        #expect(version.batches == 3)
+        var merged = version
+        merged.merge(version)
+        #expect(merged.clientDiscarded == 30)
+    }
+
     @Test func eightThreadsSumExactlyAcrossInterleavedDrains() {
         let aggregator = RollupAggregator(configuration: .init(collectorID: "c", shardCount: 4))
         let drained = Mutex<[PartialRollup]>([])

@@ -171,13 +171,15 @@ final class IngestHandler: Sendable {
             RollupInput(
                 aggregator: aggregator, decodes: batch.decodes, installHash: installHash, receivedAt: receivedAt,
                 clockSkew: batch.sentAt.map { Self.duration(from: $0, to: receivedAt) } ?? .zero,
-                droppedEvents: decoded.dropped.count + normalized.late.count)
+                droppedEvents: decoded.dropped.count + normalized.late.count,
+                clientDiscarded: batch.clientReport?.totalEvents ?? 0)
         }
 
         guard let producer, !normalized.accepted.isEmpty else {
             // Nothing to publish (or --kafka none): the batch is as durable as it will get.
             let events = normalized.accepted
             metrics.recordDiagnostics(events, appID: batch.client.appID, build: batch.client.buildConfiguration)
+            metrics.recordClientReport(batch.clientReport, appID: batch.client.appID)
             rollup?.record(events, client: batch.client)
             succeed(pending)
             return
@@ -190,6 +192,7 @@ final class IngestHandler: Sendable {
         let events = normalized.accepted
         let positions = normalized.positions
         let client = batch.client
+        let clientReport = batch.clientReport
         let isEnqueueAck = settings.ackMode == .enqueue
         if let delivery, !isEnqueueAck {
             var spooled = SpoolBatch(
@@ -212,6 +215,7 @@ final class IngestHandler: Sendable {
                 switch outcome {
                 case .persisted, .spooled:
                     metrics.recordDiagnostics(events, appID: client.appID, build: client.buildConfiguration)
+                    metrics.recordClientReport(clientReport, appID: client.appID)
                     rollup?.record(events, client: client)
                     succeed(pending)
                 case .unavailable(let reason):
@@ -229,6 +233,7 @@ final class IngestHandler: Sendable {
                     let isDurable = outcome.enqueued == expected && outcome.isFullyPersisted
                     if isDurable {
                         metrics.recordDiagnostics(events, appID: client.appID, build: client.buildConfiguration)
+                        metrics.recordClientReport(clientReport, appID: client.appID)
                         rollup?.record(events, client: client)
                     }
                     if isEnqueueAck {
@@ -335,11 +340,12 @@ final class IngestHandler: Sendable {
         let receivedAt: Timestamp
         let clockSkew: Duration
         let droppedEvents: Int
+        let clientDiscarded: Int
 
         func record(_ events: [DiagnosticEvent], client: ClientInfo) {
             aggregator.record(
                 events, client: client, decodes: decodes, installHash: installHash, receivedAt: receivedAt,
-                clockSkew: clockSkew, droppedEvents: droppedEvents)
+                clockSkew: clockSkew, droppedEvents: droppedEvents, clientDiscarded: clientDiscarded)
         }
     }
 

@@ -22,6 +22,7 @@ public final class CollectorMetrics: Sendable {
     let rateLimited: CounterFamily
     let decodes: CounterFamily
     let cleanBatches: CounterFamily
+    let clientDiscarded: CounterFamily
     let deliveryLatency: Histogram
     let delivered: Counter
     let deliveryErrors: CounterFamily
@@ -116,6 +117,10 @@ public final class CollectorMetrics: Sendable {
         cleanBatches = registry.counter(
             "flowmeter_decode_clean_batches_total", help: "Accepted batches that carried no diagnostics, by app.",
             labelNames: ["app"])
+        clientDiscarded = registry.counter(
+            "flowmeter_client_discarded_events_total",
+            help: "Events apps' SDKs dropped on the device before sending (batches' clientReport), by app and reason.",
+            labelNames: ["app_id", "reason"])
         deliveryLatency = registry.histogram(
             "flowmeter_kafka_delivery_latency_seconds", help: "Time from enqueue to the delivery report.",
             buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60]
@@ -380,6 +385,21 @@ public final class CollectorMetrics: Sendable {
 
     private static let maxCachedApps = 1_024
     private static let maxCachedSeries = 4_096
+
+    /// The reasons of CONTRACT §6; any other reason a client sends is counted as `other`.
+    static let discardReasons: Set<String> = [
+        "queue_overflow", "expired", "send_error", "payload_too_large", "rate_limited", "cap_exceeded",
+    ]
+
+    /// Counts a durable batch's `clientReport` in `flowmeter_client_discarded_events_total`.
+    func recordClientReport(_ report: ClientReport?, appID: String) {
+        guard let report else { return }
+        let app = appLabel(appID)
+        for entry in report.discarded where entry.events > 0 {
+            let reason = Self.discardReasons.contains(entry.reason) ? entry.reason : "other"
+            clientDiscarded.labels(app, reason).increment(by: UInt64(entry.events))
+        }
+    }
 
     /// The label for a client's kind: itself for the first kinds seen, `__other__` after.
     func kindLabel(_ kind: DiagnosticKind) -> String {

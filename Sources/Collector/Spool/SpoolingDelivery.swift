@@ -125,7 +125,7 @@ final class SpoolingDelivery: Sendable {
                 waiting.tickets = []
                 waiting.head = 0
             }
-            return Array(waiting.tickets[waiting.head...])
+            return waiting.tickets[waiting.head...].compactMap { $0 }
         }
         for ticket in tickets { spoolIfWaiting(ticket) }
         if isStarted.load(ordering: .acquiring) {
@@ -152,11 +152,11 @@ final class SpoolingDelivery: Sendable {
             ticket.answer(.persisted)
         case .undeliverable:
             ticket.answer(.unavailable(.deliveryFailed))
-        case .spool(let inFlight):
-            spool.append(ticket.batch, inFlight: inFlight) { [self] result in
+        case .spool(let batch, let inFlight):
+            spool.append(batch, inFlight: inFlight) { [self] result in
                 switch result {
                 case .success(let location):
-                    if let report = ticket.spooled(at: location) { settle(report, of: ticket.batch, at: location) }
+                    if let report = ticket.spooled(at: location) { settle(report, of: batch, at: location) }
                     ticket.answer(.spooled)
                 case .failure(let error):
                     _ = ticket.spooled(at: nil)
@@ -164,8 +164,8 @@ final class SpoolingDelivery: Sendable {
                     ticket.answer(.unavailable(error.code == .spoolFull ? .spoolFull : .spoolFailed))
                 }
             }
-        case .settle(let report, let location):
-            settle(report, of: ticket.batch, at: location)
+        case .settle(let report, let batch, let location):
+            settle(report, of: batch, at: location)
         }
     }
 
@@ -191,15 +191,16 @@ final class SpoolingDelivery: Sendable {
     private func due(at now: ContinuousClock.Instant) -> [SpoolingTicket] {
         waiting.withLock { waiting in
             var due: [SpoolingTicket] = []
-            while waiting.head < waiting.tickets.count {
-                let ticket = waiting.tickets[waiting.head]
+            while waiting.head < waiting.tickets.count, let ticket = waiting.tickets[waiting.head] {
                 if ticket.isWaiting {
                     guard ticket.deadline <= now else { break }
                     due.append(ticket)
                 }
+                // Let go of it now: a ticket holds its batch's bytes.
+                waiting.tickets[waiting.head] = nil
                 waiting.head += 1
             }
-            if waiting.head > 4_096 && waiting.head * 2 > waiting.tickets.count {
+            if waiting.head > 1_024 && waiting.head * 2 > waiting.tickets.count {
                 waiting.tickets.removeFirst(waiting.head)
                 waiting.head = 0
             }
@@ -209,7 +210,7 @@ final class SpoolingDelivery: Sendable {
 
     /// Batches enqueued to Kafka, oldest first, with the index of the first one not yet looked at.
     private struct Waiting: Sendable {
-        var tickets: [SpoolingTicket] = []
+        var tickets: [SpoolingTicket?] = []
         var head = 0
         var isStopped = false
     }

@@ -9,14 +9,15 @@ import Synchronization
 /// being written to the spool is kept and applied once the spool says where the batch went, so every record is
 /// settled by exactly one report.
 final class SpoolingTicket: Sendable {
-    /// Where the batch is.
+    /// Where the batch is; the phases that may still need the batch's bytes hold them, so a batch Kafka persisted
+    /// is let go of at once.
     enum Phase: Sendable {
         /// Enqueued to Kafka; no decision yet.
-        case inKafka
+        case inKafka(SpoolBatch)
         /// Being written to the spool; `report` is Kafka's report if it came meanwhile.
-        case spooling(report: KafkaBatchOutcome?)
+        case spooling(SpoolBatch, report: KafkaBatchOutcome?)
         /// In the spool at `location`; Kafka's report, when it comes, settles the records still in flight.
-        case spooled(Spool.Location)
+        case spooled(SpoolBatch, Spool.Location)
         /// Answered, and nothing more to do (persisted, refused, or spooling failed).
         case finished
     }
@@ -30,18 +31,18 @@ final class SpoolingTicket: Sendable {
         /// Answer that the batch could not be delivered (a permanent error).
         case undeliverable
         /// Write the batch to the spool; its first `inFlight` records are still in Kafka's hands.
-        case spool(inFlight: Int)
-        /// Settle the spooled records with Kafka's report.
-        case settle(KafkaBatchOutcome, Spool.Location)
+        case spool(SpoolBatch, inFlight: Int)
+        /// Settle the spooled records of the batch with Kafka's report.
+        case settle(KafkaBatchOutcome, SpoolBatch, Spool.Location)
     }
 
-    /// The batch.
-    let batch: SpoolBatch
     /// When the threshold passes.
     let deadline: ContinuousClock.Instant
+    /// How many records the batch holds.
+    let count: Int
     /// The caller's answer; run once, through ``answer(_:)``.
     private let completion: @Sendable (SpoolingDelivery.Outcome) -> Void
-    private let phase = Mutex<Phase>(.inKafka)
+    private let phase: Mutex<Phase>
     private let enqueued = Atomic<Int>(0)
     private let isAnswered = Atomic<Bool>(false)
 
@@ -49,7 +50,8 @@ final class SpoolingTicket: Sendable {
         batch: SpoolBatch, deadline: ContinuousClock.Instant,
         completion: @escaping @Sendable (SpoolingDelivery.Outcome) -> Void
     ) {
-        self.batch = batch
+        self.phase = Mutex(.inKafka(batch))
+        self.count = batch.count
         self.deadline = deadline
         self.completion = completion
     }
@@ -81,8 +83,8 @@ final class SpoolingTicket: Sendable {
     func reported(_ outcome: KafkaBatchOutcome) -> Action {
         phase.withLock { phase -> Action in
             switch phase {
-            case .inKafka:
-                if outcome.enqueued == batch.count && outcome.isFullyPersisted {
+            case .inKafka(let batch):
+                if outcome.enqueued == count && outcome.isFullyPersisted {
                     phase = .finished
                     return .persisted
                 }
@@ -90,14 +92,14 @@ final class SpoolingTicket: Sendable {
                     phase = .finished
                     return .undeliverable
                 }
-                phase = .spooling(report: outcome)
-                return .spool(inFlight: outcome.enqueued)
-            case .spooling:
-                phase = .spooling(report: outcome)
+                phase = .spooling(batch, report: outcome)
+                return .spool(batch, inFlight: outcome.enqueued)
+            case .spooling(let batch, _):
+                phase = .spooling(batch, report: outcome)
                 return .none
-            case .spooled(let location):
+            case .spooled(let batch, let location):
                 phase = .finished
-                return .settle(outcome, location)
+                return .settle(outcome, batch, location)
             case .finished:
                 return .none
             }
@@ -107,18 +109,18 @@ final class SpoolingTicket: Sendable {
     /// The enqueue threw after `count` messages, or the threshold passed: spool it if still undecided.
     func needsSpooling() -> Action {
         phase.withLock { phase -> Action in
-            guard case .inKafka = phase else { return .none }
-            phase = .spooling(report: nil)
-            return .spool(inFlight: enqueued.load(ordering: .acquiring))
+            guard case .inKafka(let batch) = phase else { return .none }
+            phase = .spooling(batch, report: nil)
+            return .spool(batch, inFlight: enqueued.load(ordering: .acquiring))
         }
     }
 
     /// The spool wrote the batch at `location` (or failed, for nil); returns Kafka's report if it came meanwhile.
     func spooled(at location: Spool.Location?) -> KafkaBatchOutcome? {
         phase.withLock { phase -> KafkaBatchOutcome? in
-            guard case .spooling(let report) = phase else { return nil }
+            guard case .spooling(let batch, let report) = phase else { return nil }
             if let location, report == nil {
-                phase = .spooled(location)
+                phase = .spooled(batch, location)
             } else {
                 phase = .finished
             }

@@ -1,11 +1,10 @@
 import Collector
 import FlowmeterModels
+import FlowmeterReporter
 import FlowmeterRuntime
 import Foundation
-import Gzip
 import Lifecycle
 import Logging
-import Reporter
 import RollupStore
 import Rollups
 import Sink
@@ -184,16 +183,36 @@ struct DemoRun {
         configuration.salt = Array("demo-salt-not-for-production".utf8)
         configuration.collectorID = "demo"
         configuration.rollupInterval = .seconds(1)
+        // As `serve` does by default: what Kafka cannot take in time goes to a disk spool, here in the demo's folder.
+        configuration.spool = CollectorConfiguration.DiskSpool(directory: directory + "/spool")
         return configuration
     }
 
     /// The old demo's best bits, short: the resilience example and a batch with broken events still count.
+    ///
+    /// These bodies are broken on purpose, which `FlowmeterReporter.record` cannot produce, so they go out as they
+    /// are through the SDK's transport; the simulation after them records through the SDK proper.
     private func showResilience(baseURL: URL) async throws -> Int {
         var taken = 0
-        let reporter = DiagnosticsReporter(baseURL: baseURL, ingestKey: ingestKey)
+        let transport = URLSessionTransport(timeout: 10)
+        func post(_ body: [UInt8]) async throws -> DemoAnswer {
+            let response = try await transport.send(
+                UploadRequest(
+                    url: baseURL.appendingPathComponent("v1/diagnostics"),
+                    headers: [("Authorization", "Bearer \(ingestKey)"), ("Content-Type", "application/json")],
+                    body: body))
+            guard response.status == 202,
+                let answer = try? JSONDecoder().decode(DemoAnswer.self, from: Data(response.body))
+            else {
+                throw CommandError(
+                    .unreadableInput,
+                    "the collector answered \(response.status): \(String(decoding: response.body, as: UTF8.self))")
+            }
+            return answer
+        }
         Terminal.heading("lossy decoding: one bad event never fails the batch")
         if let body = FileManager.default.contents(atPath: fixtures + "/resilience-example.json") {
-            let answer = try await reporter.send(body: Array(body))
+            let answer = try await post(Array(body))
             taken += 1
             print("    the Flow-UI resilience example (a page with an unknown type, a malformed payload and a widget")
             print("    without a type): 202, accepted \(answer.accepted), dropped \(answer.dropped)")
@@ -208,7 +227,7 @@ struct DemoRun {
                {"kind": "malformedPayload", "widgetType": "video_tile", "occurredAt": "yesterday"}
              ]}
             """.utf8)
-        let partial = try await reporter.send(body: broken)
+        let partial = try await post(broken)
         print("    a batch with two broken events: 202, accepted \(partial.accepted), dropped \(partial.dropped)")
         for diagnostic in partial.diagnostics {
             print("      " + Terminal.styled(diagnostic.description, .yellow))
@@ -286,4 +305,11 @@ struct DemoRun {
         }
         print("    open \(base).html in a browser; paste \(base).md into an issue or a chat")
     }
+}
+
+/// The collector's 202 body, as far as the demo prints it.
+private struct DemoAnswer: Decodable {
+    var accepted: Int
+    var dropped: Int
+    var diagnostics: [DecodeDiagnostic]
 }

@@ -315,12 +315,14 @@ private struct HTMLWriter {
                 "<td class=\"num\">\(e(ReportFormatting.change(version.installs, from: version.previousInstalls)))</td>"
             rows += "<td class=\"num\">\(ReportFormatting.percent(version.decodeCleanRate, places: 2))</td>"
             rows += "<td class=\"num\">\(ReportFormatting.count(version.batches))</td>"
-            rows += "<td class=\"num\">\(ReportFormatting.count(version.events))</td></tr>\n"
+            rows += "<td class=\"num\">\(ReportFormatting.count(version.events))</td>"
+            rows += "<td class=\"num\">\(e(version.onDeviceLossText))</td></tr>\n"
         }
         let header = [
             "Version", "Installs", "Adoption", "Installs vs last week", "Decode-clean", "Batches", "Diagnostics",
+            "Lost on device",
         ]
-        html += table(header: header, numeric: Set(1...6), appColumnAt: 0, rows: rows)
+        html += table(header: header, numeric: Set(1...7), appColumnAt: 0, rows: rows)
         return section("versions", "Versions", html + more(report.versions.count))
     }
 

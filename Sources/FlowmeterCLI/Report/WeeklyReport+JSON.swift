@@ -135,6 +135,8 @@ extension WeeklyReport: JSONRepresentable {
             ("cleanBatches", .integer(version.cleanBatches)),
             ("decodeCleanRate", rate(version.decodeCleanRate)),
             ("events", .integer(version.events)),
+            ("clientDiscarded", .integer(version.clientDiscarded)),
+            ("onDeviceLoss", rate(version.onDeviceLoss)),
         ])
     }
 

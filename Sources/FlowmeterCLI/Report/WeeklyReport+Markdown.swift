@@ -184,7 +184,7 @@ private struct MarkdownWriter {
 
     private func versions() -> [String] {
         guard !report.versions.isEmpty else { return ["No release traffic this week."] }
-        var rows = [["Version", "Installs", "Adoption", "vs last week", "Decode-clean", "Batches"]]
+        var rows = [["Version", "Installs", "Adoption", "vs last week", "Decode-clean", "Batches", "Lost on device"]]
         if showsApp { rows[0].insert("App", at: 0) }
         for version in report.versions.prefix(maxRows) {
             var row = [
@@ -192,11 +192,12 @@ private struct MarkdownWriter {
                 ReportFormatting.percent(version.adoption),
                 ReportFormatting.change(version.installs, from: version.previousInstalls),
                 ReportFormatting.percent(version.decodeCleanRate, places: 2), ReportFormatting.count(version.batches),
+                version.onDeviceLossText,
             ]
             if showsApp { row.insert(Self.code(version.appID), at: 0) }
             rows.append(row)
         }
-        return table(rows, numeric: showsApp ? [2, 3, 4, 5, 6] : [1, 2, 3, 4, 5]) + more(report.versions.count)
+        return table(rows, numeric: showsApp ? [2, 3, 4, 5, 6, 7] : [1, 2, 3, 4, 5, 6]) + more(report.versions.count)
     }
 
     private func deploys() -> [String] {

@@ -254,11 +254,13 @@ public struct WeeklyReport: Sendable {
         public var cleanBatches: Int64
         /// Diagnostic events of the version this week.
         public var events: Int64
+        /// Events the version's SDK dropped on the device before sending (`clientReport`), this week.
+        public var clientDiscarded: Int64
 
         /// Creates a version entry.
         public init(
             appID: String, appVersion: String, installs: Int64, previousInstalls: Int64, adoption: Double,
-            batches: Int64, cleanBatches: Int64, events: Int64
+            batches: Int64, cleanBatches: Int64, events: Int64, clientDiscarded: Int64 = 0
         ) {
             self.appID = appID
             self.appVersion = appVersion
@@ -268,10 +270,26 @@ public struct WeeklyReport: Sendable {
             self.batches = batches
             self.cleanBatches = cleanBatches
             self.events = events
+            self.clientDiscarded = clientDiscarded
         }
 
         /// The share of batches with no diagnostic, nil without batches.
         public var decodeCleanRate: Double? { batches > 0 ? Double(cleanBatches) / Double(batches) : nil }
+
+        /// `12 (0.40%)`: the events the SDK dropped before sending and their share of the version's diagnostics; `0`
+        /// without any. The tables' "Lost on device" cell.
+        var onDeviceLossText: String {
+            guard clientDiscarded > 0 else { return "0" }
+            return ReportFormatting.count(clientDiscarded) + " (" + ReportFormatting.percent(onDeviceLoss, places: 2)
+                + ")"
+        }
+
+        /// On-device loss: the share of the version's diagnostics its SDK dropped before sending
+        /// (`clientDiscarded` over it plus the events received); nil when there were neither.
+        public var onDeviceLoss: Double? {
+            let total = Double(clientDiscarded) + Double(events)
+            return total > 0 ? Double(clientDiscarded) / total : nil
+        }
     }
 
     /// Daily `unknownType` events of the week's most frequent types.

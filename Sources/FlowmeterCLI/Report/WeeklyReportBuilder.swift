@@ -318,12 +318,15 @@ public struct WeeklyReportBuilder: Sendable {
         var installs: [VersionID: HyperLogLog] = [:]
         var appInstalls: [String: HyperLogLog] = [:]
         var batches: [VersionID: (all: Int64, clean: Int64)] = [:]
+        var discarded: [VersionID: Int64] = [:]
         for rollup in current {
             let id = VersionID(appID: rollup.key.appID, appVersion: rollup.key.appVersion)
             installs[id, default: HyperLogLog()].merge(rollup.installs)
             appInstalls[id.appID, default: HyperLogLog()].merge(rollup.installs)
             batches[id, default: (0, 0)].all += rollup.batches
             batches[id, default: (0, 0)].clean += rollup.cleanBatches
+            let (sum, overflow) = (discarded[id] ?? 0).addingReportingOverflow(rollup.clientDiscarded)
+            discarded[id] = overflow ? .max : sum
         }
         var previousInstalls: [VersionID: HyperLogLog] = [:]
         for rollup in previous {
@@ -346,7 +349,8 @@ public struct WeeklyReportBuilder: Sendable {
                 WeeklyReport.VersionHealth(
                     appID: id.appID, appVersion: id.appVersion, installs: count,
                     previousInstalls: previousInstalls[id]?.count ?? 0, adoption: adoption,
-                    batches: batches[id]?.all ?? 0, cleanBatches: batches[id]?.clean ?? 0, events: events[id] ?? 0))
+                    batches: batches[id]?.all ?? 0, cleanBatches: batches[id]?.clean ?? 0, events: events[id] ?? 0,
+                    clientDiscarded: discarded[id] ?? 0))
         }
         result.sort { (a: WeeklyReport.VersionHealth, b: WeeklyReport.VersionHealth) -> Bool in
             a.appID != b.appID ? a.appID < b.appID : VersionOrder.less(b.appVersion, a.appVersion)

@@ -1,19 +1,20 @@
 import FlowmeterModels
+import FlowmeterReporter
 import Foundation
-import Gzip
-import Reporter
 import Synchronization
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking
 #endif
 
-/// Sends a `TrafficScenario` to a running collector: batches paced over `duration` of wall time by `concurrency`
-/// senders, deploy markers as the simulated clock passes them, progress on the terminal.
+/// Sends a `TrafficScenario` to a running collector through the client SDK: batches paced over `duration` of wall
+/// time by `concurrency` senders, deploy markers as the simulated clock passes them, progress on the terminal.
 ///
-/// Bounded twice: it sends at most the scenario's batches, and stops taking new ones at twice `duration` plus
-/// ten seconds even if some remain (they are reported as unsent). Retriable answers (503, 429, no answer) are
-/// retried with the same batch id, as an app does.
+/// Each planned batch is one app install's `FlowmeterReporter` on a queue directory of its sender: the events are
+/// recorded, the decodes counted, and a flush sends the sealed batch, so every run exercises the SDK's disk queue,
+/// gzip, ids and answer handling (`Retry-After`, backoff) end to end. Bounded twice: it sends at most the
+/// scenario's batches, and stops taking new ones at twice `duration` plus ten seconds even if some remain (they are
+/// reported as unsent); each flush waits at most until then too.
 struct TrafficSimulator: Sendable {
     /// What a run sent and how the collector answered; every batch counts once, by its final answer.
     struct Counters: Sendable {
@@ -45,9 +46,11 @@ struct TrafficSimulator: Sendable {
         let clock = ContinuousClock()
         let started = clock.now
         let hardStop = started + duration * 2 + .seconds(10)
-        let plain = DiagnosticsReporter(baseURL: target, ingestKey: ingestKey)
-        let gzip = DiagnosticsReporter(baseURL: target, ingestKey: ingestKey, gzip: { Gzip.compress($0) })
         let total = scenario.batchCount
+        let queues = NSTemporaryDirectory() + "flowmeter-simulate-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        defer { try? FileManager.default.removeItem(atPath: queues) }
+        // One connection pool for the whole fleet, as one app process would have, instead of a session per install.
+        let transport = URLSessionTransport(timeout: 10, maximumConnectionsPerHost: max(1, concurrency))
 
         let progress = Task {
             guard showsProgress else { return }
@@ -61,8 +64,9 @@ struct TrafficSimulator: Sendable {
             if let adminKey {
                 group.addTask { await postDeploys(adminKey: adminKey, started: started, into: tally) }
             }
-            for _ in 0..<max(1, concurrency) {
+            for sender in 0..<max(1, concurrency) {
                 group.addTask {
+                    let directory = URL(fileURLWithPath: queues).appendingPathComponent("sender-\(sender)")
                     while true {
                         let index = tally.nextIndex.withLock { value -> Int in
                             defer { value += 1 }
@@ -71,15 +75,18 @@ struct TrafficSimulator: Sendable {
                         guard index < total, clock.now < hardStop else { return }
                         let due = started + duration * (Double(index) / Double(total))
                         if due > clock.now { try? await Task.sleep(until: due, clock: clock) }
-                        let planned = scenario.batch(at: index)
-                        await send(planned, with: planned.usesGzip ? gzip : plain, into: tally)
+                        let remaining = hardStop - clock.now
+                        let seconds = min(30, Double(remaining.components.seconds))
+                        await send(
+                            scenario.batch(at: index), from: directory, within: seconds, transport: transport,
+                            into: tally)
                     }
                 }
             }
         }
         progress.cancel()
         _ = await progress.value
-        let final = tally.counters.withLock { $0 }
+        let final = tally.finish()
         if showsProgress {
             Terminal.progress(label(final, since: started), done: total, of: total)
         }
@@ -95,51 +102,31 @@ struct TrafficSimulator: Sendable {
         return "\(rate)/s 202:\(counters.accepted) 4xx:\(counters.clientErrors) 5xx:\(failed)"
     }
 
-    /// Sends one batch, retrying retriable answers up to four more times with the same id and `sentAt` refreshed.
+    /// Sends one planned batch as its install's app would: a reporter on `directory` records the events and the
+    /// decodes, then flushes (at most `seconds`); batches an earlier flush left there go out first.
     private func send(
-        _ planned: TrafficScenario.PlannedBatch, with reporter: DiagnosticsReporter, into tally: Tally
+        _ planned: TrafficScenario.PlannedBatch, from directory: URL, within seconds: Double,
+        transport: URLSessionTransport, into tally: Tally
     ) async {
-        var batch = planned.batch
-        var backoff = 0.2
-        for attempt in 1...5 {
-            // sentAt is the real clock, so the collector's skew correction leaves the simulated occurredAt alone.
-            batch.sentAt = Timestamp(Date())
-            let body: [UInt8]
-            do {
-                body = Array(try JSONEncoder().encode(batch))
-            } catch {
-                tally.counters.withLock { $0.firstError = $0.firstError ?? "encoding: \(error)" }
-                return
-            }
-            do {
-                let answer = try await reporter.send(body: body)
-                tally.counters.withLock {
-                    $0.sent += 1
-                    $0.accepted += 1
-                    $0.eventsAccepted += answer.accepted
-                    $0.eventsDropped += answer.dropped
-                }
-                return
-            } catch {
-                let isLast = attempt == 5 || !error.isRetriable
-                tally.counters.withLock {
-                    if isLast {
-                        $0.sent += 1
-                        switch error.status {
-                        case .some(let status) where (400..<500).contains(status): $0.clientErrors += 1
-                        case .some: $0.serverErrors += 1
-                        case .none: $0.transportErrors += 1
-                        }
-                        $0.firstError = $0.firstError ?? error.description
-                    } else {
-                        $0.retries += 1
-                    }
-                }
-                if isLast { return }
-                try? await Task.sleep(for: .milliseconds(Int((error.retryAfterSeconds ?? backoff) * 1000)))
-                backoff *= 2
-            }
+        let batch = planned.batch
+        var configuration = ReporterConfiguration(
+            endpoint: target, ingestKey: ingestKey, client: batch.client, directory: directory)
+        configuration.uploads.usesGzip = planned.usesGzip
+        configuration.transport = transport
+        configuration.conditions = .always
+        configuration.observesAppLifecycle = false
+        configuration.onUpload = { attempt in tally.count(attempt) }
+        let reporter: FlowmeterReporter
+        do {
+            reporter = try FlowmeterReporter(configuration: configuration)
+        } catch {
+            tally.counters.withLock { $0.firstError = $0.firstError ?? "queue directory: \(error)" }
+            return
         }
+        for event in batch.events { reporter.record(event) }
+        reporter.recordDecodes(batch.decodes ?? 0)
+        _ = await reporter.flush(timeoutInterval: max(1, seconds))
+        await reporter.close()
     }
 
     /// A short commit hash that is the same for the same release in every run.
@@ -185,7 +172,57 @@ struct TrafficSimulator: Sendable {
 }
 
 /// The counters and the next batch index, shared by the senders of one run.
+///
+/// A batch counts once, by its final answer: 202, or a refusal (4xx). One still queued when the run ends counts by
+/// its last answer (5xx, or none) as failed after retries.
 private final class Tally: Sendable {
     let counters = Mutex(TrafficSimulator.Counters())
     let nextIndex = Mutex(0)
+    /// The last status of each batch not finished yet (nil: no answer).
+    private let unfinished = Mutex<[String: Int?]>([:])
+
+    func count(_ attempt: UploadAttempt) {
+        let isFinal: Bool
+        switch attempt.result {
+        case .delivered, .dropped, .paused: isFinal = true
+        case .retry, .split: isFinal = false
+        }
+        unfinished.withLock { open in
+            if isFinal {
+                open[attempt.batchID] = nil
+            } else {
+                open[attempt.batchID] = .some(attempt.status)
+            }
+        }
+        counters.withLock { counters in
+            switch attempt.result {
+            case .delivered(let accepted, let dropped):
+                counters.sent += 1
+                counters.accepted += 1
+                counters.eventsAccepted += accepted
+                counters.eventsDropped += dropped
+            case .dropped, .paused:
+                counters.sent += 1
+                counters.clientErrors += 1
+            case .retry, .split:
+                counters.retries += 1
+            }
+            if attempt.status != 202 {
+                counters.firstError =
+                    counters.firstError ?? attempt.status.map { "HTTP \($0) (\(attempt.result))" } ?? "no answer"
+            }
+        }
+    }
+
+    /// The counters, with the batches still queued counted by their last answer.
+    func finish() -> TrafficSimulator.Counters {
+        let left = unfinished.withLock { $0 }
+        return counters.withLock { counters in
+            for status in left.values {
+                counters.sent += 1
+                if status == nil { counters.transportErrors += 1 } else { counters.serverErrors += 1 }
+            }
+            return counters
+        }
+    }
 }

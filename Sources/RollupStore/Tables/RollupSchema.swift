@@ -48,8 +48,15 @@ enum RollupSchema {
                 "CREATE INDEX alerts_open ON alerts (is_open)",
             ]
         },
+        // The events apps' SDKs report dropping on the device (batches' clientReport), per version and window.
+        Migration(version: 2) { _ in
+            [
+                "ALTER TABLE version_minutes ADD COLUMN client_discarded BIGINT NOT NULL DEFAULT 0",
+                "ALTER TABLE version_hours ADD COLUMN client_discarded BIGINT NOT NULL DEFAULT 0",
+            ]
+        },
         // Capability manifests (CONTRACT §7): one row per build, the JSON as uploaded (keys sorted).
-        Migration(version: 2) { database in
+        Migration(version: 3) { database in
             [
                 """
                 CREATE TABLE manifests (

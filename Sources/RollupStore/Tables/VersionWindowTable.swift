@@ -1,8 +1,8 @@
 import FlowmeterModels
 import Rollups
 
-/// `version_minutes` and `version_hours`: an app build's batches, clean batches, decodes, installs, registered types
-/// and highest schema version per minute, and the same merged per hour.
+/// `version_minutes` and `version_hours`: an app build's batches, clean batches, decodes, installs, registered types,
+/// highest schema version and events its SDK dropped on the device per minute, and the same merged per hour.
 struct VersionWindowTable: WindowTable {
     let isHours: Bool
 
@@ -14,13 +14,15 @@ struct VersionWindowTable: WindowTable {
     static let idColumn = "version_id"
     static let valueColumns: SQLColumns = [
         "batches", "clean_batches", "decodes", "installs", "registered_types", "max_schema_version",
+        // Migration 2.
+        "client_discarded",
     ]
 
     static func values(of rollup: VersionRollup) -> [SQLValue] {
         [
             .integer(rollup.batches), .integer(rollup.cleanBatches), .integer(rollup.decodes),
             .blob(rollup.installs.serialized()), .blob(RollupBlobCodec.encode(strings: rollup.registeredTypes)),
-            rollup.maxSchemaVersion.map { .integer(Int64($0)) } ?? .null,
+            rollup.maxSchemaVersion.map { .integer(Int64($0)) } ?? .null, .integer(rollup.clientDiscarded),
         ]
     }
 
@@ -30,7 +32,8 @@ struct VersionWindowTable: WindowTable {
             cleanBatches: try row.int64(offset + 1), decodes: try row.int64(offset + 2),
             installs: try StoredValue.sketch(try row.blob(offset + 3)),
             registeredTypes: try RollupBlobCodec.decodeStrings(try row.blob(offset + 4)),
-            maxSchemaVersion: row.isNull(offset + 5) ? nil : Int(try row.int64(offset + 5)))
+            maxSchemaVersion: row.isNull(offset + 5) ? nil : Int(try row.int64(offset + 5)),
+            clientDiscarded: try row.int64(offset + 6))
     }
 
     // MARK: - Reads

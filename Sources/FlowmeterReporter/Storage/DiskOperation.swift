@@ -1,0 +1,19 @@
+/// One change to the queue directory, decided under the reporter's lock and carried out in order by the writer.
+enum DiskOperation: Sendable {
+    /// Create the open batch file with its header line.
+    case create(BatchFileName, header: [UInt8])
+    /// Append lines holding `occurrences` occurrences to the open batch file.
+    case append(BatchFileName, [UInt8], occurrences: Int)
+    /// Close the open file and rename it to its sealed name.
+    case seal(BatchFileName)
+    /// Append client report lines to a sealed batch about to be sent for the first time.
+    case attachReport(BatchFileName, [UInt8])
+    /// Write a sealed batch file whole (the halves of a split).
+    case write(BatchFileName, [UInt8])
+    /// Delete a sealed batch file.
+    case delete(BatchFileName)
+    /// Replace the file of counts not yet reported.
+    case saveDiscards(DiscardCounts)
+    /// Delete every batch file and the counts (``FlowmeterReporter/clearAll()``).
+    case removeAll
+}

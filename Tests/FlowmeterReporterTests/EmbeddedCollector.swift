@@ -1,0 +1,103 @@
+import Foundation
+import Kafka
+import TestSupport
+
+/// The real collector: `flowmeter serve --kafka embedded` on a loopback port, and a consumer of its events topic at
+/// the bootstrap servers its first log line names.
+final class EmbeddedCollector: Sendable {
+    static let ingestKey = "reporter-ingest-key-0123456789"
+
+    let directory: TemporaryDirectory
+    let server: ServerProcess
+
+    /// Starts serve on `port` (a free one when nil) with `extra` arguments and waits (bounded) for `/healthz`.
+    init(port: UInt16? = nil, extra: [String] = []) async throws {
+        directory = try TemporaryDirectory(prefix: "flowmeter-reporter-serve")
+        let keys = directory.file("keys.json")
+        try Data(
+            """
+            {"ingestKeys": [{"key": "\(Self.ingestKey)", "apps": ["com.example.shop"],
+               "rateLimit": {"eventsPerSecond": 1000000, "burst": 1000000}}]}
+            """.utf8
+        ).write(to: URL(fileURLWithPath: keys))
+        let arguments =
+            [
+                "--kafka", "embedded", "--keys", keys, "--salt", "00112233445566778899aabbccddeeff", "--log-level",
+                "info", "--log-format", "json", "--shutdown-timeout", "10s", "--collector-id", "reporter-test",
+                // Its own spool, removed with the directory: the default ./flowmeter-spool is the working directory's.
+                "--spool", directory.file("spool"),
+            ] + extra
+        let path = try FlowmeterExecutable.requiredPath()
+        if let port {
+            // FlowmeterExecutable.serve gives its servers a spool of their own; this one needs one too, or it would
+            // share the default ./flowmeter-spool with every other test's collector.
+            let spool = ["--spool", directory.file("spool")]
+            server = try ServerProcess(
+                path, port: port, arguments: ["serve", "--listen", "127.0.0.1:\(port)"] + arguments + spool)
+            guard await server.waitUntilReady(timeout: .seconds(30)) else {
+                throw ChildProcess.Failure("serve on port \(port) never answered: \(server.child.errors.suffix(2000))")
+            }
+        } else {
+            server = try await FlowmeterExecutable.serve(arguments, within: .seconds(30), attempts: 3)
+        }
+    }
+
+    deinit {
+        server.child.terminate(timeout: .zero)
+    }
+
+    /// The collector's base URL.
+    var endpoint: URL { URL(string: "http://127.0.0.1:\(server.port)")! }
+
+    /// The embedded cluster's bootstrap servers, from the first line serve logged.
+    func bootstrapServers() throws -> [String] {
+        guard let first = server.child.errors.split(separator: "\n").first,
+            let logged = try JSONSerialization.jsonObject(with: Data(first.utf8)) as? [String: Any],
+            let servers = logged["bootstrap_servers"] as? String
+        else { throw ChildProcess.Failure("no bootstrap servers in serve's first log line") }
+        return servers.split(separator: ",").map(String.init)
+    }
+
+    /// Reads the events topic from the beginning until `isDone` says so or `timeout` passed; then `settle` more, so
+    /// that late duplicates are seen too. Returns each message's JSON.
+    func consumeEvents(
+        timeout: Duration = .seconds(60), settle: Duration = .seconds(1),
+        until isDone: @escaping @Sendable ([[String: Any]]) -> Bool
+    ) async throws -> [[String: Any]] {
+        let servers = try bootstrapServers()
+        let messages = try await HTTPTestClient.onThread { () -> [[UInt8]] in
+            let consumer = try KafkaConsumer(
+                configuration: KafkaConsumerConfiguration(
+                    bootstrapServers: servers, groupID: "reporter-test-\(UUID().uuidString)"))
+            defer { consumer.close() }
+            try consumer.subscribe(topics: ["flowmeter.events.v1"])
+            var values: [[UInt8]] = []
+            var objects: [[String: Any]] = []
+            let deadline = ContinuousClock.now + timeout
+            while ContinuousClock.now < deadline && !isDone(objects) {
+                let polled = try consumer.poll(maxMessages: 10_000, timeout: .milliseconds(200)).map(\.value)
+                values += polled
+                objects += polled.compactMap(Self.object)
+            }
+            let settled = ContinuousClock.now + settle
+            while ContinuousClock.now < settled {
+                values += try consumer.poll(maxMessages: 10_000, timeout: .milliseconds(100)).map(\.value)
+            }
+            return values
+        }
+        return messages.compactMap(Self.object)
+    }
+
+    /// The value of the sample `series` (name and labels, as written) in `/metrics`, or nil.
+    func metric(_ series: String) async throws -> Double? {
+        let text = try await server.get("/metrics").bodyText
+        for line in text.split(separator: "\n") where line.hasPrefix(series + " ") {
+            return Double(line.dropFirst(series.count + 1))
+        }
+        return nil
+    }
+
+    private static func object(_ value: [UInt8]) -> [String: Any]? {
+        (try? JSONSerialization.jsonObject(with: Data(value))) as? [String: Any]
+    }
+}

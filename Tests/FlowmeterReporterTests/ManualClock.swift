@@ -1,0 +1,84 @@
+import FlowmeterReporter
+import Foundation
+import Synchronization
+
+/// A reporter clock that only moves when the test says so; tests see who sleeps until when.
+///
+/// `sleepers(atLeast:)` returns once that many tasks sleep on the clock, so a test can tell that the reporter has
+/// finished an attempt and decided when to try next, without any real sleep. Its one bound in real time (120 s, for
+/// a machine whose other tests hold the cooperative threads a while) is a hang guard, not a timing assertion.
+final class ManualClock: ReporterClock {
+    private struct Sleeper {
+        var deadline: Date
+        var continuation: CheckedContinuation<Void, any Error>
+    }
+
+    private struct State {
+        var now: Date
+        var sleepers: [Int: Sleeper] = [:]
+        var nextID = 0
+    }
+
+    private let state: Mutex<State>
+
+    /// Starts at `start`, by default the current time in whole seconds (batches carry it as `sentAt`, and the
+    /// collector's skew correction trusts it).
+    init(start: Date = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))) {
+        state = Mutex(State(now: start))
+    }
+
+    func now() -> Date { state.withLock { $0.now } }
+
+    func sleep(until deadline: Date) async throws {
+        let id = state.withLock { state -> Int in
+            state.nextID += 1
+            return state.nextID
+        }
+        try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+                let resume = state.withLock { state -> Result<Void, any Error>? in
+                    if Task.isCancelled { return .failure(CancellationError()) }
+                    if deadline <= state.now { return .success(()) }
+                    state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
+                    return nil
+                }
+                if let resume { continuation.resume(with: resume) }
+            }
+        } onCancel: {
+            let sleeper = state.withLock { $0.sleepers.removeValue(forKey: id) }
+            sleeper?.continuation.resume(throwing: CancellationError())
+        }
+    }
+
+    /// Moves the clock to `date` (never backwards) and wakes every sleeper whose deadline has come.
+    func advance(to date: Date) {
+        let due = state.withLock { state -> [Sleeper] in
+            state.now = max(state.now, date)
+            let due = state.sleepers.filter { $0.value.deadline <= state.now }
+            for id in due.keys { state.sleepers[id] = nil }
+            return Array(due.values)
+        }
+        for sleeper in due { sleeper.continuation.resume() }
+    }
+
+    /// Moves the clock on by `seconds`.
+    func advance(by seconds: TimeInterval) {
+        advance(to: now().addingTimeInterval(seconds))
+    }
+
+    /// Waits until at least `count` tasks sleep on the clock; returns their deadlines, earliest first.
+    func sleepers(atLeast count: Int) async throws -> [Date] {
+        let guardDeadline = ContinuousClock.now + .seconds(120)
+        while ContinuousClock.now < guardDeadline {
+            let deadlines = state.withLock { $0.sleepers.values.map(\.deadline).sorted() }
+            if deadlines.count >= count { return deadlines }
+            await Task.yield()
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        throw ClockTimeout(description: "fewer than \(count) sleepers after 120 s")
+    }
+
+    struct ClockTimeout: Error, CustomStringConvertible {
+        var description: String
+    }
+}
