@@ -13,4 +13,6 @@ public protocol CollectorStore: Sendable {
     func recordDeploy(_ deploy: DeployMarker) throws
     /// Stores a capability manifest, replacing the same build's (`POST /v1/manifests`, from an HTTP worker).
     func recordManifest(_ manifest: CapabilityManifest) throws
+    /// Records the collector's watermark (one partition, the store's own) after the rollups it vouches for.
+    func recordWatermarks(_ watermarks: [CollectorWatermark]) throws
 }

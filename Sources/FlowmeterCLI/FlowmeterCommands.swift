@@ -24,6 +24,7 @@ public enum FlowmeterCommands {
                 ManifestsCommand.command,
                 SimulateCommand.command,
                 ReportCommand.command,
+                StoreCommand.command,
             ]
         )
     }

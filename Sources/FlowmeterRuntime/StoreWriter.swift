@@ -10,4 +10,5 @@ struct StoreWriter: CollectorStore {
     func apply(_ partials: [PartialRollup]) throws -> RollupApplyResult { try store.apply(partials) }
     func recordDeploy(_ deploy: DeployMarker) throws { try store.recordDeploy(deploy) }
     func recordManifest(_ manifest: CapabilityManifest) throws { try store.recordManifest(manifest) }
+    func recordWatermarks(_ watermarks: [CollectorWatermark]) throws { try store.recordWatermarks(watermarks) }
 }

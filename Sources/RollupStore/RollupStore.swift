@@ -17,6 +17,11 @@ public protocol RollupStore: RollupReader {
     /// Stores a capability manifest, replacing the one of the same app id, app version, platform and build unless
     /// that one was uploaded later (``CapabilityManifest/uploadedAt``).
     func recordManifest(_ manifest: CapabilityManifest) throws
+    /// Records collectors' watermarks, each kept unless the store holds a newer one of the same collector and
+    /// partition (``CollectorWatermark/supersedes(_:)``); in one transaction.
+    ///
+    /// Call it only after the partial rollups read before the watermarks (on their partitions) were applied.
+    func recordWatermarks(_ watermarks: [CollectorWatermark]) throws
 }
 
 extension InMemoryRollupStore: RollupStore {}

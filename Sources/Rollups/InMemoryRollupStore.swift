@@ -23,6 +23,12 @@ public final class InMemoryRollupStore: RollupReader {
         var deploys: [String: DeployMarker] = [:]
         var alerts: [String: AlertState] = [:]
         var manifests: [CapabilityManifest.Identity: CapabilityManifest] = [:]
+        var watermarks: [WatermarkSlot: CollectorWatermark] = [:]
+    }
+
+    private struct WatermarkSlot: Hashable {
+        var collector: String
+        var partition: Int
     }
 
     private let state = Mutex(State())
@@ -59,6 +65,30 @@ public final class InMemoryRollupStore: RollupReader {
                 }
             }
             return result
+        }
+    }
+
+    /// Keeps each watermark unless a newer one of the same collector and partition is held
+    /// (``CollectorWatermark/supersedes(_:)``).
+    public func recordWatermarks(_ watermarks: [CollectorWatermark]) throws {
+        state.withLock { state in
+            for watermark in watermarks {
+                let slot = WatermarkSlot(collector: watermark.collector, partition: watermark.partition)
+                if state.watermarks[slot].map({ watermark.supersedes($0) }) ?? true {
+                    state.watermarks[slot] = watermark
+                }
+            }
+        }
+    }
+
+    /// The watermarks held, ordered by collector, then partition; nothing is ever pruned here.
+    public func freshness() throws -> StoreFreshness {
+        state.withLock { state in
+            StoreFreshness(
+                watermarks: state.watermarks.values.sorted {
+                    $0.collector != $1.collector
+                        ? utf8Less($0.collector, $1.collector) : $0.partition < $1.partition
+                })
         }
     }
 

@@ -38,4 +38,7 @@ public protocol RollupReader: Sendable {
 
     /// The capability manifests of `appID` (nil: every app), one per build, in ``CapabilityManifest/storeOrder(_:_:)``.
     func manifests(appID: String?) throws -> [CapabilityManifest]
+    /// The newest watermark of every collector on every partition, and what retention removed: how fresh the store
+    /// is (judge it with ``FreshnessAssessment``).
+    func freshness() throws -> StoreFreshness
 }

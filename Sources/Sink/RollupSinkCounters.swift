@@ -10,6 +10,8 @@ public struct RollupSinkCounters: Sendable, Hashable {
     public var refusedMessages: Int = 0
     /// Messages written to the dead-letter file (bad and refused ones).
     public var deadLetters: Int = 0
+    /// Collector watermarks recorded (``CollectorWatermark``).
+    public var watermarks: Int = 0
     /// Deploy markers stored from the deploys topic.
     public var deploys: Int = 0
     /// Capability manifests stored from the manifests topic.

@@ -10,8 +10,10 @@ import Testing
                 + store.window)
         #expect(result.status == 3)
         let json = try CLI.json(result)
+        // CONTRACT §5's keys, and the additive `freshness`.
+        #expect(json["freshness"] is [String: Any])
         #expect(
-            Set(json.keys) == [
+            Set(json.keys).subtracting(["freshness"]) == [
                 "from", "to", "payload", "maxUnknownShare", "widgets", "passed", "types", "arrangements",
             ])
         #expect(json["widgets"] as? Int == 12)

@@ -225,6 +225,8 @@ final class RefusingStore: RollupStore {
     func deploys(from: Timestamp, to: Timestamp) throws -> [DeployMarker] { try store.deploys(from: from, to: to) }
     func saveAlertState(_ alerts: [AlertState]) throws { try store.saveAlertState(alerts) }
     func openAlerts() throws -> [AlertState] { try store.openAlerts() }
+    func recordWatermarks(_ watermarks: [CollectorWatermark]) throws { try store.recordWatermarks(watermarks) }
+    func freshness() throws -> StoreFreshness { try store.freshness() }
 }
 
 /// A store whose first `failures` applies throw a retriable error.
@@ -269,4 +271,6 @@ final class FlakyStore: RollupStore {
     func deploys(from: Timestamp, to: Timestamp) throws -> [DeployMarker] { try store.deploys(from: from, to: to) }
     func saveAlertState(_ alerts: [AlertState]) throws { try store.saveAlertState(alerts) }
     func openAlerts() throws -> [AlertState] { try store.openAlerts() }
+    func recordWatermarks(_ watermarks: [CollectorWatermark]) throws { try store.recordWatermarks(watermarks) }
+    func freshness() throws -> StoreFreshness { try store.freshness() }
 }

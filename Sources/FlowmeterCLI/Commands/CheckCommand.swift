@@ -19,7 +19,8 @@ enum CheckCommand {
                 back to vertical. A version without a manifest renders a type when its capabilities register it,
                 or, without capabilities, when it had traffic and reported no unknownType for it; a type no app
                 knows is unknown to every version, and is checked for a likely typo of a known type. Shares weigh
-                versions by installs. PAYLOAD may be - for standard input.
+                versions by installs. PAYLOAD may be - for standard input. When a collector is behind for the
+                window, a warning says the shares may miss its events.
 
                 Exit status: 0 every type under --max-unknown-share, 3 some type unknown to or malformed for more
                 of an app's installs, 1 error, 2 usage error.
@@ -48,11 +49,14 @@ enum CheckCommand {
         let window = try QueryOptions.window(arguments)
         let appID = QueryOptions.appID(arguments)
         let threshold =
-            try arguments.parsed("max-unknown-share", as: "a share such as 0.5% or 0.005", parseShare)
+            try arguments.parsed("max-unknown-share", as: "a share such as 0.5% or 0.005", OptionValues.share)
             ?? 0.005
         let page = try readPage(payload)
         let store = try QueryOptions.openStore(arguments)
-        let apps = try await QueryOptions.read { try AppTraffic.load(reader: store, window: window, appID: appID) }
+        let (apps, freshness) = try await QueryOptions.read {
+            let freshness = try FreshnessNote.load(store, window: window, warns: true)
+            return (try AppTraffic.load(reader: store, window: window, appID: appID), freshness)
+        }
         var report = CheckReport.make(
             page: page, apps: apps, window: window, payload: payload, maxUnknownShare: threshold)
         let owners = try OwnerOptions.rules(arguments)
@@ -77,22 +81,12 @@ enum CheckCommand {
             output.printError(
                 "warning: no app version had release traffic in the window; nothing to check the payload against")
         }
-        switch format {
-        case .json:
-            output.print(report.jsonString(prettyPrinted: true))
-        case .csv:
-            output.print(csv(report).rendered(forTerminal: output.isTerminal))
-        case .table:
-            output.print(table(report, style: { output.styled($0, .bold) }))
-            output.print(verdict(report, styled: output.styled))
-        }
+        let final = report
+        format.print(
+            to: output, json: { final.jsonValue }, csv: { csv(final) },
+            table: { style in table(final, style: style) + "\n" + verdict(final, styled: output.styled) },
+            freshness: freshness)
         return report.exitStatus
-    }
-
-    /// `0.5%` or `0.005`: a share in 0…1.
-    static func parseShare(_ text: String) -> Double? {
-        let value = text.hasSuffix("%") ? Double(text.dropLast()).map { $0 / 100 } : Double(text)
-        return value.flatMap { $0 >= 0 && $0 <= 1 ? $0 : nil }
     }
 
     private static func readPage(_ payload: String) throws -> PageWalker.Page {

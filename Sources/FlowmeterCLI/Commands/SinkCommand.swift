@@ -17,6 +17,8 @@ enum SinkCommand {
                 Each poll batch goes into the store in one transaction, idempotent by message id, and only then are
                 the offsets committed: a sink killed in between replays the batch and counts nothing twice. Bad
                 messages are counted, written to --dead-letters and skipped. Run several with the same --group to share the partitions.
+                Collectors' watermarks are recorded too, so queries can say how fresh the store is. Every
+                --prune-interval the store is pruned to --keep-minutes and --keep-hours (see flowmeter store prune).
                 SIGTERM or SIGINT stops it after the current batch. See docs/sink.md.
                 """,
             options: [
@@ -32,7 +34,8 @@ enum SinkCommand {
                     default: "flowmeter.manifests.v1"),
                 .value("max-batch", "N", help: "Most messages per store transaction.", default: "5000"),
                 SharedOptions.deadLetters,
-                .value("log-format", "FORMAT", help: "json | logfmt.", default: "json"),
+            ] + SharedOptions.retention + [
+                .value("log-format", "FORMAT", help: "json | logfmt.", default: "json")
             ],
             run: { arguments in try await run(arguments) }
         )
@@ -55,11 +58,13 @@ enum SinkCommand {
             throw CommandUsageError("invalid value for --max-batch: expected a positive integer", commandPath: path)
         }
         configuration.maxBatch = batch
+        var runtimeConfiguration = SinkRuntimeConfiguration(
+            sink: configuration, storeURL: try arguments.required("store"))
+        runtimeConfiguration.retention = try SharedOptions.retentionPolicy(arguments)
+        runtimeConfiguration.pruneInterval = try SharedOptions.pruneInterval(arguments)
         let runtime: SinkRuntime
         do {
-            runtime = try makeSink(
-                SinkRuntimeConfiguration(sink: configuration, storeURL: try arguments.required("store")),
-                logger: logger)
+            runtime = try makeSink(runtimeConfiguration, logger: logger)
         } catch let error as RollupStoreError where error.code == .invalidURL {
             throw CommandUsageError("--store: \(error.message)", commandPath: path)
         }

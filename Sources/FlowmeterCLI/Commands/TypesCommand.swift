@@ -23,12 +23,15 @@ enum TypesCommand {
         let owners = try OwnerOptions.rules(arguments)
         let team = try OwnerOptions.team(arguments, rules: owners)
         let store = try QueryOptions.openStore(arguments)
-        let apps = try await QueryOptions.read { try AppTraffic.load(reader: store, window: window, appID: appID) }
+        let (apps, freshness) = try await QueryOptions.read {
+            let freshness = try FreshnessNote.load(store, window: window)
+            return (try AppTraffic.load(reader: store, window: window, appID: appID), freshness)
+        }
         var report = TypesReport.make(window: window, apps: apps)
         report.rows.removeAll { !OwnerOptions.keeps(team, rules: owners, appID: $0.appID, widgetType: $0.widgetType) }
         format.print(
-            to: arguments.output, json: { report.jsonString(prettyPrinted: true) }, csv: { csv(report) },
-            table: { table(report, style: $0) })
+            to: arguments.output, json: { report.jsonValue }, csv: { csv(report) },
+            table: { table(report, style: $0) }, freshness: freshness)
         return 0
     }
 

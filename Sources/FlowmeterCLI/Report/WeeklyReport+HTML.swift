@@ -66,7 +66,8 @@ private struct HTMLWriter {
         page += newTypes()
         page += """
             <footer>Generated \(e(report.generatedAt.rfc3339String)) by <code>flowmeter report</code>.
-            Counts of installs are HyperLogLog estimates (about 1.6% error). Debug builds never count.</footer>
+            Counts of installs are HyperLogLog estimates (about 1.6% error). Debug builds never count.\(
+                report.freshness.map { "<br>" + e($0).replacingOccurrences(of: "\n", with: "<br>") } ?? "")</footer>
             </main>
             </body>
             </html>

@@ -46,6 +46,10 @@ private struct MarkdownWriter {
         lines += section("Incidents", incidents())
         lines.append("")
         lines.append("_Generated \(report.generatedAt.rfc3339String) by `flowmeter report`._")
+        if let freshness = report.freshness {
+            lines.append("")
+            lines += freshness.split(separator: "\n").map { "_\($0)_" }
+        }
         return lines.joined(separator: "\n") + "\n"
     }
 

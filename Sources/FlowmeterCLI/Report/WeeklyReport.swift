@@ -15,6 +15,8 @@ public struct WeeklyReport: Sendable {
     public var appID: String?
     /// When the report was computed.
     public var generatedAt: Timestamp
+    /// How fresh the store was (`data complete up to …`), printed in the footer; nil prints nothing.
+    public var freshness: String?
     /// Totals of the week.
     public var current: Summary
     /// Totals of the week before, for the week-over-week changes.

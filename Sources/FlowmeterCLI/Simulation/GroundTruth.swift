@@ -98,6 +98,13 @@ struct GroundTruth: Encodable, Sendable {
         var retries: Int
         var eventsAccepted: Int
         var eventsDropped: Int
+        /// The `count`s of the events of planned batches whose upload ended delivered (202): the occurrences a store
+        /// fed by the collectors holds (exactly, when `occurrencesUncertain` and `eventsDropped` are 0), in all and
+        /// per kind.
+        var occurrencesAccepted: Int
+        var occurrencesByKind: [String: Int]
+        /// Occurrences of batches whose upload did not end delivered: some may have arrived.
+        var occurrencesUncertain: Int
         var wallSeconds: Double
     }
 
