@@ -21,6 +21,7 @@ public enum FlowmeterCommands {
                 VersionsCommand.command,
                 TypesCommand.command,
                 CheckCommand.command,
+                ManifestsCommand.command,
                 SimulateCommand.command,
                 ReportCommand.command,
                 StoreCommand.command,

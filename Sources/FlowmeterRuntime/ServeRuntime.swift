@@ -79,6 +79,7 @@ public func makeServe(_ configuration: ServeConfiguration, logger: Logger) throw
         sinkConfiguration.groupID = configuration.sinkGroup
         sinkConfiguration.rollupsTopic = configuration.collector.topics.rollups
         sinkConfiguration.deploysTopic = configuration.collector.topics.deploys
+        sinkConfiguration.manifestsTopic = configuration.collector.topics.manifests
         sinkConfiguration.deadLetterPath = configuration.deadLetterPath
         let made = try RollupSink(configuration: sinkConfiguration, store: store, log: RollupSink.log(to: logger))
         collector.metrics.attachSink {

@@ -49,6 +49,16 @@ public final class SQLRollupStore: RollupStore, SchemaMigrating {
         try core.write { try DeploysTable.record(deploy, on: $0) }
     }
 
+    /// Stores a capability manifest, replacing the same build's unless that one was uploaded later.
+    public func recordManifest(_ manifest: CapabilityManifest) throws {
+        try core.write { try ManifestsTable.record(manifest, on: $0) }
+    }
+
+    /// The manifests of `appID` (nil: every app), in ``CapabilityManifest/storeOrder(_:_:)``.
+    public func manifests(appID: String?) throws -> [CapabilityManifest] {
+        try core.read { try ManifestsTable.manifests(appID: appID, on: $0) }
+    }
+
     /// Records watermarks in one transaction, keeping the newest per collector and partition; see
     /// RollupStore/recordWatermarks(_:).
     public func recordWatermarks(_ watermarks: [CollectorWatermark]) throws {

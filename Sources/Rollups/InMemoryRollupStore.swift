@@ -22,6 +22,7 @@ public final class InMemoryRollupStore: RollupReader {
         var appliedIDs: Set<String> = []
         var deploys: [String: DeployMarker] = [:]
         var alerts: [String: AlertState] = [:]
+        var manifests: [CapabilityManifest.Identity: CapabilityManifest] = [:]
         var watermarks: [WatermarkSlot: CollectorWatermark] = [:]
     }
 
@@ -94,6 +95,27 @@ public final class InMemoryRollupStore: RollupReader {
     /// Stores a deploy marker, replacing one with the same id.
     public func recordDeploy(_ deploy: DeployMarker) throws {
         state.withLock { $0.deploys[deploy.id] = deploy }
+    }
+
+    /// Stores a capability manifest, replacing the same build's unless that one was uploaded later.
+    public func recordManifest(_ manifest: CapabilityManifest) throws {
+        state.withLock { state in
+            let epoch = Timestamp(secondsSinceEpoch: 0)
+            if let stored = state.manifests[manifest.identity],
+                (stored.uploadedAt ?? epoch) > (manifest.uploadedAt ?? epoch)
+            {
+                return
+            }
+            state.manifests[manifest.identity] = manifest
+        }
+    }
+
+    /// The manifests of `appID` (nil: every app), in ``CapabilityManifest/storeOrder(_:_:)``.
+    public func manifests(appID: String?) throws -> [CapabilityManifest] {
+        state.withLock { state in
+            state.manifests.values.filter { appID == nil || $0.appID == appID }.sorted(
+                by: CapabilityManifest.storeOrder)
+        }
     }
 
     /// Deploy markers that finished in `from..<to`, ordered by `finishedAt`, then id.

@@ -213,6 +213,7 @@ import Testing
         #expect(
             Set(rows[0].keys) == [
                 "appID", "widgetType", "known", "registeringVersions", "renderingVersions", "unknownIn", "events",
+                "sources",
             ])
         let hologram = try #require(
             rows.first {
@@ -228,6 +229,14 @@ import Testing
         #expect(banner["registeringVersions"] as? [String] == [])
         #expect(banner["renderingVersions"] as? [String] == ["2.0"])
         #expect(banner["known"] as? Bool == true)
+        #expect(
+            banner["sources"] as? [String: [String]] == [
+                "manifest": [], "capabilities": [], "traffic": ["1.9", "2.0"],
+            ])
+        #expect(
+            hologram["sources"] as? [String: [String]] == [
+                "manifest": [], "capabilities": ["5.2.1", "5.3.0", "5.4.0"], "traffic": [],
+            ])
     }
 
     @Test func emptyWindowPrintsASentenceNotAnEmptyTable() async throws {

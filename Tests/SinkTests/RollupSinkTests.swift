@@ -203,6 +203,8 @@ final class RefusingStore: RollupStore {
     }
 
     func recordDeploy(_ deploy: DeployMarker) throws { try store.recordDeploy(deploy) }
+    func recordManifest(_ manifest: CapabilityManifest) throws { try store.recordManifest(manifest) }
+    func manifests(appID: String?) throws -> [CapabilityManifest] { try store.manifests(appID: appID) }
     func seriesRollups(_ query: SeriesQuery) throws -> [SeriesRollup] { try store.seriesRollups(query) }
     func seriesBuckets(_ query: SeriesQuery, bucketSeconds: Int64) throws -> [SeriesBucket] {
         try store.seriesBuckets(query, bucketSeconds: bucketSeconds)
@@ -247,6 +249,8 @@ final class FlakyStore: RollupStore {
     }
 
     func recordDeploy(_ deploy: DeployMarker) throws { try store.recordDeploy(deploy) }
+    func recordManifest(_ manifest: CapabilityManifest) throws { try store.recordManifest(manifest) }
+    func manifests(appID: String?) throws -> [CapabilityManifest] { try store.manifests(appID: appID) }
     func seriesRollups(_ query: SeriesQuery) throws -> [SeriesRollup] { try store.seriesRollups(query) }
     func seriesBuckets(_ query: SeriesQuery, bucketSeconds: Int64) throws -> [SeriesBucket] {
         try store.seriesBuckets(query, bucketSeconds: bucketSeconds)

@@ -31,6 +31,7 @@ enum SimulateCommand {
                 .value("max-requests", "N", help: "Batches to send.", default: "12000"),
                 .value("concurrency", "N", help: "Batches in flight at once.", default: "8"),
                 .value("truth", "FILE", help: "Write the ground truth (planted findings, deploys, counts) as JSON."),
+                .value("manifests", "DIR", help: "Write the fleet's capability manifests there (one per version)."),
                 .flag("quiet", help: "No progress bar or summary; only errors."),
             ],
             run: { arguments in try await run(arguments) }
@@ -73,6 +74,13 @@ enum SimulateCommand {
                 Int($0).flatMap { (1...256).contains($0) ? $0 : nil }
             } ?? 8
         let quiet = arguments.flag("quiet")
+        if let directory = arguments.value("manifests"), !directory.isEmpty {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            for manifest in SimulatedManifests.all() {
+                try Data(manifest.jsonBytes()).write(
+                    to: URL(fileURLWithPath: directory).appendingPathComponent(SimulatedManifests.fileName(manifest)))
+            }
+        }
 
         var run = SimulationRun(
             target: target, ingestKey: key, adminKey: adminKey, seed: seed, duration: duration,

@@ -45,13 +45,18 @@ public struct WeeklyReport: Sendable {
     public var actions: [Action]
     /// Whether an owners file gave the actions their teams.
     public var hasOwners: Bool
+    /// How many capability manifests the store holds for the report's apps; 0 leaves the manifests section out.
+    public var manifestsChecked: Int
+    /// Manifests the week's traffic contradicts ("Manifests out of date"), by app and version.
+    public var manifestDrift: [ManifestDrift]
 
     /// Creates a report from its parts.
     public init(
         week: ISOWeek, appID: String?, generatedAt: Timestamp, current: Summary, previous: Summary,
         ungated: [UngatedChange], newTypes: [NewType], malformed: [MalformedGroup], duplicates: [DuplicatePage],
         versions: [VersionHealth], unknownByDay: UnknownByDay, deploys: [DeployImpact], spikes: [Spike],
-        actions: [Action], incidents: [Incident] = [], gates: [DroppableGate] = [], hasOwners: Bool = false
+        actions: [Action], incidents: [Incident] = [], gates: [DroppableGate] = [], hasOwners: Bool = false,
+        manifestsChecked: Int = 0, manifestDrift: [ManifestDrift] = []
     ) {
         self.week = week
         self.appID = appID
@@ -70,6 +75,8 @@ public struct WeeklyReport: Sendable {
         self.incidents = incidents
         self.gates = gates
         self.hasOwners = hasOwners
+        self.manifestsChecked = manifestsChecked
+        self.manifestDrift = manifestDrift
     }
 
     /// One week's totals over release builds.

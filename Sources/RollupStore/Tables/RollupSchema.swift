@@ -72,6 +72,17 @@ enum RollupSchema {
                 "CREATE INDEX version_hours_window ON version_hours (window_start)",
             ]
         },
+        // Capability manifests (CONTRACT §7): one row per build, the JSON as uploaded (keys sorted).
+        Migration(version: 4) { database in
+            [
+                """
+                CREATE TABLE manifests (
+                    app_id TEXT NOT NULL, platform TEXT NOT NULL, app_version TEXT NOT NULL, build TEXT NOT NULL,
+                    uploaded_s BIGINT NOT NULL, uploaded_ns BIGINT NOT NULL, manifest \(database.blobType) NOT NULL,
+                    PRIMARY KEY (app_id, platform, app_version, build))
+                """
+            ]
+        },
     ]
 
     static var latestVersion: Int64 { migrations.map(\.version).max() ?? 0 }
