@@ -94,6 +94,10 @@ let package = Package(
             swiftSettings: strictSettings
         ),
         .executableTarget(name: "flowmeter", dependencies: ["FlowmeterCLI"], swiftSettings: strictSettings),
+        // How an app's build writes its capability manifest (docs/manifests.md): `swift run flowmeter-manifest-example`.
+        .executableTarget(
+            name: "flowmeter-manifest-example", dependencies: ["FlowmeterModels"], path: "Examples/ManifestGenerator",
+            swiftSettings: strictSettings),
         .executableTarget(
             name: "flowmeter-bench",
             dependencies: [

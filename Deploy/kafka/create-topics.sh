@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# Creates Flowmeter's four topics (CONTRACT §4) on a Kafka cluster, or checks they exist with the right settings.
+# Creates Flowmeter's five topics (CONTRACT §4, and §7's manifests) on a Kafka cluster, or checks they exist with the right settings.
 # usage: Deploy/kafka/create-topics.sh BOOTSTRAP_SERVERS
 #   environment (defaults for production): REPLICATION=3  MIN_INSYNC=2  EVENTS_PARTITIONS=12  PARTITIONS=6
 #     EVENTS_RETENTION_MS=604800000 (7 d)  ROLLUPS_RETENTION_MS=1209600000 (14 d)  ALERTS_RETENTION_MS=2592000000
 #     (30 d)  DEPLOYS_RETENTION_MS=31536000000 (365 d; every marker is history, so no compaction by service)
+#     MANIFESTS_RETENTION_MS=-1 (kept for ever: a sink that starts empty rebuilds every build's manifest from it)
 #     KAFKA_TOPICS=kafka-topics.sh (the path of Kafka's tool)
 # The compose file runs it with REPLICATION=1 MIN_INSYNC=1 against its single broker. Running it again is safe.
 set -euo pipefail
@@ -33,5 +34,6 @@ create flowmeter.events.v1 "${EVENTS_PARTITIONS:-12}" "${EVENTS_RETENTION_MS:-60
 create flowmeter.rollups.v1 "${PARTITIONS:-6}" "${ROLLUPS_RETENTION_MS:-1209600000}" delete
 create flowmeter.alerts.v1 "${PARTITIONS:-6}" "${ALERTS_RETENTION_MS:-2592000000}" delete
 create flowmeter.deploys.v1 "${PARTITIONS:-6}" "${DEPLOYS_RETENTION_MS:-31536000000}" delete
+create flowmeter.manifests.v1 "${PARTITIONS:-6}" "${MANIFESTS_RETENTION_MS:--1}" delete
 
 "$kafka_topics" --bootstrap-server "$bootstrap" --describe --topic 'flowmeter\..*'

@@ -15,7 +15,7 @@ import Synchronization
 /// The CLI's `flowmeter serve` and the tests call this same builder. Logs go to `logger` (default: standard error
 /// in the configured format); in embedded mode the first lines name the bootstrap servers.
 ///
-/// With a `store`, deploy markers are recorded there too, and in `.none` mode partial rollups go straight into it
+/// With a `store`, deploy markers and manifests are recorded there too, and in `.none` mode partial rollups go straight into it
 /// (with Kafka they go to the rollups topic, and a sink merges them).
 public func makeCollector(
     configuration: CollectorConfiguration, logger: Logger? = nil, store: (any CollectorStore)? = nil
@@ -170,6 +170,9 @@ public final class Collector: Sendable {
         let deploys = DeployHandler(
             keys: configuration.keys, producer: producer, store: store, topic: configuration.topics.deploys,
             metrics: metrics, logger: logger)
+        let manifests = ManifestHandler(
+            keys: configuration.keys, producer: producer, store: store, topic: configuration.topics.manifests,
+            metrics: metrics, logger: logger)
 
         var serverConfiguration = HTTPServerConfiguration()
         serverConfiguration.host = configuration.host
@@ -193,6 +196,7 @@ public final class Collector: Sendable {
         var router = HTTPRouter()
         router.add(.post, "/v1/diagnostics") { request, responder in ingest.handle(request, responder) }
         router.add(.post, "/v1/deploys") { request, responder in deploys.handle(request, responder) }
+        router.add(.post, "/v1/manifests") { request, responder in manifests.handle(request, responder) }
         router.add(.get, "/healthz") { _, responder in
             responder.respond(.json(status: .ok, #"{"status":"ok"}"#))
         }

@@ -8,7 +8,7 @@ public import Logging
 public struct CollectorConfiguration: Sendable {
     /// Where the collector publishes.
     public enum KafkaMode: Sendable, Hashable, CustomStringConvertible {
-        /// An in-process mock cluster of three brokers with the four topics; its bootstrap servers are logged first.
+        /// An in-process mock cluster of three brokers with the five topics; its bootstrap servers are logged first.
         case embedded
         /// No Kafka: decode, count and answer 202 without publishing (for trying the collector out).
         case none
@@ -74,12 +74,15 @@ public struct CollectorConfiguration: Sendable {
         public var alerts = "flowmeter.alerts.v1"
         /// Deploy markers; default `flowmeter.deploys.v1`.
         public var deploys = "flowmeter.deploys.v1"
+        /// Capability manifests (CONTRACT §7), which every sink merges into its store; default
+        /// `flowmeter.manifests.v1`.
+        public var manifests = "flowmeter.manifests.v1"
 
         /// The default names.
         public init() {}
 
-        /// The four names, events first.
-        public var all: [String] { [events, rollups, alerts, deploys] }
+        /// The five names, events first.
+        public var all: [String] { [events, rollups, alerts, deploys, manifests] }
     }
 
     /// The address to listen on; default `127.0.0.1`. Use `0.0.0.0` to serve the network.

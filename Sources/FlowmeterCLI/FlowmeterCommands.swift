@@ -21,8 +21,10 @@ public enum FlowmeterCommands {
                 VersionsCommand.command,
                 TypesCommand.command,
                 CheckCommand.command,
+                ManifestsCommand.command,
                 SimulateCommand.command,
                 ReportCommand.command,
+                StoreCommand.command,
             ]
         )
     }

@@ -17,6 +17,10 @@ public struct ServeConfiguration: Sendable {
     public var deadLetterPath: String? = "flowmeter-dead-letters.jsonl"
     /// The detector loop's settings; it runs only with a store and a positive interval.
     public var detection = Detection()
+    /// What the store keeps (with a store); the defaults (minutes 14 days, hours 400 days).
+    public var retention = RetentionPolicy()
+    /// Time between prunes of the store (the first at start); zero prunes never. Default 1 h.
+    public var pruneInterval: Duration = .seconds(3600)
 
     /// The in-process detector: how often (zero: never), over what window, where alerts go, who owns what.
     public struct Detection: Sendable {
@@ -75,6 +79,7 @@ public func makeServe(_ configuration: ServeConfiguration, logger: Logger) throw
         sinkConfiguration.groupID = configuration.sinkGroup
         sinkConfiguration.rollupsTopic = configuration.collector.topics.rollups
         sinkConfiguration.deploysTopic = configuration.collector.topics.deploys
+        sinkConfiguration.manifestsTopic = configuration.collector.topics.manifests
         sinkConfiguration.deadLetterPath = configuration.deadLetterPath
         let made = try RollupSink(configuration: sinkConfiguration, store: store, log: RollupSink.log(to: logger))
         collector.metrics.attachSink {
@@ -89,6 +94,12 @@ public func makeServe(_ configuration: ServeConfiguration, logger: Logger) throw
         let drain: @Sendable () -> Duration = { collector.sentRollups > 0 ? .seconds(15) : .zero }
         entries.append(ServiceGroup.Entry(RollupSinkService(made, drain: drain), shutdownTimeout: .seconds(35)))
         sink = made
+    }
+    if let store,
+        let prune = StorePruneService.ifWanted(
+            store: store, policy: configuration.retention, every: configuration.pruneInterval, logger: logger)
+    {
+        entries.append(prune)
     }
     entries += collector.services
     let detection = configuration.detection

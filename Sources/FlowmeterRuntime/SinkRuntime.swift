@@ -9,6 +9,10 @@ public struct SinkRuntimeConfiguration: Sendable {
     public var sink: RollupSinkConfiguration
     /// The store URL: an SQLite path, `sqlite:PATH` or `postgres://…`.
     public var storeURL: String
+    /// What the store keeps; the defaults (minutes 14 days, hours 400 days).
+    public var retention = RetentionPolicy()
+    /// Time between prunes (the first at start); zero prunes never. Default 1 h.
+    public var pruneInterval: Duration = .seconds(3600)
 
     /// A configuration with the sink's defaults.
     public init(sink: RollupSinkConfiguration, storeURL: String) {
@@ -27,12 +31,29 @@ public struct SinkRuntime: Sendable {
     public let store: any RollupStore
 }
 
-/// Builds `flowmeter sink`: opens the store (unreadable rows are logged) and the consumer; nothing runs until the
-/// group does. Throws ``RollupStoreError`` or ``SinkError``.
+/// Builds `flowmeter sink`: opens the store (unreadable rows are logged), the consumer and, with a positive prune
+/// interval, retention (stopped first); nothing runs until the group does. Throws ``RollupStoreError`` or ``SinkError``.
 public func makeSink(_ configuration: SinkRuntimeConfiguration, logger: Logger) throws -> SinkRuntime {
     let store = try openRollupStore(url: configuration.storeURL, options: StoreLog(logger).options)
     let sink = try RollupSink(configuration: configuration.sink, store: store, log: RollupSink.log(to: logger))
-    let group = ServiceGroup(
-        [ServiceGroup.Entry(RollupSinkService(sink), shutdownTimeout: .seconds(35))], logger: logger)
+    var entries = [ServiceGroup.Entry(RollupSinkService(sink), shutdownTimeout: .seconds(35))]
+    if let prune = StorePruneService.ifWanted(
+        store: store, policy: configuration.retention, every: configuration.pruneInterval, logger: logger)
+    {
+        entries.append(prune)
+    }
+    let group = ServiceGroup(entries, logger: logger)
     return SinkRuntime(group: group, sink: sink, store: store)
+}
+
+extension StorePruneService {
+    /// The prune service's entry for `store`, or nil when `interval` is zero or the store cannot prune.
+    static func ifWanted(
+        store: any RollupStore, policy: RetentionPolicy, every interval: Duration, logger: Logger
+    ) -> ServiceGroup.Entry? {
+        guard interval > .zero, let maintained = store as? any RollupStoreMaintenance else { return nil }
+        return ServiceGroup.Entry(
+            StorePruneService(store: maintained, policy: policy, every: interval, log: RollupSink.log(to: logger)),
+            shutdownTimeout: .seconds(10))
+    }
 }

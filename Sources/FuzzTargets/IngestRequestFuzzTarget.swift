@@ -242,4 +242,6 @@ private struct FuzzStore: CollectorStore {
 
     func apply(_ partials: [PartialRollup]) throws -> RollupApplyResult { try store.apply(partials) }
     func recordDeploy(_ deploy: DeployMarker) throws { try store.recordDeploy(deploy) }
+    func recordWatermarks(_ watermarks: [CollectorWatermark]) throws { try store.recordWatermarks(watermarks) }
+    func recordManifest(_ manifest: CapabilityManifest) throws { try store.recordManifest(manifest) }
 }

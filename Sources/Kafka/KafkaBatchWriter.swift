@@ -35,6 +35,25 @@ public struct KafkaBatchWriter: ~Copyable {
         count += 1
     }
 
+    /// Enqueues a keyed message to one partition of `topic`, chosen by the caller rather than by the key.
+    ///
+    /// Throws as the keyed `append` does, and `unknownPartition` (permanent) for a partition the topic lacks.
+    public mutating func append(
+        topic: String,
+        partition: Int,
+        key: some ContiguousBytes,
+        value: some ContiguousBytes,
+        headers: [KafkaHeader] = []
+    ) throws(KafkaError) {
+        let error: KafkaError? = key.withUnsafeBytes { key in
+            value.withUnsafeBytes { value in
+                produce(topic: topic, partition: Int32(clamping: partition), key: key, value: value, headers: headers)
+            }
+        }
+        if let error { throw error }
+        count += 1
+    }
+
     /// Enqueues a message without a key; the partitioner spreads such messages.
     public mutating func append(
         topic: String,
@@ -50,13 +69,15 @@ public struct KafkaBatchWriter: ~Copyable {
 
     private func produce(
         topic: String,
+        partition: Int32? = nil,
         key: UnsafeRawBufferPointer?,
         value: UnsafeRawBufferPointer,
         headers: [KafkaHeader]
     ) -> KafkaError? {
         let opaque = tracker.beginMessage()
         do {
-            try client.produce(topic: topic, key: key, value: value, headers: headers, opaque: opaque)
+            try client.produce(
+                topic: topic, partition: partition, key: key, value: value, headers: headers, opaque: opaque)
             return nil
         } catch {
             tracker.abandonMessage()

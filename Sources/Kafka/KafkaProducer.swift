@@ -88,6 +88,13 @@ public final class KafkaProducer: Sendable {
         }
     }
 
+    /// The number of partitions of `topic`, asked of the brokers (waiting up to `timeout`); blocks, so call it off
+    /// the cooperative pool. Throws a `KafkaError` when no broker answers in time or the topic is unknown.
+    public func partitionCount(of topic: String, timeout: Duration) throws(KafkaError) -> Int {
+        try core.currentClient().partitionCount(
+            topic: topic, milliseconds: Int32(clamping: max(0, timeout.kafkaMilliseconds)))
+    }
+
     /// Running totals and the current queue depth.
     public var counters: KafkaProducerCounters {
         KafkaProducerCounters(

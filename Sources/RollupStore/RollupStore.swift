@@ -1,3 +1,4 @@
+public import FlowmeterModels
 public import Rollups
 
 /// A durable home for rollups: applies partial rollups idempotently and answers the detector's reads.
@@ -13,6 +14,14 @@ public protocol RollupStore: RollupReader {
     func apply(_ partials: [PartialRollup]) throws -> RollupApplyResult
     /// Stores a deploy marker, replacing one with the same id.
     func recordDeploy(_ deploy: DeployMarker) throws
+    /// Stores a capability manifest, replacing the one of the same app id, app version, platform and build unless
+    /// that one was uploaded later (``CapabilityManifest/uploadedAt``).
+    func recordManifest(_ manifest: CapabilityManifest) throws
+    /// Records collectors' watermarks, each kept unless the store holds a newer one of the same collector and
+    /// partition (``CollectorWatermark/supersedes(_:)``); in one transaction.
+    ///
+    /// Call it only after the partial rollups read before the watermarks (on their partitions) were applied.
+    func recordWatermarks(_ watermarks: [CollectorWatermark]) throws
 }
 
 extension InMemoryRollupStore: RollupStore {}

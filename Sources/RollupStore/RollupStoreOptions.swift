@@ -16,6 +16,10 @@ public struct RollupStoreOptions: Sendable {
     /// short (count, log).
     public var onUnreadableRows: @Sendable (UnreadableRows) -> Void = { _ in }
 
+    /// Whether a new SQLite file is made with `auto_vacuum=INCREMENTAL` (so prunes return free pages); true except
+    /// in tests that need a file as older builds made it.
+    package var makesIncrementalSQLite = true
+
     /// The defaults.
     public init() {}
 }

@@ -13,11 +13,15 @@ public final class SQLRollupStore: RollupStore, SchemaMigrating {
 
     /// Opens (creating and migrating if needed) the SQLite database file at `sqlitePath`, in WAL mode.
     ///
+    /// A new file is made with `auto_vacuum=INCREMENTAL`, so pruning returns free pages to the file system.
     /// `synchronous=NORMAL`: commits survive a process crash, but the newest ones can roll back on power loss
     /// (RELIABILITY.md S5), which the sink tolerates because Kafka offsets are committed only after the store and a
     /// rolled-back apply is replayed. Busy timeout 5000 ms, foreign keys on.
     public init(sqlitePath path: String, options: RollupStoreOptions = RollupStoreOptions()) throws {
         let writer = try SQLiteConnection(path: path)
+        // auto_vacuum takes effect only in a file without tables (a new store); an older file keeps its mode until
+        // `enableIncrementalReclaim()` rewrites it.
+        if options.makesIncrementalSQLite { try writer.executeScript("PRAGMA auto_vacuum=INCREMENTAL") }
         try writer.executeScript("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON")
         core = try SQLRollupStoreCore(writer: writer, options: options) {
             let reader = try SQLiteConnection(path: path)
@@ -43,6 +47,31 @@ public final class SQLRollupStore: RollupStore, SchemaMigrating {
     /// Stores a deploy marker, replacing one with the same id.
     public func recordDeploy(_ deploy: DeployMarker) throws {
         try core.write { try DeploysTable.record(deploy, on: $0) }
+    }
+
+    /// Stores a capability manifest, replacing the same build's unless that one was uploaded later.
+    public func recordManifest(_ manifest: CapabilityManifest) throws {
+        try core.write { try ManifestsTable.record(manifest, on: $0) }
+    }
+
+    /// The manifests of `appID` (nil: every app), in ``CapabilityManifest/storeOrder(_:_:)``.
+    public func manifests(appID: String?) throws -> [CapabilityManifest] {
+        try core.read { try ManifestsTable.manifests(appID: appID, on: $0) }
+    }
+
+    /// Records watermarks in one transaction, keeping the newest per collector and partition; see
+    /// RollupStore/recordWatermarks(_:).
+    public func recordWatermarks(_ watermarks: [CollectorWatermark]) throws {
+        let now = core.options.clock().secondsSinceEpoch
+        try core.write { try WatermarksTable.record(watermarks, now: now, on: $0) }
+    }
+
+    /// The stored watermarks and retention horizons.
+    public func freshness() throws -> StoreFreshness {
+        try core.read {
+            StoreFreshness(
+                watermarks: try WatermarksTable.all(on: $0), retention: try RetentionHorizonsTable.horizon(on: $0))
+        }
     }
 
     /// Deploy markers that finished in `from..<to`, ordered by `finishedAt`, then id.

@@ -22,6 +22,13 @@ public final class InMemoryRollupStore: RollupReader {
         var appliedIDs: Set<String> = []
         var deploys: [String: DeployMarker] = [:]
         var alerts: [String: AlertState] = [:]
+        var manifests: [CapabilityManifest.Identity: CapabilityManifest] = [:]
+        var watermarks: [WatermarkSlot: CollectorWatermark] = [:]
+    }
+
+    private struct WatermarkSlot: Hashable {
+        var collector: String
+        var partition: Int
     }
 
     private let state = Mutex(State())
@@ -61,9 +68,54 @@ public final class InMemoryRollupStore: RollupReader {
         }
     }
 
+    /// Keeps each watermark unless a newer one of the same collector and partition is held
+    /// (``CollectorWatermark/supersedes(_:)``).
+    public func recordWatermarks(_ watermarks: [CollectorWatermark]) throws {
+        state.withLock { state in
+            for watermark in watermarks {
+                let slot = WatermarkSlot(collector: watermark.collector, partition: watermark.partition)
+                if state.watermarks[slot].map({ watermark.supersedes($0) }) ?? true {
+                    state.watermarks[slot] = watermark
+                }
+            }
+        }
+    }
+
+    /// The watermarks held, ordered by collector, then partition; nothing is ever pruned here.
+    public func freshness() throws -> StoreFreshness {
+        state.withLock { state in
+            StoreFreshness(
+                watermarks: state.watermarks.values.sorted {
+                    $0.collector != $1.collector
+                        ? utf8Less($0.collector, $1.collector) : $0.partition < $1.partition
+                })
+        }
+    }
+
     /// Stores a deploy marker, replacing one with the same id.
     public func recordDeploy(_ deploy: DeployMarker) throws {
         state.withLock { $0.deploys[deploy.id] = deploy }
+    }
+
+    /// Stores a capability manifest, replacing the same build's unless that one was uploaded later.
+    public func recordManifest(_ manifest: CapabilityManifest) throws {
+        state.withLock { state in
+            let epoch = Timestamp(secondsSinceEpoch: 0)
+            if let stored = state.manifests[manifest.identity],
+                (stored.uploadedAt ?? epoch) > (manifest.uploadedAt ?? epoch)
+            {
+                return
+            }
+            state.manifests[manifest.identity] = manifest
+        }
+    }
+
+    /// The manifests of `appID` (nil: every app), in ``CapabilityManifest/storeOrder(_:_:)``.
+    public func manifests(appID: String?) throws -> [CapabilityManifest] {
+        state.withLock { state in
+            state.manifests.values.filter { appID == nil || $0.appID == appID }.sorted(
+                by: CapabilityManifest.storeOrder)
+        }
     }
 
     /// Deploy markers that finished in `from..<to`, ordered by `finishedAt`, then id.

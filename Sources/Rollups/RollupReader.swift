@@ -35,4 +35,10 @@ public protocol RollupReader: Sendable {
 
     /// The alerts without `resolvedAt`, ordered by fingerprint.
     func openAlerts() throws -> [AlertState]
+
+    /// The capability manifests of `appID` (nil: every app), one per build, in ``CapabilityManifest/storeOrder(_:_:)``.
+    func manifests(appID: String?) throws -> [CapabilityManifest]
+    /// The newest watermark of every collector on every partition, and what retention removed: how fresh the store
+    /// is (judge it with ``FreshnessAssessment``).
+    func freshness() throws -> StoreFreshness
 }

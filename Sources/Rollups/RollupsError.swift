@@ -43,5 +43,7 @@ public struct RollupsError: FlowmeterError {
         public static let invalidSketch = Code(rawValue: "invalidSketch")
         /// A deploy marker that is not valid JSON, misses a required key, or has a bad value.
         public static let invalidDeployMarker = Code(rawValue: "invalidDeployMarker")
+        /// A `flowmeter.manifests.v1` message that is not a valid capability manifest.
+        public static let invalidManifest = Code(rawValue: "invalidManifest")
     }
 }

@@ -1,3 +1,4 @@
+import FlowmeterModels
 import Foundation
 import Kafka
 import Lifecycle
@@ -5,13 +6,14 @@ public import RollupStore
 import Rollups
 import Synchronization
 
-/// Consumes `flowmeter.rollups.v1` (and `flowmeter.deploys.v1`) as a consumer group and merges it into a store.
+/// Consumes `flowmeter.rollups.v1` (and `flowmeter.deploys.v1` and `flowmeter.manifests.v1`) as a consumer group and
+/// merges it into a store.
 ///
-/// Each poll batch is decoded (a message that is not a valid partial rollup or deploy marker is counted, written to
-/// the dead-letter file and skipped, never retried), applied in ONE `RollupStore.apply` call, and only then are its
-/// offsets committed. When the store refuses a batch for good (an error that is not retriable), its messages are
-/// applied one by one and those the store still refuses are dead-lettered, so one message never stalls a partition. The store
-/// skips ids it applied before, so a sink killed between the store transaction and the commit replays the batch
+/// Each poll batch is decoded (a message that is not a valid partial rollup, collector watermark, deploy marker or
+/// manifest is counted, written to the dead-letter file and skipped, never retried), applied in ONE `RollupStore.apply`
+/// call, its watermarks recorded after that, and only then are its offsets committed. When the store refuses a batch
+/// for good (an error that is not retriable), its messages are applied one by one and those the store still refuses
+/// are dead-lettered, so one message never stalls a partition. The store skips ids it applied before, so a sink killed between the store transaction and the commit replays the batch
 /// harmlessly when it (or another member of the group) starts again.
 ///
 /// Blocking throughout: `run()` loops on the calling thread until `stop()`; `start()` runs that loop on a thread of
@@ -61,7 +63,8 @@ public final class RollupSink: Sendable {
         do {
             consumer = try KafkaConsumer(configuration: consumerConfiguration)
             try consumer.subscribe(
-                topics: [configuration.rollupsTopic] + [configuration.deploysTopic].compactMap { $0 })
+                topics: [configuration.rollupsTopic]
+                    + [configuration.deploysTopic, configuration.manifestsTopic].compactMap { $0 })
         } catch {
             throw SinkError(.consumerFailed, "could not make the rollups consumer: \(error)")
         }
@@ -178,12 +181,16 @@ public final class RollupSink: Sendable {
         }
     }
 
-    /// What one poll batch carries once decoded; `partialOrigins[i]` is where `partials[i]` came from.
+    /// What one poll batch carries once decoded; `partialOrigins[i]` is where `partials[i]` came from. Watermarks
+    /// are recorded only after the batch's partial rollups are applied, since they vouch for what came before them.
     private struct Batch {
         var partials: [PartialRollup] = []
         var partialOrigins: [Origin] = []
+        var watermarks: [CollectorWatermark] = []
         var deploys: [DeployMarker] = []
         var deployOrigins: [Origin] = []
+        var manifests: [CapabilityManifest] = []
+        var manifestOrigins: [Origin] = []
         var newest: Date?
     }
 
@@ -194,10 +201,25 @@ public final class RollupSink: Sendable {
             if let timestamp = message.timestamp, batch.newest.map({ timestamp > $0 }) ?? true {
                 batch.newest = timestamp
             }
-            do {
+            do throws(RollupsError) {
                 if message.topic == configuration.rollupsTopic {
-                    batch.partials.append(try PartialRollup(jsonBytes: message.value))
-                    batch.partialOrigins.append(Origin(message))
+                    switch try RollupsTopicMessage(jsonBytes: message.value) {
+                    case .partial(let partial):
+                        batch.partials.append(partial)
+                        batch.partialOrigins.append(Origin(message))
+                    case .watermark(let watermark):
+                        // It vouches for the partition it was read from, and only when it names that one.
+                        guard watermark.partition == message.partition else {
+                            throw RollupsError(
+                                .invalidPartialRollup,
+                                "Watermark for partition \(watermark.partition) read from partition \(message.partition)"
+                            )
+                        }
+                        batch.watermarks.append(watermark)
+                    }
+                } else if message.topic == configuration.manifestsTopic {
+                    batch.manifests.append(try Self.manifest(message.value))
+                    batch.manifestOrigins.append(Origin(message))
                 } else {
                     batch.deploys.append(try DeployMarker(jsonBytes: message.value))
                     batch.deployOrigins.append(Origin(message))
@@ -209,6 +231,16 @@ public final class RollupSink: Sendable {
         }
         if bad > 0 { state.withLock { $0.badMessages += bad } }
         return batch
+    }
+
+    /// A manifest from the topic, validated as `POST /v1/manifests` validates it.
+    private static func manifest(_ value: [UInt8]) throws(RollupsError) -> CapabilityManifest {
+        // Whoever writes the topic holds Kafka credentials, but the names still meet the ingest rule.
+        do {
+            return try CapabilityManifest(jsonBytes: value)
+        } catch {
+            throw RollupsError(.invalidManifest, "Invalid manifest: \(error)")
+        }
     }
 
     /// Logs, counts and dead-letters one message the sink cannot use.
@@ -267,7 +299,7 @@ public final class RollupSink: Sendable {
     /// Applies each message of `batch` in a transaction of its own, dead-letters those the store refuses for good, and
     /// returns what is left to apply again (the messages that met a retriable error); throws nothing permanent.
     private func applyAlone(_ batch: Batch) throws -> Batch {
-        var left = Batch(newest: batch.newest)
+        var left = Batch(watermarks: batch.watermarks, newest: batch.newest)
         for (partial, origin) in zip(batch.partials, batch.partialOrigins) {
             do {
                 try apply(Batch(partials: [partial], partialOrigins: [origin]))
@@ -290,6 +322,17 @@ public final class RollupSink: Sendable {
                 left.deployOrigins.append(origin)
             }
         }
+        for (manifest, origin) in zip(batch.manifests, batch.manifestOrigins) {
+            do {
+                try apply(Batch(manifests: [manifest], manifestOrigins: [origin]))
+            } catch let error as RollupStoreError where !error.isRetriable {
+                state.withLock { $0.refusedMessages += 1 }
+                deadLetter(origin, reason: error.message, what: "the store refused a message; skipped")
+            } catch {
+                left.manifests.append(manifest)
+                left.manifestOrigins.append(origin)
+            }
+        }
         return left
     }
 
@@ -299,11 +342,17 @@ public final class RollupSink: Sendable {
         for deploy in batch.deploys {
             try store.recordDeploy(deploy)
         }
+        for manifest in batch.manifests {
+            try store.recordManifest(manifest)
+        }
+        if !batch.watermarks.isEmpty { try store.recordWatermarks(batch.watermarks) }
         let lag = batch.newest.map { max(0, Date().timeIntervalSince($0)) }
         state.withLock { counters in
             counters.applied += result.applied
             counters.duplicates += result.duplicates
             counters.deploys += batch.deploys.count
+            counters.manifests += batch.manifests.count
+            counters.watermarks += batch.watermarks.count
             counters.batches += 1
             if let lag { counters.lagSeconds = lag }
         }

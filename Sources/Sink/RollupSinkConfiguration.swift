@@ -8,6 +8,9 @@ public struct RollupSinkConfiguration: Sendable, Hashable {
     public var rollupsTopic = "flowmeter.rollups.v1"
     /// The deploy-markers topic, also merged into the store; nil reads no deploys. Default `flowmeter.deploys.v1`.
     public var deploysTopic: String? = "flowmeter.deploys.v1"
+    /// The capability-manifests topic (CONTRACT §7), also merged into the store; nil reads no manifests. Default
+    /// `flowmeter.manifests.v1`. The topic must exist (Deploy/kafka/create-topics.sh makes it).
+    public var manifestsTopic: String? = "flowmeter.manifests.v1"
     /// The most messages applied in one store transaction; default 5,000.
     public var maxBatch = 5_000
     /// How long one poll waits for the first message; also bounds how long `stop()` waits. Default 500 ms.

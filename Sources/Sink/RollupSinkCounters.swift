@@ -4,14 +4,18 @@ public struct RollupSinkCounters: Sendable, Hashable {
     public var applied: Int = 0
     /// Partial rollups skipped because their id was applied before (replays, duplicated deliveries).
     public var duplicates: Int = 0
-    /// Messages that were not a valid partial rollup or deploy marker; counted and skipped.
+    /// Messages that were not a valid partial rollup, deploy marker or manifest; counted and skipped.
     public var badMessages: Int = 0
     /// Messages the store refused for good (not retriable), applied alone and skipped; dead-lettered.
     public var refusedMessages: Int = 0
     /// Messages written to the dead-letter file (bad and refused ones).
     public var deadLetters: Int = 0
+    /// Collector watermarks recorded (``CollectorWatermark``).
+    public var watermarks: Int = 0
     /// Deploy markers stored from the deploys topic.
     public var deploys: Int = 0
+    /// Capability manifests stored from the manifests topic.
+    public var manifests: Int = 0
     /// Poll batches applied to the store.
     public var batches: Int = 0
     /// Offset commits that succeeded.

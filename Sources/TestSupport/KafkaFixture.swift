@@ -14,8 +14,10 @@ public final class KafkaFixture: Sendable {
     public static let alertsTopic = "flowmeter.alerts.v1"
     /// Deploy markers.
     public static let deploysTopic = "flowmeter.deploys.v1"
-    /// The four Flowmeter topics, created in every fixture.
-    public static let topics = [eventsTopic, rollupsTopic, alertsTopic, deploysTopic]
+    /// Capability manifests.
+    public static let manifestsTopic = "flowmeter.manifests.v1"
+    /// The five Flowmeter topics, created in every fixture.
+    public static let topics = [eventsTopic, rollupsTopic, alertsTopic, deploysTopic, manifestsTopic]
 
     /// The cluster, for fault injection.
     public let cluster: KafkaMockCluster

@@ -1,4 +1,5 @@
 import Collector
+import FlowmeterModels
 import Foundation
 import Logging
 import Rollups
@@ -64,4 +65,6 @@ private struct MemoryStore: CollectorStore {
 
     func apply(_ partials: [PartialRollup]) throws -> RollupApplyResult { try store.apply(partials) }
     func recordDeploy(_ deploy: DeployMarker) throws { try store.recordDeploy(deploy) }
+    func recordWatermarks(_ watermarks: [CollectorWatermark]) throws { try store.recordWatermarks(watermarks) }
+    func recordManifest(_ manifest: CapabilityManifest) throws { try store.recordManifest(manifest) }
 }

@@ -32,15 +32,18 @@ final class History {
     func events(
         _ count: Int64, kind: DiagnosticKind = .unknownType, type: String, version: String = "5.2.1",
         at: Timestamp, installs: Int = 1, installPrefix: String? = nil, releases: [String: Int64] = [:],
-        build: BuildConfiguration = .release, platform: String = "ios"
+        build: BuildConfiguration = .release, platform: String = "ios", messages: [String] = []
     ) {
         let series = RollupSeries(
             version: VersionKey(appID: appID, platform: platform, appVersion: version, buildConfiguration: build),
             kind: kind, widgetType: type)
-        let rollup = SeriesRollup(
+        var rollup = SeriesRollup(
             series: series, window: MinuteWindow(containing: at), events: count,
             installs: Self.installs(installs, prefix: installPrefix ?? "\(version)-\(build)"), firstSeen: at,
             lastSeen: at, releases: releases)
+        rollup.samples = messages.map {
+            RollupSample(codingPath: "page.sections.Index 0.widgets.Index 0", message: $0, pageID: "home")
+        }
         apply(.series(rollup))
     }
 
@@ -55,6 +58,17 @@ final class History {
             installs: Self.installs(installs, prefix: "\(version)-\(build)"), registeredTypes: registered,
             maxSchemaVersion: registered.isEmpty ? nil : 7)
         apply(.version(rollup))
+    }
+
+    /// Records a capability manifest of `version` on `platform` listing `types` (keys by type).
+    func manifest(
+        version: String, platform: String = "ios", build: String? = nil,
+        types: [String: CapabilityManifest.TypeShape], arrangements: [String]? = nil
+    ) {
+        try! store.recordManifest(
+            CapabilityManifest(
+                appID: appID, appVersion: version, platform: platform, build: build, types: types,
+                arrangements: arrangements, uploadedAt: Self.time()))
     }
 
     /// Records a deploy.

@@ -10,7 +10,12 @@ import Testing
                 + store.window)
         #expect(result.status == 3)
         let json = try CLI.json(result)
-        #expect(Set(json.keys) == ["from", "to", "payload", "maxUnknownShare", "widgets", "passed", "types"])
+        // CONTRACT §5's keys, and the additive `freshness`.
+        #expect(json["freshness"] is [String: Any])
+        #expect(
+            Set(json.keys).subtracting(["freshness"]) == [
+                "from", "to", "payload", "maxUnknownShare", "widgets", "passed", "types", "arrangements",
+            ])
         #expect(json["widgets"] as? Int == 12)
         #expect(json["passed"] as? Bool == false)
         #expect(json["maxUnknownShare"] as? Double == 0.005)
@@ -18,7 +23,7 @@ import Testing
         #expect(
             Set(types[0].keys) == [
                 "widgetType", "occurrences", "paths", "known", "likelyTypoOf", "maxUnknownShare", "overThreshold",
-                "apps",
+                "problems", "additiveKeys", "apps",
             ])
         func type(_ name: String) throws -> [String: Any] {
             try #require(types.first { $0["widgetType"] as? String == name })
@@ -32,7 +37,15 @@ import Testing
         #expect(abs((app["installs"] as? Int ?? 0) - 100) <= 2)
         #expect(abs((app["unknownShare"] as? Double ?? 0) - 0.4) <= 0.01)
         let versions = try #require(app["versions"] as? [[String: Any]])
-        #expect(Set(versions[0].keys) == ["appVersion", "installs", "installShare", "renders"])
+        #expect(
+            Set(versions[0].keys) == ["appVersion", "installs", "installShare", "renders", "source", "missingKeys"])
+        // No manifests in this store: every version is judged as before, by the capabilities it sends.
+        #expect(versions.allSatisfy { $0["source"] as? String == "capabilities" })
+        let problems = try #require(hologram["problems"] as? [[String: Any]])
+        #expect(problems.count == 1)
+        #expect(problems.first?["kind"] as? String == "unknownType")
+        #expect(problems.first?["versions"] as? [String] == ["5.2.1"])
+        #expect(problems.first?["key"] is NSNull)
         #expect(versions.map { $0["renders"] as? Bool } == [false, true, true])
 
         let titles = try type("title_block")
@@ -107,7 +120,7 @@ import Testing
         let rows = result.standardOutput.components(separatedBy: "\r\n").filter { !$0.isEmpty }
         #expect(
             rows[0]
-                == "widgetType,occurrences,known,likelyTypoOf,appID,appVersion,versionInstalls,installShare,renders,appUnknownShare,overThreshold"
+                == "widgetType,occurrences,known,likelyTypoOf,appID,appVersion,versionInstalls,installShare,renders,appUnknownShare,overThreshold,source,missingKeys"
         )
         #expect(rows.count == 1 + 4 * 3)
     }

@@ -5,8 +5,9 @@ import Rollups
 import TestSupport
 import Testing
 
-/// The real executable end to end: `serve --kafka embedded --store`, `simulate` with a fixed seed, then every query
-/// command in JSON, each checked against the simulator's ground truth.
+/// The real executable end to end: `serve --kafka embedded --store`, `simulate` with a fixed seed, the capability
+/// manifests of the simulator's versions uploaded as build pipelines do (`manifests upload --collector`), then every
+/// query command in JSON, each checked against the simulator's ground truth.
 @Suite(.serialized) struct EndToEndTests {
     static let ingestKey = "e2e-ingest-key-0123456789"
     static let adminKey = "e2e-admin-key-0123456789"
@@ -19,11 +20,12 @@ import Testing
         defer { serve.child.terminate(timeout: .zero) }
 
         let truthPath = directory.file("truth.json")
+        let manifestsPath = directory.file("manifests")
         let simulated = try await FlowmeterExecutable.run(
             [
                 "simulate", "--target", "http://127.0.0.1:\(serve.port)", "--key", Self.ingestKey, "--admin-key",
                 Self.adminKey, "--seed", "7", "--duration", "15s", "--simulated-hours", "4", "--max-requests", "3000",
-                "--concurrency", "8", "--truth", truthPath, "--quiet",
+                "--concurrency", "8", "--truth", truthPath, "--manifests", manifestsPath, "--quiet",
             ], timeout: .seconds(50))
         #expect(simulated.status == 0, "simulate: \(simulated.errors)")
         let truth = try #require(
@@ -39,6 +41,25 @@ import Testing
 
         let commands = try await availableCommands()
         let window = ["--store", storePath, "--since", "5h", "--format", "json"]
+
+        // Every simulated version's manifest, uploaded to the collector like a build pipeline does.
+        let manifestFiles = try FileManager.default.contentsOfDirectory(atPath: manifestsPath).sorted()
+        #expect(manifestFiles.count == 16, "two platforms of each of the fleet's 8 versions: \(manifestFiles)")
+        for file in manifestFiles {
+            let uploaded = try await FlowmeterExecutable.run(
+                [
+                    "manifests", "upload", "\(manifestsPath)/\(file)", "--collector", "http://127.0.0.1:\(serve.port)",
+                    "--admin-key", Self.adminKey,
+                ], timeout: .seconds(30))
+            #expect(uploaded.status == 0, "\(file): \(uploaded.errors)")
+        }
+        let listedManifests = try await query(["manifests", "list", "--store", storePath, "--format", "json"])
+        #expect((listedManifests.json["manifests"] as? [[String: Any]])?.count == 16)
+        // The manifests agree with the traffic the simulation planted: no drift.
+        let drift = try await query(["manifests", "check"] + window)
+        #expect(drift.status == 0, "manifests check: \(drift.text)")
+        #expect((drift.json["drift"] as? [Any])?.isEmpty == true)
+        #expect(drift.json["manifests"] as? Int == 16)
 
         // ungated: the planted type with its gate and the deploy that shipped it; the typo; nothing from debug builds.
         let ungatedTruth = try #require((truth["ungated"] as? [[String: Any]])?.first)
@@ -105,11 +126,12 @@ import Testing
         let planted = Set(plantedIncidents.compactMap { $0["widgetType"] as? String })
         #expect(found.allSatisfy { planted.contains($0["widgetType"] as? String ?? "") }, "no noise spikes: \(found)")
 
-        // gates: every type only some versions render, at the version the truth names; too thin to forecast.
+        // gates: every type only some versions render, at the version the truth names; too thin to forecast. With
+        // the manifests, the reader (which sends no capabilities) has gates too.
         let gates = try await query(["gates"] + window)
         #expect(gates.status == 0, "gates: \(gates.errors)")
         let listed = try #require(gates.json["gates"] as? [[String: Any]])
-        let truthGates = try #require(truth["gates"] as? [[String: Any]])
+        let truthGates = try #require(truth["gatesWithManifests"] as? [[String: Any]])
         func key(_ gate: [String: Any]) -> String {
             "\(gate["appID"] as? String ?? "") \(gate["widgetType"] as? String ?? "") \(gate["minAppVersion"] as? String ?? "")"
         }
@@ -153,6 +175,13 @@ import Testing
             let types = try await query(["types"] + window)
             #expect(types.status == 0, "types: \(types.errors)")
             #expect(types.text.contains("hologram_projector") && types.text.contains("story_ring"))
+            // Every live version answers from its manifest.
+            let rows = types.json["types"] as? [[String: Any]] ?? []
+            #expect(!rows.isEmpty)
+            for row in rows {
+                let sources = row["sources"] as? [String: [String]]
+                #expect(sources?["capabilities"] == [] && sources?["traffic"] == [], "\(row)")
+            }
         }
         if commands.contains("top") {
             let top = try await query(["top"] + window)
@@ -168,6 +197,25 @@ import Testing
             let check = try await query(["check", payload, "--app", "com.example.shop"] + window)
             #expect(check.status == 3, "check flags hologram_projector: \(check.text) \(check.errors)")
             #expect(check.text.contains("hologram_projector"))
+            // The malformed deploy's payload, checked before it ships: every shop version requires imageURL.
+            let malformed = try #require((truth["malformed"] as? [[String: Any]])?.first)
+            let dropped = directory.file("product_detail.json")
+            try Data(
+                #"{"page": {"id": "product_detail", "sections": [{"arrangement": "grid", "widgets": [{"type": "image_text_card", "data": {"title": "Lamp"}}]}]}}"#
+                    .utf8
+            ).write(to: URL(fileURLWithPath: dropped))
+            let shapes = try await query(["check", dropped, "--app", "com.example.shop"] + window)
+            #expect(shapes.status == 3, "check catches the dropped key: \(shapes.text)")
+            let card = (shapes.json["types"] as? [[String: Any]])?.first {
+                $0["widgetType"] as? String == "image_text_card"
+            }
+            let problem = (card?["problems"] as? [[String: Any]])?.first
+            #expect(problem?["kind"] as? String == "malformedPayload")
+            #expect(problem?["key"] as? String == malformed["missingKey"] as? String)
+            #expect(problem?["path"] as? String == "page.sections.Index 0.widgets.Index 0.data")
+            #expect(problem?["versions"] as? [String] == ["5.1.0", "5.2.0", "5.2.1", "5.3.0"])
+            #expect((problem?["installShare"] as? Double ?? 0) > 0.99)
+            #expect((shapes.json["arrangements"] as? [Any])?.isEmpty == true)
         }
         if commands.contains("report") {
             let week = Self.isoWeek(Date())

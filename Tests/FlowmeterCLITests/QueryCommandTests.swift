@@ -8,7 +8,9 @@ import Testing
         let result = await CLI.run(["ungated", "--format", "json"] + store.window)
         #expect(result.status == 3)
         let json = try CLI.json(result)
-        #expect(Set(json.keys) == ["from", "to", "ungated"])
+        // CONTRACT §5's keys, and the additive `freshness`.
+        #expect(json["freshness"] is [String: Any])
+        #expect(Set(json.keys).subtracting(["freshness"]) == ["from", "to", "ungated"])
         #expect(json["from"] as? String == SeededStore.from)
         let ungated = try #require(json["ungated"] as? [[String: Any]])
         let type = try #require(ungated.first)
@@ -65,7 +67,9 @@ import Testing
         let result = await CLI.run(["spikes", "--format", "json", "--app", "com.example.shop"] + store.window)
         #expect(result.status == 3, "\(result.standardOutput)\(result.standardError)")
         let json = try CLI.json(result)
-        #expect(Set(json.keys) == ["from", "to", "spikes", "incidents"])
+        // CONTRACT §5's keys, and the additive `freshness`.
+        #expect(json["freshness"] is [String: Any])
+        #expect(Set(json.keys).subtracting(["freshness"]) == ["from", "to", "spikes", "incidents"])
         let spikes = try #require(json["spikes"] as? [[String: Any]])
         let spike = try #require(spikes.first)
         #expect(
@@ -142,7 +146,9 @@ import Testing
         let result = await CLI.run(["top", "--format", "json"] + store.window)
         #expect(result.status == 0)
         let json = try CLI.json(result)
-        #expect(Set(json.keys) == ["from", "to", "previousFrom", "previousTo", "top"])
+        // CONTRACT §5's keys, and the additive `freshness`.
+        #expect(json["freshness"] is [String: Any])
+        #expect(Set(json.keys).subtracting(["freshness"]) == ["from", "to", "previousFrom", "previousTo", "top"])
         #expect(json["previousFrom"] as? String == "2026-11-30T02:00:00Z")
         let rows = try #require(json["top"] as? [[String: Any]])
         #expect(
@@ -170,7 +176,9 @@ import Testing
         let result = await CLI.run(["versions", "--format", "json"] + store.window)
         #expect(result.status == 0)
         let json = try CLI.json(result)
-        #expect(Set(json.keys) == ["from", "to", "versions"])
+        // CONTRACT §5's keys, and the additive `freshness`.
+        #expect(json["freshness"] is [String: Any])
+        #expect(Set(json.keys).subtracting(["freshness"]) == ["from", "to", "versions"])
         let rows = try #require(json["versions"] as? [[String: Any]])
         #expect(
             rows.map { "\($0["appID"]!) \($0["appVersion"]!)" } == [
@@ -198,11 +206,14 @@ import Testing
         let result = await CLI.run(["types", "--format", "json"] + store.window)
         #expect(result.status == 0)
         let json = try CLI.json(result)
-        #expect(Set(json.keys) == ["from", "to", "types"])
+        // CONTRACT §5's keys, and the additive `freshness`.
+        #expect(json["freshness"] is [String: Any])
+        #expect(Set(json.keys).subtracting(["freshness"]) == ["from", "to", "types"])
         let rows = try #require(json["types"] as? [[String: Any]])
         #expect(
             Set(rows[0].keys) == [
                 "appID", "widgetType", "known", "registeringVersions", "renderingVersions", "unknownIn", "events",
+                "sources",
             ])
         let hologram = try #require(
             rows.first {
@@ -218,6 +229,14 @@ import Testing
         #expect(banner["registeringVersions"] as? [String] == [])
         #expect(banner["renderingVersions"] as? [String] == ["2.0"])
         #expect(banner["known"] as? Bool == true)
+        #expect(
+            banner["sources"] as? [String: [String]] == [
+                "manifest": [], "capabilities": [], "traffic": ["1.9", "2.0"],
+            ])
+        #expect(
+            hologram["sources"] as? [String: [String]] == [
+                "manifest": [], "capabilities": ["5.2.1", "5.3.0", "5.4.0"], "traffic": [],
+            ])
     }
 
     @Test func emptyWindowPrintsASentenceNotAnEmptyTable() async throws {

@@ -15,7 +15,8 @@ import Testing
         #expect(
             Array(object.keys).sorted() == [
                 "actions", "appID", "deploys", "duplicates", "from", "gates", "generatedAt", "incidents", "malformed",
-                "newTypes", "previousFrom", "spikes", "summary", "to", "ungated", "unknownByDay", "versions", "week",
+                "manifests", "newTypes", "previousFrom", "spikes", "summary", "to", "ungated", "unknownByDay",
+                "versions", "week",
             ])
         #expect(object["week"] as? String == "2026-W48")
         #expect(object["from"] as? String == "2026-11-23T00:00:00Z")

@@ -58,9 +58,9 @@ import Testing
         #expect(dockerfile.contains("USER 10001:10001"))
     }
 
-    /// The topic script asks for replication 3 and min.insync.replicas 2 for the four topics (run against a stand-in
+    /// The topic script asks for replication 3 and min.insync.replicas 2 for the five topics (run against a stand-in
     /// for kafka-topics.sh that records its arguments).
-    @Test func topicScriptCreatesTheFourTopicsReplicatedThreeTimes() throws {
+    @Test func topicScriptCreatesTheFiveTopicsReplicatedThreeTimes() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("flowmeter-topics-\(UUID())")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -75,7 +75,10 @@ import Testing
         let calls = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").filter {
             $0.contains("--create")
         }
-        let topics = ["flowmeter.events.v1", "flowmeter.rollups.v1", "flowmeter.alerts.v1", "flowmeter.deploys.v1"]
+        let topics = [
+            "flowmeter.events.v1", "flowmeter.rollups.v1", "flowmeter.alerts.v1", "flowmeter.deploys.v1",
+            "flowmeter.manifests.v1",
+        ]
         #expect(calls.count == topics.count)
         for topic in topics {
             let call = try #require(calls.first { $0.contains("--topic \(topic) ") }, "no --create for \(topic)")

@@ -55,7 +55,7 @@ import Testing
                 "--detect-interval", "2s", "--detect-window", "1h",
                 "--alertmanager", alertmanager.baseURL,
             ])
-        try await serve.postUngatedTraffic()
+        try await serve.postUngatedTraffic(waitingIn: path)
 
         let messages = try await kafka.consume(topic: KafkaFixture.alertsTopic, timeout: .seconds(30)) { messages in
             messages.contains { Self.isUngatedMessage($0) }
@@ -158,11 +158,14 @@ import Testing
 }
 
 extension ServeProcess {
-    /// Posts 30 release batches of 5.2.1 from 8 installs, each reporting `DetectorProcessTests.ungatedType` as
-    /// unknown twice (60 events), and 3 batches of 5.3.0 whose capabilities register it; each must answer 202.
-    func postUngatedTraffic() async throws {
+    /// Posts 3 batches of 5.3.0 whose capabilities register `DetectorProcessTests.ungatedType`, then 30 release
+    /// batches of 5.2.1 from 8 installs, each reporting it as unknown twice (60 events); each must answer 202.
+    func postUngatedTraffic(waitingIn store: String? = nil) async throws {
         let now = Date()
-        for index in 0..<33 {
+        // 5.3.0's capabilities first, and (with `store`) in the store before any unknownType traffic: a detector
+        // pass that sees the traffic then also sees the version that renders the type, however loaded the machine.
+        for index in Array(30..<33) + Array(0..<30) {
+            if index == 0, let store { try await Self.waitForVersion("5.3.0", in: store) }
             let isNew = index >= 30
             let events =
                 isNew
@@ -179,5 +182,19 @@ extension ServeProcess {
             let answer = try await post(Array(body.utf8))
             try #require(answer.status == 202, "batch \(index) answered \(answer.status): \(answer.bodyText)")
         }
+    }
+
+    /// Waits (at most 30 s) until the store at `path` holds a version rollup of `appVersion`.
+    static func waitForVersion(_ appVersion: String, in path: String) async throws {
+        let store = try openRollupStore(url: path)
+        for _ in 0..<60 {
+            let now = Int64(Date().timeIntervalSince1970)
+            let versions = try store.versionRollups(
+                from: Timestamp(secondsSinceEpoch: now - 3_600), to: Timestamp(secondsSinceEpoch: now + 3_600),
+                appID: nil)
+            if versions.contains(where: { $0.key.appVersion == appVersion }) { return }
+            try await Task.sleep(for: .milliseconds(500))
+        }
+        Issue.record("no rollup of \(appVersion) reached the store in 30 s")
     }
 }

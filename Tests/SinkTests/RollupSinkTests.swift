@@ -203,6 +203,8 @@ final class RefusingStore: RollupStore {
     }
 
     func recordDeploy(_ deploy: DeployMarker) throws { try store.recordDeploy(deploy) }
+    func recordManifest(_ manifest: CapabilityManifest) throws { try store.recordManifest(manifest) }
+    func manifests(appID: String?) throws -> [CapabilityManifest] { try store.manifests(appID: appID) }
     func seriesRollups(_ query: SeriesQuery) throws -> [SeriesRollup] { try store.seriesRollups(query) }
     func seriesBuckets(_ query: SeriesQuery, bucketSeconds: Int64) throws -> [SeriesBucket] {
         try store.seriesBuckets(query, bucketSeconds: bucketSeconds)
@@ -223,6 +225,8 @@ final class RefusingStore: RollupStore {
     func deploys(from: Timestamp, to: Timestamp) throws -> [DeployMarker] { try store.deploys(from: from, to: to) }
     func saveAlertState(_ alerts: [AlertState]) throws { try store.saveAlertState(alerts) }
     func openAlerts() throws -> [AlertState] { try store.openAlerts() }
+    func recordWatermarks(_ watermarks: [CollectorWatermark]) throws { try store.recordWatermarks(watermarks) }
+    func freshness() throws -> StoreFreshness { try store.freshness() }
 }
 
 /// A store whose first `failures` applies throw a retriable error.
@@ -245,6 +249,8 @@ final class FlakyStore: RollupStore {
     }
 
     func recordDeploy(_ deploy: DeployMarker) throws { try store.recordDeploy(deploy) }
+    func recordManifest(_ manifest: CapabilityManifest) throws { try store.recordManifest(manifest) }
+    func manifests(appID: String?) throws -> [CapabilityManifest] { try store.manifests(appID: appID) }
     func seriesRollups(_ query: SeriesQuery) throws -> [SeriesRollup] { try store.seriesRollups(query) }
     func seriesBuckets(_ query: SeriesQuery, bucketSeconds: Int64) throws -> [SeriesBucket] {
         try store.seriesBuckets(query, bucketSeconds: bucketSeconds)
@@ -265,4 +271,6 @@ final class FlakyStore: RollupStore {
     func deploys(from: Timestamp, to: Timestamp) throws -> [DeployMarker] { try store.deploys(from: from, to: to) }
     func saveAlertState(_ alerts: [AlertState]) throws { try store.saveAlertState(alerts) }
     func openAlerts() throws -> [AlertState] { try store.openAlerts() }
+    func recordWatermarks(_ watermarks: [CollectorWatermark]) throws { try store.recordWatermarks(watermarks) }
+    func freshness() throws -> StoreFreshness { try store.freshness() }
 }

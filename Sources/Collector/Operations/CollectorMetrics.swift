@@ -32,6 +32,7 @@ public final class CollectorMetrics: Sendable {
     let rollupDeliveryErrors: Counter
     let rollupOverflow: Counter
     let deployMarkers: CounterFamily
+    let manifestUploads: CounterFamily
     let sinkApplied: Counter
     let sinkDuplicates: Counter
     let sinkBadMessages: Counter
@@ -152,6 +153,9 @@ public final class CollectorMetrics: Sendable {
         ).labels()
         deployMarkers = registry.counter(
             "flowmeter_deploy_markers_total", help: "POST /v1/deploys requests by outcome.", labelNames: ["outcome"])
+        manifestUploads = registry.counter(
+            "flowmeter_manifest_uploads_total", help: "POST /v1/manifests requests by outcome.",
+            labelNames: ["outcome"])
         sinkApplied = registry.counter(
             "flowmeter_sink_applied_total", help: "Partial rollups the in-process sink merged into the store."
         ).labels()

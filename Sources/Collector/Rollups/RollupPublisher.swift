@@ -12,6 +12,10 @@ import Synchronization
 /// `flush()`), so a slow or failing Kafka never blocks ingest. A failed message is kept and sent again at the next
 /// flush, at most `maxAttempts` times and at most `maxPending` messages at once; beyond either bound it is dropped and
 /// counted. Same ids on every attempt make a retry that duplicates a message harmless (the sink applies an id once).
+///
+/// Every flush also sends the collector's watermark (``CollectorWatermark``) to every partition of the topic (into
+/// the store, without Kafka): the drain instant of its newest flush that is wholly delivered (``WatermarkTracker``),
+/// and at a clean stop a last one that says so.
 final class RollupPublisher: Sendable {
     /// The aggregator ingest records into.
     let aggregator: RollupAggregator
@@ -33,18 +37,33 @@ final class RollupPublisher: Sendable {
     private let isStarted = Atomic<Bool>(false)
     private let sentTotal = Atomic<Int>(0)
     private let threadDone = DispatchSemaphore(value: 0)
+    private let clock: @Sendable () -> Timestamp
+    private let tracker: Mutex<WatermarkTracker>
+    private let partitions = Mutex<(count: Int?, askedAt: ContinuousClock.Instant)?>(nil)
+    // The flushes of messages the spool took: they reach Kafka when the replay delivers them, which is known only
+    // once the spool holds nothing unsettled.
+    private let spooledFlushes: Mutex<[Int]>
 
     /// A partial rollup with the number of times it was sent without success.
     struct Attempt: Sendable {
         var partial: PartialRollup
         var failures: Int
+        /// The flush that drained it (``WatermarkTracker``).
+        var flush: Int
     }
 
     init(
         aggregator: RollupAggregator, producer: KafkaProducer?, delivery: SpoolingDelivery?,
         store: (any CollectorStore)?, topic: String,
-        interval: Duration, maxAttempts: Int, maxPending: Int, metrics: CollectorMetrics, logger: Logger
+        interval: Duration, maxAttempts: Int, maxPending: Int, metrics: CollectorMetrics, logger: Logger,
+        clock: @escaping @Sendable () -> Timestamp = { Timestamp(Date()) }
     ) {
+        self.clock = clock
+        // Records an earlier run left in the spool are replayed after this start: until they are delivered, this
+        // run's watermark claims nothing (the earlier run's last watermark stands).
+        let recovered = delivery?.spool.isEngaged ?? false
+        self.tracker = Mutex(WatermarkTracker(startedAt: clock(), awaitsRecovered: recovered))
+        self.spooledFlushes = Mutex(recovered ? [WatermarkTracker.recoveredFlush] : [])
         self.aggregator = aggregator
         self.producer = producer
         self.delivery = delivery
@@ -95,25 +114,115 @@ final class RollupPublisher: Sendable {
     @discardableResult
     func flush() -> Int {
         flushing.withLock { _ in
+            // Taken before the drain: every batch answered before it was recorded before the drain, so it is in it.
+            let drainedAt = clock()
             let fresh = aggregator.drain()
             let retried = retries.withLock { taken -> [Attempt] in
                 defer { taken.removeAll() }
                 return taken
             }
-            let attempts = retried + fresh.map { Attempt(partial: $0, failures: 0) }
-            guard !attempts.isEmpty else { return 0 }
-            metrics.rollupFlushes.increment()
+            let flush = tracker.withLock { $0.flushed(count: fresh.count, drainedAt: drainedAt) }
+            let attempts = retried + fresh.map { Attempt(partial: $0, failures: 0, flush: flush) }
             var sent = 0
-            if let delivery {
-                sent = send(attempts, delivery: delivery)
-            } else if let producer {
-                sent = send(attempts, producer: producer)
-            } else if let store {
-                sent = apply(attempts, store: store)
+            if !attempts.isEmpty {
+                metrics.rollupFlushes.increment()
+                if let delivery {
+                    sent = send(attempts, delivery: delivery)
+                } else if let producer {
+                    sent = send(attempts, producer: producer)
+                } else if let store {
+                    sent = apply(attempts, store: store)
+                }
+                sentTotal.add(sent, ordering: .relaxed)
             }
-            sentTotal.add(sent, ordering: .relaxed)
+            publishWatermark(isStopped: false)
             return sent
         }
+    }
+
+    /// Sends the last watermark: `stopped` when every flushed message is delivered, else an ordinary one, since some
+    /// rollups are still missing. Call it after the final drain; it waits up to `bound` for that drain's deliveries
+    /// (only those: events still in the producer's queue are the producer's to flush).
+    func publishFinalWatermark(waitingUpTo bound: Duration) {
+        let deadline = ContinuousClock.now + bound
+        while settleSpooledFlushes() && ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        flushing.withLock { _ in
+            let isDelivered = !settleSpooledFlushes() && pendingCount == 0
+            publishWatermark(isStopped: isDelivered)
+            logger.info(
+                "rollup watermark sent", ["stopped": String(isDelivered), "pending": String(pendingCount)])
+        }
+    }
+
+    /// Sends the watermark to every partition of the topic (or records it in the store); a failure only delays the
+    /// next one.
+    private func publishWatermark(isStopped: Bool) {
+        settleSpooledFlushes()
+        let (completeUpTo, hasClaim) = tracker.withLock { ($0.completeUpTo, $0.hasClaim) }
+        guard hasClaim else { return }
+        let collector = aggregator.configuration.collectorID
+        if let producer {
+            guard let count = partitionCount(producer) else { return }
+            do {
+                try producer.enqueueBatch(capacity: count, completion: { _ in }) { writer in
+                    for partition in 0..<count {
+                        let watermark = CollectorWatermark(
+                            collector: collector, partition: partition, partitions: count,
+                            completeUpTo: completeUpTo, isStopped: isStopped)
+                        try writer.append(
+                            topic: topic, partition: partition, key: watermark.kafkaKey, value: watermark.jsonBytes(),
+                            headers: headers)
+                    }
+                }
+            } catch {
+                logger.debug("rollup watermark not sent", ["error": String(describing: error)])
+            }
+        } else if let store {
+            do {
+                try store.recordWatermarks([
+                    CollectorWatermark(
+                        collector: collector, partition: 0, partitions: 1, completeUpTo: completeUpTo,
+                        isStopped: isStopped)
+                ])
+            } catch {
+                logger.debug("rollup watermark not stored", ["error": String(describing: error)])
+            }
+        }
+    }
+
+    /// Finishes the flushes the spool took once it holds nothing unsettled (what it took of them is in Kafka then);
+    /// returns whether some flush still waits for a delivery.
+    @discardableResult
+    private func settleSpooledFlushes() -> Bool {
+        if let delivery, !delivery.spool.isEngaged {
+            let delivered = spooledFlushes.withLock { flushes in
+                defer { flushes.removeAll() }
+                return flushes
+            }
+            tracker.withLock { tracker in
+                for flush in delivered { tracker.finish(flush) }
+            }
+        }
+        return tracker.withLock { $0.hasPending }
+    }
+
+    /// The rollups topic's partitions, asked of the brokers at most once a minute (every 10 s while they do not
+    /// answer, so a flush waits at most 2 s for them now and then); nil until they first answer.
+    private func partitionCount(_ producer: KafkaProducer) -> Int? {
+        let known = partitions.withLock { $0 }
+        if let known, ContinuousClock.now - known.askedAt < (known.count == nil ? .seconds(10) : .seconds(60)) {
+            return known.count
+        }
+        do {
+            let count = try producer.partitionCount(of: topic, timeout: .seconds(2))
+            partitions.withLock { $0 = (count > 0 ? count : known?.count, .now) }
+        } catch {
+            // Keep the last count: the brokers may be away for a while, and the watermark waits in the queue.
+            partitions.withLock { $0 = (known?.count, .now) }
+        }
+        return partitions.withLock { $0?.count }
     }
 
     private func send(_ attempts: [Attempt], producer: KafkaProducer) -> Int {
@@ -124,6 +233,12 @@ final class RollupPublisher: Sendable {
                 completion: { [self] outcome in
                     let delivered = outcome.persisted
                     if delivered > 0 { metrics.rollupMessages.labels("delivered").increment(by: UInt64(delivered)) }
+                    let failed = Set(outcome.failures.map(\.index))
+                    tracker.withLock { tracker in
+                        for index in 0..<outcome.enqueued where !failed.contains(index) {
+                            tracker.finish(attempts[index].flush)
+                        }
+                    }
                     guard !outcome.failures.isEmpty else { return }
                     metrics.rollupDeliveryErrors.increment(by: UInt64(outcome.failures.count))
                     retry(outcome.failures.map { attempts[$0.index] }, error: outcome.failures.first?.error)
@@ -157,8 +272,12 @@ final class RollupPublisher: Sendable {
             switch outcome {
             case .persisted:
                 metrics.rollupMessages.labels("delivered").increment(by: UInt64(attempts.count))
+                tracker.withLock { tracker in
+                    for attempt in attempts { tracker.finish(attempt.flush) }
+                }
             case .spooled:
                 metrics.rollupMessages.labels("spooled").increment(by: UInt64(attempts.count))
+                spooledFlushes.withLock { $0 += attempts.map(\.flush) }
             case .unavailable:
                 metrics.rollupDeliveryErrors.increment(by: UInt64(attempts.count))
                 retry(attempts, error: CollectorError(.spoolWriteFailed, "neither Kafka nor the spool took them"))
@@ -171,6 +290,9 @@ final class RollupPublisher: Sendable {
         do {
             let result = try store.apply(attempts.map(\.partial))
             metrics.rollupMessages.labels("stored").increment(by: UInt64(result.applied + result.duplicates))
+            tracker.withLock { tracker in
+                for attempt in attempts { tracker.finish(attempt.flush) }
+            }
             return attempts.count
         } catch {
             metrics.rollupDeliveryErrors.increment(by: UInt64(attempts.count))
@@ -181,22 +303,26 @@ final class RollupPublisher: Sendable {
 
     /// Keeps failed messages for the next flush, within the bounds; drops and counts the rest.
     private func retry(_ failed: [Attempt], error: (any Error)?) {
-        var dropped = 0
+        var dropped: [Int] = []
         retries.withLock { waiting in
             for var attempt in failed {
                 attempt.failures += 1
                 if attempt.failures >= maxAttempts || waiting.count >= maxPending {
-                    dropped += 1
+                    dropped.append(attempt.flush)
                 } else {
                     waiting.append(attempt)
                 }
             }
         }
-        if dropped > 0 {
-            metrics.rollupMessages.labels("dropped").increment(by: UInt64(dropped))
+        // A dropped message is lost, not pending: the watermark moves past it (the loss is counted and logged).
+        tracker.withLock { tracker in
+            for flush in dropped { tracker.finish(flush) }
+        }
+        if !dropped.isEmpty {
+            metrics.rollupMessages.labels("dropped").increment(by: UInt64(dropped.count))
             logger.error(
                 "rollup messages dropped after failed deliveries",
-                ["count": String(dropped), "error": error.map { String(describing: $0) } ?? "unknown"])
+                ["count": String(dropped.count), "error": error.map { String(describing: $0) } ?? "unknown"])
         } else {
             logger.warning(
                 "rollup delivery failed; retrying at the next flush",

@@ -6,8 +6,9 @@ public import Rollups
 ///
 /// Per app, over release builds:
 /// 1. Live versions: those that sent a batch in the window's last day ("today").
-/// 2. What each renders: ``RenderedTypes`` (capabilities today; manifests through the same seam later). Live versions
-///    it says nothing about are left out of the question, not counted as rendering nothing.
+/// 2. What each renders: ``RenderedTypes``, from the version's capability manifest where it has one, else from the
+///    capabilities it sends. Live versions neither says anything about are left out of the question, not counted as
+///    rendering nothing.
 /// 3. A type some live versions render and some do not needs a gate at the lowest rendering version above every
 ///    version that does not render it; a type that a newer version dropped has no minimum-version gate and is left
 ///    out.
@@ -43,8 +44,9 @@ public struct GateFinder: Sendable {
         self.configuration = configuration
     }
 
-    /// Reads [`from`, `to`) from `reader` and reports the gates, for one app or (nil) all. `renderedTypes`, when
-    /// given, is preferred to the capabilities in the rollups for the versions it describes (manifests).
+    /// Reads [`from`, `to`) from `reader` and reports the gates, for one app or (nil) all. What each version renders
+    /// comes from its capability manifest where it uploaded one (the reader's ``ManifestIndex``, or `renderedTypes`
+    /// when given), else from the capabilities in its rollups.
     ///
     /// Throws what the reader throws.
     public func report(
@@ -64,7 +66,8 @@ public struct GateFinder: Sendable {
             end = start
         }
         days.reverse()
-        let rendered = renderedTypes.map { capabilities.merging(preferring: $0) } ?? capabilities
+        let manifests = try renderedTypes ?? ManifestIndex.load(reader: reader, appID: appID).renderedTypes
+        let rendered = capabilities.merging(preferring: manifests)
         return report(from: from, to: to, days: days, rendered: rendered)
     }
 

@@ -2,9 +2,9 @@ public import Rollups
 
 /// Which widget types each app version renders: the input of ``GateFinder``.
 ///
-/// Built today from the capabilities apps send (`registeredTypes` in their version rollups). The manifests that
-/// app builds upload (CONTRACT §7) are the better source once they are stored: build a value from them and pass it
-/// to ``merging(preferring:)``, and every version a manifest describes takes the manifest's list.
+/// Built from the capabilities apps send (`registeredTypes` in their version rollups) and from the manifests app
+/// builds upload (CONTRACT §7, ``ManifestIndex/renderedTypes``), the better source: ``merging(preferring:)`` gives
+/// every version a manifest describes the manifest's list.
 public struct RenderedTypes: Sendable, Hashable {
     /// Per app, per version, the types it renders; a version that is absent says nothing (no capabilities, no
     /// manifest).

@@ -1,7 +1,8 @@
 import FlowmeterModels
 import Rollups
 
-/// One app's window, indexed for the ungated-type questions: who reports what, who registers what, who has traffic.
+/// One app's window, indexed for the ungated-type questions: who reports what, who registers what (manifests first,
+/// then capabilities), who has traffic.
 struct AppContext {
     /// One app version's traffic in the window, platforms merged.
     struct VersionTraffic {
@@ -16,13 +17,18 @@ struct AppContext {
     let unknownTypeRollups: [String: [SeriesRollup]]
     /// Traffic per app version.
     let versions: [String: VersionTraffic]
+    /// The app's manifests per version: where a version has one, it decides what the version renders.
+    let manifests: [String: ManifestIndex.VersionShape]
     /// Versions reporting each type as `unknownType`.
     private let reportingVersions: [String: Set<String>]
     /// Types known to be real: registered, rendered, or reported as malformed or duplicate, with how many versions
     /// register each.
     private(set) var knownTypes: [String: Int] = [:]
 
-    init(rollups: [SeriesRollup], versionRollups: [VersionRollup], extraKnownTypes: Set<String>) {
+    init(
+        rollups: [SeriesRollup], versionRollups: [VersionRollup], extraKnownTypes: Set<String>,
+        manifests: [String: ManifestIndex.VersionShape] = [:]
+    ) {
         var unknown: [String: [SeriesRollup]] = [:]
         var reporting: [String: Set<String>] = [:]
         var known: [String: Int] = [:]
@@ -48,8 +54,12 @@ struct AppContext {
             for type in traffic.registeredTypes { known[type, default: 0] += 1 }
         }
         for type in extraKnownTypes where !type.isEmpty { known[type, default: 0] += 0 }
+        for shape in manifests.values {
+            for type in shape.types.keys { known[type, default: 0] += 1 }
+        }
         unknownTypeRollups = unknown
         self.versions = versions
+        self.manifests = manifests
         reportingVersions = reporting
         knownTypes = known
         for type in unknown.keys where !renderingVersions(of: type).isEmpty {
@@ -57,11 +67,12 @@ struct AppContext {
         }
     }
 
-    /// Versions that render `widgetType`, ordered by app version: registered in capabilities, or, for versions that
-    /// send none, traffic and no `unknownType` for it.
+    /// Versions with traffic that render `widgetType`, ordered by app version: by the version's manifest where it has
+    /// one; else registered in capabilities, or, for versions that send none, traffic and no `unknownType` for it.
     func renderingVersions(of widgetType: String) -> [String] {
         let reporting = reportingVersions[widgetType] ?? []
         return versions.compactMap { version, traffic in
+            if let manifest = manifests[version] { return manifest.renders(widgetType) ? version : nil }
             if traffic.registeredTypes.contains(widgetType) { return version }
             if !traffic.sendsCapabilities && traffic.batches > 0 && !reporting.contains(version) { return version }
             return nil

@@ -13,8 +13,9 @@ public import Rollups
 /// 3. Every version that reported it is an affected version; its install share divides its reporting installs by
 ///    its installs in the window (version rollups, unioned with the reporting installs themselves so sketch error
 ///    never pushes the share above 1).
-/// 4. Rendering versions: those whose `capabilities.registeredTypes` list the type; for versions that send no
-///    capabilities at all, those with traffic in the window (at least one batch) and no `unknownType` for it.
+/// 4. Rendering versions, among those with traffic in the window: by the version's capability manifest (CONTRACT §7,
+///    ``ManifestIndex``) where it uploaded one; else those whose `capabilities.registeredTypes` list the type; for
+///    versions that send no capabilities at all, those with traffic (at least one batch) and no `unknownType` for it.
 /// 5. The suggested gate is the lowest rendering version above every affected version, which is the lowest
 ///    rendering version whenever versions only ever gain types; when an affected version is newer than every
 ///    rendering one no minimum version gates it, and the gate is nil rather than a wrong one.
@@ -82,9 +83,10 @@ public struct UngatedTypeFinder: Sendable {
         let lookbackStart = Timestamp(
             secondsSinceEpoch: from.secondsSinceEpoch - configuration.deployLookback.components.seconds)
         let deploys = try reader.deploys(from: lookbackStart, to: to)
+        let manifests = try ManifestIndex.load(reader: reader, appID: appID)
         let found = report(
             from: from, to: to, seriesRollups: series, versionRollups: versions, knownTypes: knownTypes,
-            deploys: deploys)
+            deploys: deploys, manifests: manifests)
         let history = try self.history(reader: reader, of: found.ungated, from: from, to: to, appID: appID)
         return withStatus(found, history: history)
     }
@@ -124,10 +126,12 @@ public struct UngatedTypeFinder: Sendable {
     /// Reports the ungated types from rollups already read; the pure core of ``report(reader:from:to:appID:)``.
     ///
     /// `seriesRollups` may hold any kinds, builds and windows: only release rollups in [`from`, `to`) count.
-    /// `knownTypes` adds, per app, types known from outside the window (earlier `malformedPayload`/`duplicateID`).
+    /// `knownTypes` adds, per app, types known from outside the window (earlier `malformedPayload`/`duplicateID`);
+    /// `manifests` decide what the versions that uploaded one render.
     public func report(
         from: Timestamp, to: Timestamp, seriesRollups: [SeriesRollup], versionRollups: [VersionRollup],
-        knownTypes: [String: Set<String>] = [:], deploys: [DeployMarker] = []
+        knownTypes: [String: Set<String>] = [:], deploys: [DeployMarker] = [],
+        manifests: ManifestIndex = ManifestIndex()
     ) -> UngatedReport {
         let window = from.secondsSinceEpoch..<to.secondsSinceEpoch
         let inWindow = seriesRollups.filter {
@@ -142,7 +146,8 @@ public struct UngatedTypeFinder: Sendable {
         var found: [UngatedType] = []
         for (app, rollups) in Dictionary(grouping: inWindow, by: \.series.appID) {
             let context = AppContext(
-                rollups: rollups, versionRollups: versions[app] ?? [], extraKnownTypes: knownTypes[app] ?? [])
+                rollups: rollups, versionRollups: versions[app] ?? [], extraKnownTypes: knownTypes[app] ?? [],
+                manifests: manifests.versions[app] ?? [:])
             for (widgetType, typeRollups) in context.unknownTypeRollups {
                 if let finding = ungated(
                     app: app, widgetType: widgetType, rollups: typeRollups, context: context, attributor: attributor)

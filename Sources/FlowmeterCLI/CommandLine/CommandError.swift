@@ -14,6 +14,10 @@ public struct CommandError: FlowmeterError {
         public static let storeMissing = Code(rawValue: "storeMissing")
         /// An input file could not be read or parsed.
         public static let unreadableInput = Code(rawValue: "unreadableInput")
+        /// A server (a collector) could not be reached or did not answer.
+        public static let unavailable = Code(rawValue: "unavailable")
+        /// A server (a collector) answered, and refused what was sent.
+        public static let refused = Code(rawValue: "refused")
 
         /// The code's name.
         public var description: String { rawValue }

@@ -30,4 +30,10 @@ enum OptionValues {
         else { return nil }
         return value * scale
     }
+
+    /// `0.5%` or `0.005`: a share in 0…1.
+    static func share(_ text: String) -> Double? {
+        let value = text.hasSuffix("%") ? Double(text.dropLast()).map { $0 / 100 } : Double(text)
+        return value.flatMap { $0 >= 0 && $0 <= 1 ? $0 : nil }
+    }
 }

@@ -82,4 +82,37 @@ enum SharedOptions {
     static func count(_ arguments: ParsedArguments, _ name: String) throws(CommandUsageError) -> Int64? {
         try arguments.parsed(name, as: "a whole number ≥ 0") { Int64($0).flatMap { $0 >= 0 ? $0 : nil } }
     }
+
+    /// `--keep-minutes`, `--keep-hours`: what every command that prunes keeps.
+    static let keep: [CommandOption] = [
+        .value("keep-minutes", "DURATION", help: "How long minute rows are kept (then only hours).", default: "14d"),
+        .value("keep-hours", "DURATION", help: "How long hour rows are kept.", default: "400d"),
+    ]
+
+    /// `--keep-minutes`, `--keep-hours` and `--prune-interval`: retention in a long-running sink (`sink`, `serve`).
+    static let retention: [CommandOption] =
+        keep + [
+            .value("prune-interval", "DURATION", help: "Time between prunes of the store (0: never).", default: "1h")
+        ]
+
+    /// The retention `--keep-minutes` and `--keep-hours` name, or a usage error.
+    static func retentionPolicy(_ arguments: ParsedArguments) throws(CommandUsageError) -> RetentionPolicy {
+        var policy = RetentionPolicy()
+        let duration = "a positive duration such as 36h, 14d or 2w"
+        policy.keepMinutes =
+            try arguments.parsed("keep-minutes", as: duration, OptionValues.wholeSeconds) ?? 14 * 86_400
+        policy.keepHours = try arguments.parsed("keep-hours", as: duration, OptionValues.wholeSeconds) ?? 400 * 86_400
+        if let problem = policy.problem {
+            throw CommandUsageError("--keep-minutes and --keep-hours: \(problem)", commandPath: arguments.commandPath)
+        }
+        return policy
+    }
+
+    /// `--prune-interval` as a duration (zero: never), or a usage error.
+    static func pruneInterval(_ arguments: ParsedArguments) throws(CommandUsageError) -> Duration {
+        let seconds = try arguments.parsed("prune-interval", as: "a duration such as 1h, or 0 for never") {
+            $0 == "0" ? 0 : OptionValues.wholeSeconds($0)
+        }
+        return .seconds(seconds ?? 3600)
+    }
 }

@@ -106,6 +106,7 @@ struct DemoRun {
         print("    log        \(logPath)\n")
 
         let extraBatches = try await showResilience(baseURL: baseURL)
+        await uploadManifests(baseURL: baseURL)
 
         Terminal.heading(
             "simulating \(hoursText) of 3 apps' traffic in ~\(duration.components.seconds) s, with backend deploys")
@@ -136,6 +137,7 @@ struct DemoRun {
         Terminal.heading("flowmeter gates   (version gates the backend needs, and when each can go)")
         _ = await query(["gates", "--store", storePath])
         print("")
+        await checkDroppedKey(storePath: storePath, since: since, truth: outcome.truth)
 
         let reportPath = directory + "/schema-health"
         Terminal.heading("the weekly schema-health report")
@@ -157,7 +159,9 @@ struct DemoRun {
         print("    Each cause is one incident in `spikes`, however many app versions it hit.")
         print("    Debug builds' `dev_playground_widget` and the gated `story_ring` are rightly not flagged.")
         print("Explore: export FLOWMETER_STORE=\(storePath)")
-        print("         flowmeter top; flowmeter versions; flowmeter types; flowmeter deploys list")
+        print(
+            "         flowmeter top; flowmeter versions; flowmeter types; flowmeter deploys list; flowmeter manifests list"
+        )
         return 0
     }
 
@@ -273,7 +277,7 @@ struct DemoRun {
     }
 
     /// Runs a query command in this process, exactly as `flowmeter ARGUMENTS` would.
-    private func query(_ arguments: [String]) async -> Int32 {
+    func query(_ arguments: [String]) async -> Int32 {
         // The commands write to the file handle directly; what print() buffered must come out first.
         fflush(nil)
         defer { fflush(nil) }

@@ -29,21 +29,23 @@ enum GatesCommand {
         var configuration = GateFinder.Configuration()
         configuration.threshold =
             try arguments.parsed("threshold", as: "a share such as 1% or 0.01") {
-                CheckCommand.parseShare($0).flatMap { $0 > 0 && $0 < 1 ? $0 : nil }
+                OptionValues.share($0).flatMap { $0 > 0 && $0 < 1 ? $0 : nil }
             } ?? 0.01
         let owners = try OwnerOptions.rules(arguments)
         let team = try OwnerOptions.team(arguments, rules: owners)
         let store = try QueryOptions.openStore(arguments)
         let finder = GateFinder(configuration: configuration)
-        var report = try await QueryOptions.read {
-            try finder.report(reader: store, from: window.from, to: window.to, appID: appID)
+        var (report, freshness) = try await QueryOptions.read {
+            let freshness = try FreshnessNote.load(store, window: window)
+            return (try finder.report(reader: store, from: window.from, to: window.to, appID: appID), freshness)
         }
         report.gates.removeAll {
             !OwnerOptions.keeps(team, rules: owners, appID: $0.appID, widgetType: $0.widgetType)
         }
         format.print(
-            to: arguments.output, json: { [report] in report.jsonString(prettyPrinted: true) },
-            csv: { [report] in csv(report) }, table: { [report] style in table(report, style: style) })
+            to: arguments.output, json: { [report] in report.jsonValue },
+            csv: { [report] in csv(report) }, table: { [report] style in table(report, style: style) },
+            freshness: freshness)
         return 0
     }
 

@@ -72,13 +72,22 @@ enum ReportCommand {
         let owners = try OwnerOptions.rules(arguments)
         let store = try SharedOptions.openStore(arguments)
         let builder = WeeklyReportBuilder(ungatedFinder: finder, owners: owners)
-        let report = try await onThread(named: "flowmeter-blocking") { () -> Result<WeeklyReport, any Error> in
-            Result { try builder.report(reader: store, week: week, appID: appID, now: now) }
+        let window = QueryWindow(from: week.start, to: min(week.end, now))
+        var (report, freshness) = try await onThread(named: "flowmeter-blocking") {
+            () -> Result<(WeeklyReport, FreshnessNote), any Error> in
+            Result {
+                let freshness = try FreshnessNote.load(store, window: window, now: now)
+                return (try builder.report(reader: store, week: week, appID: appID, now: now), freshness)
+            }
         }.get()
+        report.freshness = freshness.text
         if week.end > now {
             FileHandle.standardError.write(Data("note: \(week) is not over yet; the report covers it up to now\n".utf8))
         }
-        let text = render(report, as: format)
+        let text =
+            format == .json
+            ? freshness.appended(to: report.jsonValue).serialized(prettyPrinted: true) + "\n"
+            : render(report, as: format)
         guard let output else {
             FileHandle.standardOutput.write(Data(text.utf8))
             return 0

@@ -57,6 +57,7 @@ enum ServeCommand {
                 .value("store", "PATH|URL", help: "Rollup store (SQLite path or postgres://…); runs the sink here."),
                 .value("sink-group", "NAME", help: "Consumer group of the in-process sink.", default: "flowmeter-sink"),
                 SharedOptions.deadLetters,
+            ] + SharedOptions.retention + [
                 .value("rollup-interval", "DURATION", help: "How often rollups are flushed.", default: "5s"),
                 .value("detect-interval", "DURATION", help: "Detector passes over --store (0: none).", default: "60s"),
                 .value("detect-window", "DURATION", help: "The window each detector pass examines.", default: "1h"),
@@ -120,6 +121,8 @@ enum ServeCommand {
         configuration.sinkGroup = try arguments.required("sink-group")
         configuration.deadLetterPath = try arguments.required("dead-letters")
         configuration.detection = try detection(from: arguments)
+        configuration.retention = try SharedOptions.retentionPolicy(arguments)
+        configuration.pruneInterval = try SharedOptions.pruneInterval(arguments)
         return configuration
     }
 

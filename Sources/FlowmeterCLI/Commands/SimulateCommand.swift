@@ -20,7 +20,9 @@ enum SimulateCommand {
                 Example: flowmeter simulate --target http://127.0.0.1:8080 --key K --admin-key A --truth truth.json
                 """,
             options: [
-                .value("target", "URL", help: "The collector's base URL.", default: "http://127.0.0.1:8080"),
+                .value(
+                    "target", "URL[,URL…]", help: "The collector's base URL; several are load-balanced.",
+                    default: "http://127.0.0.1:8080"),
                 .value("key", "KEY", help: "Ingest key allowed to write the simulated apps."),
                 .value("admin-key", "KEY", help: "Admin key for POST /v1/deploys; without it no deploys are recorded."),
                 .value("seed", "N", help: "Seed of the traffic.", default: "2026"),
@@ -29,6 +31,7 @@ enum SimulateCommand {
                 .value("max-requests", "N", help: "Batches to send.", default: "12000"),
                 .value("concurrency", "N", help: "Batches in flight at once.", default: "8"),
                 .value("truth", "FILE", help: "Write the ground truth (planted findings, deploys, counts) as JSON."),
+                .value("manifests", "DIR", help: "Write the fleet's capability manifests there (one per version)."),
                 .flag("quiet", help: "No progress bar or summary; only errors."),
             ],
             run: { arguments in try await run(arguments) }
@@ -38,11 +41,16 @@ enum SimulateCommand {
     private static func run(_ arguments: ParsedArguments) async throws -> Int32 {
         let path = arguments.commandPath
         guard
-            let target = try arguments.parsed(
-                "target", as: "an http:// URL",
-                { text in
-                    URL(string: text).flatMap { $0.scheme == "http" || $0.scheme == "https" ? $0 : nil }
-                })
+            let targets = try arguments.parsed(
+                "target", as: "an http:// URL, or several separated by commas",
+                { text -> [URL]? in
+                    let urls = text.split(separator: ",").map {
+                        URL(string: $0.trimmingCharacters(in: .whitespaces)).flatMap {
+                            $0.scheme == "http" || $0.scheme == "https" ? $0 : nil
+                        }
+                    }
+                    return urls.isEmpty || urls.contains(nil) ? nil : urls.compactMap { $0 }
+                }), let target = targets.first
         else {
             throw CommandUsageError("missing required option --target", commandPath: path)
         }
@@ -66,11 +74,20 @@ enum SimulateCommand {
                 Int($0).flatMap { (1...256).contains($0) ? $0 : nil }
             } ?? 8
         let quiet = arguments.flag("quiet")
+        if let directory = arguments.value("manifests"), !directory.isEmpty {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            for manifest in SimulatedManifests.all() {
+                try Data(manifest.jsonBytes()).write(
+                    to: URL(fileURLWithPath: directory).appendingPathComponent(SimulatedManifests.fileName(manifest)))
+            }
+        }
 
-        let outcome = await SimulationRun(
+        var run = SimulationRun(
             target: target, ingestKey: key, adminKey: adminKey, seed: seed, duration: duration,
             simulatedHours: hours, maxRequests: requests, concurrency: concurrency, showsProgress: !quiet
-        ).run()
+        )
+        run.moreTargets = Array(targets.dropFirst())
+        let outcome = await run.run()
         if let file = arguments.value("truth"), !file.isEmpty {
             try outcome.truth.jsonData().write(to: URL(fileURLWithPath: file))
         }

@@ -41,14 +41,16 @@ enum SpikesCommand {
         let team = try OwnerOptions.team(arguments, rules: owners)
         let store = try QueryOptions.openStore(arguments)
         let detector = SpikeDetector(configuration: configuration)
-        let report = try await QueryOptions.read {
-            try detector.report(reader: store, from: window.from, to: window.to, appID: appID)
-        }.filter {
+        let (found, freshness) = try await QueryOptions.read {
+            let freshness = try FreshnessNote.load(store, window: window)
+            return (try detector.report(reader: store, from: window.from, to: window.to, appID: appID), freshness)
+        }
+        let report = found.filter {
             OwnerOptions.keeps(team, rules: owners, appID: $0.appID, widgetType: $0.widgetType, pages: $0.pages)
         }
         format.print(
-            to: arguments.output, json: { report.jsonString(prettyPrinted: true) }, csv: { csv(report) },
-            table: { table(report, owners: owners, style: $0) })
+            to: arguments.output, json: { report.jsonValue }, csv: { csv(report) },
+            table: { table(report, owners: owners, style: $0) }, freshness: freshness)
         return report.exitStatus
     }
 

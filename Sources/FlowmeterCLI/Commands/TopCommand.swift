@@ -35,10 +35,12 @@ enum TopCommand {
         let owners = try OwnerOptions.rules(arguments)
         let team = try OwnerOptions.team(arguments, rules: owners)
         let store = try QueryOptions.openStore(arguments)
-        var report = try await QueryOptions.read {
-            try TopReport.load(
+        var (report, freshness) = try await QueryOptions.read {
+            let freshness = try FreshnessNote.load(store, window: window)
+            let report = try TopReport.load(
                 reader: store, window: window, appID: appID, kinds: kinds, includeDebug: includeDebug,
                 limit: team == nil ? limit : 0)
+            return (report, freshness)
         }
         if team != nil {
             // Filtered before the limit, so --limit counts the team's rows.
@@ -48,24 +50,21 @@ enum TopCommand {
             report.totalGroups = report.rows.count
             if limit > 0 && report.rows.count > limit { report.rows.removeLast(report.rows.count - limit) }
         }
-        let output = arguments.output
-        switch format {
-        case .json:
-            output.print(report.jsonString(prettyPrinted: true))
-        case .csv:
-            var csv = CSVTable(header: [
-                "appID", "kind", "widgetType", "appVersion", "events", "installs", "previousEvents", "change",
-            ])
-            for row in report.rows {
-                csv.rows.append([
-                    row.appID, row.kind.rawValue, row.widgetType, row.appVersion, String(row.events),
-                    String(row.installs), String(row.previousEvents), row.change.map { String($0) } ?? "",
+        let final = report
+        format.print(
+            to: arguments.output, json: { final.jsonValue },
+            csv: {
+                var csv = CSVTable(header: [
+                    "appID", "kind", "widgetType", "appVersion", "events", "installs", "previousEvents", "change",
                 ])
-            }
-            output.print(csv.rendered(forTerminal: output.isTerminal))
-        case .table:
-            output.print(table(report, style: { output.styled($0, .bold) }))
-        }
+                for row in final.rows {
+                    csv.rows.append([
+                        row.appID, row.kind.rawValue, row.widgetType, row.appVersion, String(row.events),
+                        String(row.installs), String(row.previousEvents), row.change.map { String($0) } ?? "",
+                    ])
+                }
+                return csv
+            }, table: { table(final, style: $0) }, freshness: freshness)
         return 0
     }
 

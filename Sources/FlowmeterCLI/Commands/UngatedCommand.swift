@@ -12,7 +12,9 @@ enum UngatedCommand {
                 A type is ungated when release builds of some app version report it as unknownType from at least
                 --min-installs installs and --min-events events in the window. Its status is new (never reported
                 before the window), ongoing, or regressed (back after --regression-quiet without any report, so
-                the backend had gated or fixed it). JSON is CONTRACT §5's.
+                the backend had gated or fixed it). JSON is CONTRACT §5's, with how fresh the store is under
+                "freshness"; when a collector is behind for the window, a warning on standard error says the answer
+                (a gate above all) may be missing its events.
                 Exit status: 0 nothing flagged, 3 something flagged, 1 error, 2 usage error.
                 """,
             options: QueryOptions.common() + [
@@ -42,15 +44,16 @@ enum UngatedCommand {
         let team = try OwnerOptions.team(arguments, rules: owners)
         let store = try QueryOptions.openStore(arguments)
         let finder = UngatedTypeFinder(configuration: configuration)
-        var report = try await QueryOptions.read {
-            try finder.report(reader: store, from: window.from, to: window.to, appID: appID)
+        var (report, freshness) = try await QueryOptions.read {
+            let freshness = try FreshnessNote.load(store, window: window, warns: true)
+            return (try finder.report(reader: store, from: window.from, to: window.to, appID: appID), freshness)
         }
         report.ungated.removeAll {
             !OwnerOptions.keeps(team, rules: owners, appID: $0.appID, widgetType: $0.widgetType, pages: $0.pages)
         }
         format.print(
-            to: arguments.output, json: { report.jsonString(prettyPrinted: true) }, csv: { csv(report) },
-            table: { [report] style in table(report, owners: owners, style: style) })
+            to: arguments.output, json: { report.jsonValue }, csv: { csv(report) },
+            table: { [report] style in table(report, owners: owners, style: style) }, freshness: freshness)
         return report.exitStatus
     }
 

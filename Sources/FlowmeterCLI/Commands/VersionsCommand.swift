@@ -21,14 +21,17 @@ enum VersionsCommand {
         let owners = try OwnerOptions.rules(arguments)
         let team = try OwnerOptions.team(arguments, rules: owners)
         let store = try QueryOptions.openStore(arguments)
-        let apps = try await QueryOptions.read { try AppTraffic.load(reader: store, window: window, appID: appID) }
+        let (apps, freshness) = try await QueryOptions.read {
+            let freshness = try FreshnessNote.load(store, window: window)
+            return (try AppTraffic.load(reader: store, window: window, appID: appID), freshness)
+        }
         var report = VersionsReport.make(window: window, apps: apps)
         // A version row is the app's, not a type's: it belongs to the team owning the app's untyped findings (an
         // appID rule, or the default team).
         report.rows.removeAll { !OwnerOptions.keeps(team, rules: owners, appID: $0.appID, widgetType: "") }
         format.print(
-            to: arguments.output, json: { report.jsonString(prettyPrinted: true) }, csv: { csv(report) },
-            table: { table(report, style: $0) })
+            to: arguments.output, json: { report.jsonValue }, csv: { csv(report) },
+            table: { table(report, style: $0) }, freshness: freshness)
         return 0
     }
 

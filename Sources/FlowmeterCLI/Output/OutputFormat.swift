@@ -1,3 +1,5 @@
+import Detector
+
 /// How a query prints its result: an aligned table for people, JSON or CSV for programs.
 enum OutputFormat: String, CaseIterable, Sendable {
     /// Columns that fit an 80-column terminal; colour only on a terminal.
@@ -17,6 +19,19 @@ enum OutputFormat: String, CaseIterable, Sendable {
 }
 
 extension OutputFormat {
+    /// Prints a query's result with the store's freshness: a `freshness` key added to the JSON, a footer line after
+    /// the table, nothing in the CSV (which stays one table); its warning, if any, goes to standard error whatever
+    /// the format.
+    func print(
+        to output: CommandOutput, json: () -> JSONValue, csv: () -> CSVTable,
+        table: (_ style: @escaping (String) -> String) -> String, freshness: FreshnessNote?
+    ) {
+        if let warning = freshness?.warning { output.printError(warning) }
+        print(
+            to: output, json: { (freshness?.appended(to: json()) ?? json()).serialized(prettyPrinted: true) },
+            csv: csv, table: { style in table(style) + (freshness.map { "\n" + $0.text } ?? "") })
+    }
+
     /// Prints a query's result in this format: the JSON as given, the CSV rendered (escaped on a terminal), or the
     /// table with headings bold on a terminal. Each rendering is made only when it is the one asked for.
     func print(

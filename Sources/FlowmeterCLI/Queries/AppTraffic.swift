@@ -5,10 +5,30 @@ import Rollups
 /// One app's release traffic in a window, indexed for the questions `versions`, `types` and `check` ask: which
 /// versions are live, how many installs each has, and which widget types each registers or renders.
 ///
-/// Platforms are merged per app version, as the detector does. Rendering follows CONTRACT §5: a version renders a
+/// Platforms are merged per app version, as the detector does. Rendering follows CONTRACT §7 first, then §5: a
+/// version with a capability manifest renders what its manifest lists (``ManifestIndex``); otherwise it renders a
 /// type when its capabilities register it, or, when it sends no capabilities, when it had traffic and reported no
 /// `unknownType` for it.
 struct AppTraffic: Sendable {
+    /// Where an answer about one version comes from, best first.
+    enum Source: String, Sendable, Hashable, Comparable {
+        /// The capability manifest its build uploaded.
+        case manifest
+        /// The capabilities header its batches send.
+        case capabilities
+        /// Its traffic: batches, and no unknownType for the type.
+        case traffic
+
+        static func < (lhs: Source, rhs: Source) -> Bool { lhs.rank < rhs.rank }
+        private var rank: Int {
+            switch self {
+            case .manifest: 0
+            case .capabilities: 1
+            case .traffic: 2
+            }
+        }
+    }
+
     /// One app version's traffic in the window, platforms merged.
     struct VersionTraffic: Sendable {
         var installs = HyperLogLog()
@@ -32,6 +52,8 @@ struct AppTraffic: Sendable {
     /// Types reported as `malformedPayload` or `duplicateID` (window or earlier history): only a registered type can
     /// produce those, so they are known types.
     private(set) var provenTypes: Set<String> = []
+    /// The app's capability manifests per version (any version, with traffic in the window or not).
+    private(set) var manifests: [String: ManifestIndex.VersionShape] = [:]
 
     init(appID: String) {
         self.appID = appID
@@ -45,17 +67,29 @@ struct AppTraffic: Sendable {
         versions.values.reduce(into: HyperLogLog()) { $0.merge($1.installs) }
     }
 
-    /// Whether `version` renders `widgetType`, by CONTRACT §5's rule.
+    /// Where what is known about `version` comes from: its manifest, else its capabilities, else its traffic.
+    func source(of version: String) -> Source {
+        if manifests[version] != nil { return .manifest }
+        return versions[version]?.sendsCapabilities == true ? .capabilities : .traffic
+    }
+
+    /// Whether `version` renders `widgetType`: by its manifest where it has one, else by CONTRACT §5's rule.
     func renders(_ version: String, _ widgetType: String) -> Bool {
+        if let manifest = manifests[version] { return manifest.renders(widgetType) }
         guard let traffic = versions[version] else { return false }
         if traffic.registeredTypes.contains(widgetType) { return true }
         if traffic.sendsCapabilities { return false }
         return traffic.batches > 0 && !(unknownReporters[widgetType]?.contains(version) ?? false)
     }
 
-    /// Versions whose capabilities register `widgetType`, oldest first.
+    /// Versions whose manifest lists `widgetType` or, without a manifest, whose capabilities register it, oldest first.
     func registeringVersions(of widgetType: String) -> [String] {
-        orderedVersions.filter { versions[$0]!.registeredTypes.contains(widgetType) }
+        orderedVersions.filter { registers($0, widgetType) }
+    }
+
+    private func registers(_ version: String, _ widgetType: String) -> Bool {
+        if let manifest = manifests[version] { return manifest.renders(widgetType) }
+        return versions[version]?.registeredTypes.contains(widgetType) ?? false
     }
 
     /// Versions that render `widgetType`, oldest first.
@@ -63,22 +97,28 @@ struct AppTraffic: Sendable {
         orderedVersions.filter { renders($0, widgetType) }
     }
 
-    /// Every widget type this window says anything about: registered, reported with some kind, or proven.
+    /// Every widget type this window says anything about: registered (manifests of live versions included), reported
+    /// with some kind, or proven.
     var mentionedTypes: Set<String> {
         var types = provenTypes.union(eventsByKind.keys)
         for traffic in versions.values { types.formUnion(traffic.registeredTypes) }
+        for version in versions.keys {
+            if let shape = manifests[version] { types.formUnion(shape.types.keys) }
+        }
         types.remove("")
         return types
     }
 
-    /// Whether the app is known to have `widgetType` (the contract's "known"): some version registers it, it was
-    /// reported as malformed or duplicate, or it appeared in the app's diagnostics and some version renders it.
+    /// Whether the app is known to have `widgetType` (the contract's "known"): some version's manifest or
+    /// capabilities register it, it was reported as malformed or duplicate, or it appeared in the app's diagnostics
+    /// and some version renders it.
     ///
     /// A type that appears nowhere is not known even though versions without capabilities would "render" it by the
     /// traffic rule: nothing says any build has it.
     func isKnown(_ widgetType: String) -> Bool {
         if provenTypes.contains(widgetType) { return true }
         if versions.values.contains(where: { $0.registeredTypes.contains(widgetType) }) { return true }
+        if manifests.values.contains(where: { $0.renders(widgetType) }) { return true }
         return eventsByKind[widgetType] != nil && !renderingVersions(of: widgetType).isEmpty
     }
 
@@ -86,7 +126,10 @@ struct AppTraffic: Sendable {
     var knownTypes: [String: Int] {
         var known: [String: Int] = [:]
         for type in mentionedTypes where isKnown(type) {
-            known[type] = versions.values.filter { $0.registeredTypes.contains(type) }.count
+            known[type] = versions.keys.filter { registers($0, type) }.count
+        }
+        for shape in manifests.values {
+            for type in shape.types.keys where known[type] == nil { known[type] = 0 }
         }
         return known
     }
@@ -107,6 +150,10 @@ struct AppTraffic: Sendable {
             where !seen.widgetType.isEmpty {
                 apps[seen.appID]?.provenTypes.insert(seen.widgetType)
             }
+        }
+        let manifests = try ManifestIndex.load(reader: reader, appID: appID)
+        for (app, shapes) in manifests.versions where apps[app] != nil {
+            apps[app]?.manifests = shapes
         }
         return apps
     }

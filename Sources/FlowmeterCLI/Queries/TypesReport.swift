@@ -3,7 +3,8 @@ import FlowmeterModels
 import Rollups
 
 /// Each widget type the window mentions, per app, with the versions that register it, render it, or reported it as
-/// unknown: what `flowmeter types` prints.
+/// unknown, and where each version's answer comes from (its manifest, its capabilities, or its traffic): what
+/// `flowmeter types` prints.
 struct TypesReport: Sendable, JSONRepresentable {
     /// One (app, widget type).
     struct Row: Sendable, Hashable {
@@ -15,6 +16,8 @@ struct TypesReport: Sendable, JSONRepresentable {
         var unknownIn: [String]
         /// Release events per kind in the window, by kind name.
         var events: [String: Int64]
+        /// The app's live versions by where the answer about them comes from, each list ordered by app version.
+        var sources: [AppTraffic.Source: [String]]
     }
 
     var window: QueryWindow
@@ -28,20 +31,22 @@ struct TypesReport: Sendable, JSONRepresentable {
             for type in app.mentionedTypes.sorted() {
                 var events: [String: Int64] = [:]
                 for (kind, count) in app.eventsByKind[type] ?? [:] { events[kind.rawValue] = count }
+                let sources = Dictionary(grouping: app.orderedVersions, by: { app.source(of: $0) })
                 rows.append(
                     Row(
                         appID: appID, widgetType: type, isKnown: app.isKnown(type),
                         registeringVersions: app.registeringVersions(of: type),
                         renderingVersions: app.renderingVersions(of: type),
                         unknownIn: (app.unknownReporters[type] ?? []).sorted(by: VersionOrder.less),
-                        events: events))
+                        events: events, sources: sources))
             }
         }
         return TypesReport(window: window, rows: rows)
     }
 
     /// `{"from", "to", "types": [{"appID", "widgetType", "known", "registeringVersions", "renderingVersions",
-    /// "unknownIn", "events": {kind: count}}]}`; `events` keys sorted.
+    /// "unknownIn", "events": {kind: count}, "sources": {"manifest", "capabilities", "traffic"}}]}`; `events` keys
+    /// sorted; each source lists the live versions answered from it.
     var jsonValue: JSONValue {
         func strings(_ values: [String]) -> JSONValue { .array(values.map { .string($0) }) }
         return .object([
@@ -59,6 +64,13 @@ struct TypesReport: Sendable, JSONRepresentable {
                             (
                                 "events",
                                 .object(row.events.sorted { $0.key < $1.key }.map { ($0.key, .integer($0.value)) })
+                            ),
+                            (
+                                "sources",
+                                .object(
+                                    [AppTraffic.Source.manifest, .capabilities, .traffic].map {
+                                        ($0.rawValue, strings(row.sources[$0] ?? []))
+                                    })
                             ),
                         ])
                     })

@@ -21,4 +21,13 @@ enum FindingWording {
         case .beyondHorizon: return "over a year away"
         }
     }
+
+    /// How traffic contradicts a manifest, in a few words: `listed, yet reported unknown`.
+    static func drift(_ drift: ManifestDrift) -> String {
+        switch drift.reason {
+        case .listedTypeUnknown: "listed, yet reported unknown"
+        case .optionalKeyRequired: "'\(drift.key ?? "")' is optional, yet its absence breaks it"
+        case .unlistedKeyRequired: "'\(drift.key ?? "")' is not listed, yet its absence breaks it"
+        }
+    }
 }

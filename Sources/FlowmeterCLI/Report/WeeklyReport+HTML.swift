@@ -60,12 +60,14 @@ private struct HTMLWriter {
         page += duplicates()
         page += versions()
         page += gates()
+        page += manifestDrift()
         page += deploys()
         page += incidents()
         page += newTypes()
         page += """
             <footer>Generated \(e(report.generatedAt.rfc3339String)) by <code>flowmeter report</code>.
-            Counts of installs are HyperLogLog estimates (about 1.6% error). Debug builds never count.</footer>
+            Counts of installs are HyperLogLog estimates (about 1.6% error). Debug builds never count.\(
+                report.freshness.map { "<br>" + e($0).replacingOccurrences(of: "\n", with: "<br>") } ?? "")</footer>
             </main>
             </body>
             </html>
@@ -413,10 +415,35 @@ private struct HTMLWriter {
         let header = ["Type", "Gate", "Below today", "Weekly trend", "Can drop"]
         return section(
             "gates", title,
-            note: "Types only some live versions render, from the capabilities apps send. Below: installs on "
+            note: "Types only some live versions render, from the manifests app builds upload, else the capabilities "
+                + "apps send. Below: installs on "
                 + "versions under the gate. Can drop: when that share is forecast to fall under \(threshold) (a "
                 + "logistic fit to the daily shares of the last four weeks; it needs seven days of traffic).",
             table(header: header, numeric: [2], appColumnAt: 0, rows: rows) + more(report.gates.count))
+    }
+
+    private func manifestDrift() -> String {
+        guard report.manifestsChecked > 0 else { return "" }
+        let title = "Manifests out of date"
+        guard !report.manifestDrift.isEmpty else {
+            return section(
+                "manifests", title,
+                empty("Every one of the \(report.manifestsChecked) manifests agrees with its version's traffic."))
+        }
+        var rows = ""
+        for drift in report.manifestDrift.prefix(maxRows) {
+            rows += "<tr>"
+            if showsApp { rows += "<td>\(code(drift.appID))</td>" }
+            rows += "<td>\(e(drift.appVersion))</td><td>\(e(drift.platform))</td><td>\(code(drift.widgetType))</td>"
+            rows += "<td>\(e(FindingWording.drift(drift)))</td>"
+            rows += "<td class=\"num\">\(ReportFormatting.count(drift.events))</td></tr>\n"
+        }
+        return section(
+            "manifests", title,
+            note: "Versions whose traffic contradicts the manifest their build uploaded: upload it again, generated "
+                + "from the types the build registers (<code>flowmeter manifests check</code>).",
+            table(header: ["Version", "Platform", "Type", "Drift", "Events"], numeric: [4], appColumnAt: 0, rows: rows)
+                + more(report.manifestDrift.count))
     }
 
     private func newTypes() -> String {

@@ -7,6 +7,14 @@ extension WeeklyReport: JSONRepresentable {
     ///
     /// Ungated findings, new types, spikes and suspect deploys keep the shapes of CONTRACT §5 and docs/detector.md.
     public var jsonValue: JSONValue {
+        guard case .object(let fields) = reportFields else { return reportFields }
+        let manifests = JSONValue.object([
+            ("checked", .integer(Int64(manifestsChecked))), ("drift", .array(manifestDrift.map(\.jsonValue))),
+        ])
+        return .object(fields + [("manifests", manifests)])
+    }
+
+    private var reportFields: JSONValue {
         .object([
             ("week", .string(week.description)),
             ("from", .string(current.from.rfc3339String)),

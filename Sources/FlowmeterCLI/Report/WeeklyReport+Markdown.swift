@@ -41,10 +41,15 @@ private struct MarkdownWriter {
         lines += section("Duplicate ids", duplicates())
         lines += section("Versions", versions())
         lines += section("Gates you can drop soon", gates())
+        if report.manifestsChecked > 0 { lines += section("Manifests out of date", manifestDrift()) }
         lines += section("Deploys", deploys())
         lines += section("Incidents", incidents())
         lines.append("")
         lines.append("_Generated \(report.generatedAt.rfc3339String) by `flowmeter report`._")
+        if let freshness = report.freshness {
+            lines.append("")
+            lines += freshness.split(separator: "\n").map { "_\($0)_" }
+        }
         return lines.joined(separator: "\n") + "\n"
     }
 
@@ -258,6 +263,26 @@ private struct MarkdownWriter {
             "Types only some live versions render; _Can drop_ is when the share below the gate is forecast to fall "
                 + "under \(threshold) (a logistic fit to the last four weeks' daily shares; seven days needed).", "",
         ] + table(rows, numeric: showsApp ? [3] : [2]) + more(report.gates.count)
+    }
+
+    private func manifestDrift() -> [String] {
+        guard !report.manifestDrift.isEmpty else {
+            return ["Every one of the \(report.manifestsChecked) manifests agrees with its version's traffic."]
+        }
+        var rows = [["Version", "Platform", "Type", "Drift", "Events"]]
+        if showsApp { rows[0].insert("App", at: 0) }
+        for drift in report.manifestDrift.prefix(maxRows) {
+            var row = [
+                Self.escape(drift.appVersion), Self.escape(drift.platform), Self.code(drift.widgetType),
+                Self.escape(FindingWording.drift(drift)), ReportFormatting.count(drift.events),
+            ]
+            if showsApp { row.insert(Self.code(drift.appID), at: 0) }
+            rows.append(row)
+        }
+        return [
+            "Versions whose traffic contradicts the manifest their build uploaded: upload it again, generated from the "
+                + "types the build registers (`flowmeter manifests check`).", "",
+        ] + table(rows, numeric: showsApp ? [5] : [4]) + more(report.manifestDrift.count)
     }
 
     private func more(_ total: Int) -> [String] {

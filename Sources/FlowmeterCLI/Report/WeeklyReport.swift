@@ -15,6 +15,8 @@ public struct WeeklyReport: Sendable {
     public var appID: String?
     /// When the report was computed.
     public var generatedAt: Timestamp
+    /// How fresh the store was (`data complete up to …`), printed in the footer; nil prints nothing.
+    public var freshness: String?
     /// Totals of the week.
     public var current: Summary
     /// Totals of the week before, for the week-over-week changes.
@@ -43,13 +45,18 @@ public struct WeeklyReport: Sendable {
     public var actions: [Action]
     /// Whether an owners file gave the actions their teams.
     public var hasOwners: Bool
+    /// How many capability manifests the store holds for the report's apps; 0 leaves the manifests section out.
+    public var manifestsChecked: Int
+    /// Manifests the week's traffic contradicts ("Manifests out of date"), by app and version.
+    public var manifestDrift: [ManifestDrift]
 
     /// Creates a report from its parts.
     public init(
         week: ISOWeek, appID: String?, generatedAt: Timestamp, current: Summary, previous: Summary,
         ungated: [UngatedChange], newTypes: [NewType], malformed: [MalformedGroup], duplicates: [DuplicatePage],
         versions: [VersionHealth], unknownByDay: UnknownByDay, deploys: [DeployImpact], spikes: [Spike],
-        actions: [Action], incidents: [Incident] = [], gates: [DroppableGate] = [], hasOwners: Bool = false
+        actions: [Action], incidents: [Incident] = [], gates: [DroppableGate] = [], hasOwners: Bool = false,
+        manifestsChecked: Int = 0, manifestDrift: [ManifestDrift] = []
     ) {
         self.week = week
         self.appID = appID
@@ -68,6 +75,8 @@ public struct WeeklyReport: Sendable {
         self.incidents = incidents
         self.gates = gates
         self.hasOwners = hasOwners
+        self.manifestsChecked = manifestsChecked
+        self.manifestDrift = manifestDrift
     }
 
     /// One week's totals over release builds.

@@ -48,17 +48,19 @@ public struct WeeklyReportBuilder: Sendable {
         let lookback = ungatedFinder.configuration.deployLookback.components.seconds
         let deploys = try reader.deploys(
             from: Timestamp(secondsSinceEpoch: previousFrom.secondsSinceEpoch - lookback), to: to)
+        let manifests = try ManifestIndex.load(reader: reader, appID: appID)
         let found = ungatedFinder.report(
             from: from, to: to, seriesRollups: series, versionRollups: versions, knownTypes: knownTypes,
-            deploys: deploys)
+            deploys: deploys, manifests: manifests)
         let thisWeek = ungatedFinder.withStatus(
             found,
             history: try ungatedFinder.history(reader: reader, of: found.ungated, from: from, to: to, appID: appID)
         ).ungated
         let lastWeek = ungatedFinder.report(
             from: previousFrom, to: from, seriesRollups: series, versionRollups: versions, knownTypes: knownTypes,
-            deploys: deploys
+            deploys: deploys, manifests: manifests
         ).ungated
+        let drift = try ManifestDriftFinder().report(reader: reader, from: from, to: to, appID: appID)
         let spikesReport = try spikeDetector.report(reader: reader, from: from, to: to, appID: appID)
         let spikes = spikesReport.spikes.sorted { $0.onset < $1.onset }
         let incidents = spikesReport.incidents
@@ -102,7 +104,8 @@ public struct WeeklyReportBuilder: Sendable {
                 action.team = owners?.team(appID: action.appID, widgetType: action.widgetType, pages: action.pages)
                 return action
             },
-            incidents: incidents, gates: gates, hasOwners: owners != nil)
+            incidents: incidents, gates: gates, hasOwners: owners != nil, manifestsChecked: drift.manifestCount,
+            manifestDrift: drift.drift)
     }
 
     private static func matches(_ suspect: SuspectDeploy?, _ deploy: DeployMarker) -> Bool {

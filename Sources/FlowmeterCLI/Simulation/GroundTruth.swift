@@ -98,6 +98,13 @@ struct GroundTruth: Encodable, Sendable {
         var retries: Int
         var eventsAccepted: Int
         var eventsDropped: Int
+        /// The `count`s of the events of planned batches whose upload ended delivered (202): the occurrences a store
+        /// fed by the collectors holds (exactly, when `occurrencesUncertain` and `eventsDropped` are 0), in all and
+        /// per kind.
+        var occurrencesAccepted: Int
+        var occurrencesByKind: [String: Int]
+        /// Occurrences of batches whose upload did not end delivered: some may have arrived.
+        var occurrencesUncertain: Int
         var wallSeconds: Double
     }
 
@@ -113,6 +120,9 @@ struct GroundTruth: Encodable, Sendable {
     var incidents: [Incident]
     var regressions: [Regression]
     var gates: [Gate]
+    /// The gates once every app's manifests are uploaded (`simulate --manifests`): then apps that send no
+    /// capabilities have gates too.
+    var gatesWithManifests: [Gate]
     /// Types the detector must not flag: `dev_playground_widget` comes from debug builds only, and `story_ring` is
     /// gated correctly.
     var notFlagged: [String]
@@ -179,7 +189,8 @@ struct GroundTruth: Encodable, Sendable {
                         returnedWith: introduction(.ungatedType))
                 ]
             } ?? []
-        gates = Self.gates(of: scenario.apps)
+        gates = Self.gates(of: scenario.apps.filter(\.sendsCapabilities))
+        gatesWithManifests = Self.gates(of: scenario.apps)
         notFlagged = [TrafficScenario.debugOnlyType, TrafficScenario.gatedType]
         deploys = scenario.deploys.map {
             Deploy(
@@ -189,11 +200,11 @@ struct GroundTruth: Encodable, Sendable {
         self.deploysRecorded = deploysRecorded
     }
 
-    /// Per app that sends capabilities, each type some but not all versions register, gated at the lowest
-    /// registering version above every version that does not (every version of the fleet is live).
+    /// Per app of `apps`, each type some but not all versions register, gated at the lowest registering version
+    /// above every version that does not (every version of the fleet is live).
     static func gates(of apps: [SimulatedApp]) -> [Gate] {
         var gates: [Gate] = []
-        for app in apps where app.sendsCapabilities {
+        for app in apps {
             let types = Set(app.versions.flatMap(\.registeredTypes)).sorted()
             for type in types {
                 let rendering = app.versions.filter { $0.registeredTypes.contains(type) }.map(\.name)

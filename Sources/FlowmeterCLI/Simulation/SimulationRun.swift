@@ -40,13 +40,16 @@ struct SimulationRun: Sendable {
     let maxRequests: Int
     let concurrency: Int
     let showsProgress: Bool
+    /// More collectors beside `target`, spread over as a load balancer would (`simulate --target A,B,C`).
+    var moreTargets: [URL] = []
 
     func run() async -> Outcome {
         let scenario = TrafficScenario(
             seed: seed, end: Int64(Date().timeIntervalSince1970), simulatedSeconds: Int64(simulatedHours * 3600),
             batchCount: maxRequests, runID: UInt64.random(in: 0...UInt64.max))
         var simulator = TrafficSimulator(
-            scenario: scenario, target: target, ingestKey: ingestKey, adminKey: adminKey, duration: duration,
+            scenario: scenario, targets: [target] + moreTargets, ingestKey: ingestKey, adminKey: adminKey,
+            duration: duration,
             concurrency: concurrency)
         simulator.showsProgress = showsProgress
         let (counters, seconds) = await simulator.run()
@@ -56,6 +59,8 @@ struct SimulationRun: Sendable {
             clientErrors: counters.clientErrors, serverErrors: counters.serverErrors,
             transportErrors: counters.transportErrors, retries: counters.retries,
             eventsAccepted: counters.eventsAccepted, eventsDropped: counters.eventsDropped,
+            occurrencesAccepted: counters.occurrencesAccepted, occurrencesByKind: counters.occurrencesByKind,
+            occurrencesUncertain: counters.occurrencesUncertain,
             wallSeconds: (seconds * 10).rounded() / 10)
         return Outcome(counters: counters, truth: truth, seconds: seconds)
     }

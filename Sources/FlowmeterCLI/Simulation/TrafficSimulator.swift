@@ -15,6 +15,9 @@ import Synchronization
 /// gzip, ids and answer handling (`Retry-After`, backoff) end to end. Bounded twice: it sends at most the
 /// scenario's batches, and stops taking new ones at twice `duration` plus ten seconds even if some remain (they are
 /// reported as unsent); each flush waits at most until then too.
+///
+/// With several targets it is the load balancer in front of them: batch `i` goes to target `i % count` (the SDK
+/// retries a collector that is restarting until it answers again).
 struct TrafficSimulator: Sendable {
     /// What a run sent and how the collector answered; every batch counts once, by its final answer.
     struct Counters: Sendable {
@@ -26,13 +29,21 @@ struct TrafficSimulator: Sendable {
         var retries = 0
         var eventsAccepted = 0
         var eventsDropped = 0
+        /// The `count`s of the events of planned batches whose flush delivered them (and everything queued before
+        /// them), in all and per kind: what a store fed by the collectors must hold.
+        var occurrencesAccepted = 0
+        var occurrencesByKind: [String: Int] = [:]
+        /// Occurrences of planned batches whose flush did not end delivered and that no later flush of the same queue
+        /// vouched for: some may have arrived, some not.
+        var occurrencesUncertain = 0
         var deploysRecorded = 0
         var deployErrors: [String] = []
         var firstError: String?
     }
 
     let scenario: TrafficScenario
-    let target: URL
+    /// The collectors, at least one; deploy markers go to the first.
+    let targets: [URL]
     let ingestKey: String
     let adminKey: String?
     let duration: Duration
@@ -78,8 +89,8 @@ struct TrafficSimulator: Sendable {
                         let remaining = hardStop - clock.now
                         let seconds = min(30, Double(remaining.components.seconds))
                         await send(
-                            scenario.batch(at: index), from: directory, within: seconds, transport: transport,
-                            into: tally)
+                            scenario.batch(at: index), to: targets[index % targets.count], from: directory,
+                            sender: sender, within: seconds, transport: transport, into: tally)
                     }
                 }
             }
@@ -103,10 +114,10 @@ struct TrafficSimulator: Sendable {
     }
 
     /// Sends one planned batch as its install's app would: a reporter on `directory` records the events and the
-    /// decodes, then flushes (at most `seconds`); batches an earlier flush left there go out first.
+    /// decodes, then flushes (at most `seconds`) to `target`; batches an earlier flush left there go out first.
     private func send(
-        _ planned: TrafficScenario.PlannedBatch, from directory: URL, within seconds: Double,
-        transport: URLSessionTransport, into tally: Tally
+        _ planned: TrafficScenario.PlannedBatch, to target: URL, from directory: URL, sender: Int,
+        within seconds: Double, transport: URLSessionTransport, into tally: Tally
     ) async {
         let batch = planned.batch
         var configuration = ReporterConfiguration(
@@ -125,8 +136,9 @@ struct TrafficSimulator: Sendable {
         }
         for event in batch.events { reporter.record(event) }
         reporter.recordDecodes(batch.decodes ?? 0)
-        _ = await reporter.flush(timeoutInterval: max(1, seconds))
+        let outcome = await reporter.flush(timeoutInterval: max(1, seconds))
         await reporter.close()
+        tally.settle(batch.events, sender: sender, isDelivered: outcome == .delivered)
     }
 
     /// A short commit hash that is the same for the same release in every run.
@@ -154,7 +166,7 @@ struct TrafficSimulator: Sendable {
                 "finishedAt": Timestamp(secondsSinceEpoch: finished).rfc3339String,
                 "commit": Self.commit(of: deploy.release),
             ]
-            var request = URLRequest(url: target.appendingPathComponent("v1/deploys"))
+            var request = URLRequest(url: targets[0].appendingPathComponent("v1/deploys"))
             request.httpMethod = "POST"
             request.setValue("Bearer \(adminKey)", forHTTPHeaderField: "Authorization")
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
@@ -180,6 +192,27 @@ private final class Tally: Sendable {
     let nextIndex = Mutex(0)
     /// The last status of each batch not finished yet (nil: no answer).
     private let unfinished = Mutex<[String: Int?]>([:])
+    /// Per sender's queue, the occurrences of planned batches no flush has vouched for yet.
+    private let unsettled = Mutex<[Int: (total: Int, byKind: [String: Int])]>([:])
+
+    /// Counts a planned batch's occurrences: accepted once a flush of its sender's queue ended delivered (that
+    /// flush sent everything queued before it too), else held until one does.
+    func settle(_ events: [DiagnosticEvent], sender: Int, isDelivered: Bool) {
+        let vouched = unsettled.withLock { open -> (total: Int, byKind: [String: Int])? in
+            var held = open[sender] ?? (0, [:])
+            for event in events {
+                held.total += event.count
+                held.byKind[event.kind.rawValue, default: 0] += event.count
+            }
+            open[sender] = isDelivered ? nil : held
+            return isDelivered ? held : nil
+        }
+        guard let vouched else { return }
+        counters.withLock { counters in
+            counters.occurrencesAccepted += vouched.total
+            counters.occurrencesByKind.merge(vouched.byKind, uniquingKeysWith: +)
+        }
+    }
 
     func count(_ attempt: UploadAttempt) {
         let isFinal: Bool
@@ -217,7 +250,9 @@ private final class Tally: Sendable {
     /// The counters, with the batches still queued counted by their last answer.
     func finish() -> TrafficSimulator.Counters {
         let left = unfinished.withLock { $0 }
+        let uncertain = unsettled.withLock { $0.values.reduce(0) { $0 + $1.total } }
         return counters.withLock { counters in
+            counters.occurrencesUncertain = uncertain
             for status in left.values {
                 counters.sent += 1
                 if status == nil { counters.transportErrors += 1 } else { counters.serverErrors += 1 }

@@ -54,14 +54,16 @@ final class RDKafkaClient: @unchecked Sendable {
     }
 
     /// Enqueues one message (key, value and headers copied) with `opaque` for its delivery report; never blocks.
+    /// `partition` nil lets the partitioner choose by key.
     func produce(
         topic: String,
+        partition: Int32? = nil,
         key: UnsafeRawBufferPointer?,
         value: UnsafeRawBufferPointer,
         headers: [KafkaHeader],
         opaque: UnsafeMutableRawPointer
     ) throws(KafkaError) {
-        let fixedCount = 5
+        let fixedCount = partition == nil ? 5 : 6
         let error: OpaquePointer? = topic.withCString { topicName in
             withUnsafeTemporaryAllocation(of: rd_kafka_vu_t.self, capacity: fixedCount + headers.count) { vus in
                 var entry = rd_kafka_vu_t()
@@ -80,6 +82,11 @@ final class RDKafkaClient: @unchecked Sendable {
                 entry.vtype = RD_KAFKA_VTYPE_MSGFLAGS
                 entry.u.i = RD_KAFKA_MSG_F_COPY
                 vus[4] = entry
+                if let partition {
+                    entry.vtype = RD_KAFKA_VTYPE_PARTITION
+                    entry.u.i32 = partition
+                    vus[5] = entry
+                }
                 return Self.withHeaders(headers, from: 0, into: vus.baseAddress! + fixedCount) {
                     rd_kafka_produceva(handle, vus.baseAddress, vus.count)
                 }
@@ -110,6 +117,23 @@ final class RDKafkaClient: @unchecked Sendable {
             guard let value = header.value else { return fill(nil) }
             return value.withUnsafeBytes { bytes in fill(bytes) }
         }
+    }
+
+    /// The number of partitions of `topic`, from a metadata request that waits up to `milliseconds`.
+    func partitionCount(topic: String, milliseconds: Int32) throws(KafkaError) -> Int {
+        guard let topicHandle = rd_kafka_topic_new(handle, topic, nil) else {
+            throw RDKafkaError.make(rd_kafka_last_error())
+        }
+        defer { rd_kafka_topic_destroy(topicHandle) }
+        var metadata: UnsafePointer<rd_kafka_metadata>?
+        let error = rd_kafka_metadata(handle, 0, topicHandle, &metadata, milliseconds)
+        guard error == RD_KAFKA_RESP_ERR_NO_ERROR, let metadata else { throw RDKafkaError.make(error) }
+        defer { rd_kafka_metadata_destroy(metadata) }
+        guard metadata.pointee.topic_cnt > 0, let topics = metadata.pointee.topics else {
+            throw RDKafkaError.make(RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC)
+        }
+        guard topics[0].err == RD_KAFKA_RESP_ERR_NO_ERROR else { throw RDKafkaError.make(topics[0].err) }
+        return Int(topics[0].partition_cnt)
     }
 
     /// Serves queued callbacks, waiting up to `milliseconds` for one; returns how many were served.

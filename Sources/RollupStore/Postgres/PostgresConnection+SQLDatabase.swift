@@ -40,6 +40,31 @@ extension PostgresConnection: SQLDatabase {
         // One constant key: every Flowmeter process migrating this database waits for the first one.
         try execute("SELECT pg_advisory_xact_lock(7346021)", [])
     }
+
+    func reclaimFreePages(maxPages: Int) throws -> Int? {
+        // Autovacuum marks deleted rows' space reusable; the database reclaims it without being asked.
+        nil
+    }
+
+    func enableIncrementalReclaim() throws -> Bool { false }
+
+    func reclaimsIncrementally() throws -> Bool? { nil }
+
+    func storageBytes() throws -> (total: Int64, free: Int64?) {
+        var total: Int64 = 0
+        try query("SELECT CAST(pg_database_size(current_database()) AS BIGINT)", []) { row in
+            total = try row.int64(0)
+        }
+        return (total, nil)
+    }
+
+    func tableBytes(_ table: String) throws -> Int64? {
+        var bytes: Int64?
+        try query("SELECT CAST(pg_total_relation_size(CAST($1 AS regclass)) AS BIGINT)", [.text(table)]) { row in
+            bytes = try row.int64(0)
+        }
+        return bytes
+    }
 }
 
 /// A row of a PostgreSQL result, as the rollup tables read it.

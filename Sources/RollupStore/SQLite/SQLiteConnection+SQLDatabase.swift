@@ -41,6 +41,50 @@ extension SQLiteConnection: SQLDatabase {
         // BEGIN IMMEDIATE already holds the database's write lock.
     }
 
+    func reclaimFreePages(maxPages: Int) throws -> Int? {
+        // 2 is INCREMENTAL; a file made before it was set reclaims only after `enableIncrementalReclaim()`.
+        guard try pragma("auto_vacuum") == 2 else { return nil }
+        let before = try pragma("freelist_count")
+        try execute("PRAGMA incremental_vacuum(\(max(1, maxPages)))")
+        return Int(before - (try pragma("freelist_count")))
+    }
+
+    func enableIncrementalReclaim() throws -> Bool {
+        guard try pragma("auto_vacuum") != 2 else { return false }
+        try execute("PRAGMA auto_vacuum=INCREMENTAL")
+        try execute("VACUUM")
+        return true
+    }
+
+    func reclaimsIncrementally() throws -> Bool? { try pragma("auto_vacuum") == 2 }
+
+    func storageBytes() throws -> (total: Int64, free: Int64?) {
+        let pageSize = try pragma("page_size")
+        return (try pragma("page_count") * pageSize, try pragma("freelist_count") * pageSize)
+    }
+
+    func tableBytes(_ table: String) throws -> Int64? {
+        var bytes: Int64?
+        do {
+            try query(
+                """
+                SELECT CAST(COALESCE(SUM(pgsize), 0) AS BIGINT) FROM dbstat
+                WHERE name IN (SELECT name FROM sqlite_master WHERE tbl_name = $1)
+                """, [.text(table)]
+            ) { row in bytes = try row.int64(0) }
+        } catch let error as RollupStoreError where error.code == .queryFailed {
+            // A SQLite built without the dbstat table cannot say.
+            return nil
+        }
+        return bytes
+    }
+
+    private func pragma(_ name: String) throws -> Int64 {
+        var value: Int64 = 0
+        try query("PRAGMA \(name)", []) { row in value = try row.int64(0) }
+        return value
+    }
+
     /// The SQL with PostgreSQL's `$N` parameters rewritten to SQLite's equivalent `?N`.
     private static func numbered(_ sql: String) -> String {
         sql.contains("$") ? sql.replacingOccurrences(of: "$", with: "?") : sql

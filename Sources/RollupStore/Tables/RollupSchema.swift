@@ -55,6 +55,34 @@ enum RollupSchema {
                 "ALTER TABLE version_hours ADD COLUMN client_discarded BIGINT NOT NULL DEFAULT 0",
             ]
         },
+        // Freshness and retention: collectors' watermarks per partition, what retention removed, and indexes that
+        // let retention find old windows without scanning every row.
+        Migration(version: 3) { _ in
+            [
+                """
+                CREATE TABLE collector_watermarks (
+                    collector TEXT NOT NULL, partition_number BIGINT NOT NULL, partitions BIGINT NOT NULL,
+                    complete_up_to_s BIGINT NOT NULL, complete_up_to_ns BIGINT NOT NULL, is_stopped BIGINT NOT NULL,
+                    recorded_at BIGINT NOT NULL, PRIMARY KEY (collector, partition_number))
+                """,
+                "CREATE TABLE retention_horizons (row_kind TEXT PRIMARY KEY, before_s BIGINT NOT NULL)",
+                "CREATE INDEX series_minutes_window ON series_minutes (window_start)",
+                "CREATE INDEX series_hours_window ON series_hours (window_start)",
+                "CREATE INDEX version_minutes_window ON version_minutes (window_start)",
+                "CREATE INDEX version_hours_window ON version_hours (window_start)",
+            ]
+        },
+        // Capability manifests (CONTRACT §7): one row per build, the JSON as uploaded (keys sorted).
+        Migration(version: 4) { database in
+            [
+                """
+                CREATE TABLE manifests (
+                    app_id TEXT NOT NULL, platform TEXT NOT NULL, app_version TEXT NOT NULL, build TEXT NOT NULL,
+                    uploaded_s BIGINT NOT NULL, uploaded_ns BIGINT NOT NULL, manifest \(database.blobType) NOT NULL,
+                    PRIMARY KEY (app_id, platform, app_version, build))
+                """
+            ]
+        },
     ]
 
     static var latestVersion: Int64 { migrations.map(\.version).max() ?? 0 }

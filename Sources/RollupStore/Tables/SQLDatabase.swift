@@ -22,6 +22,21 @@ protocol SQLDatabase: AnyObject, Sendable {
     func bulkInsert(table: String, columns: [String], rows: [[SQLValue]]) throws
     /// Takes the lock that serializes migrations between processes, inside the current transaction.
     func lockForMigration() throws
+    /// Returns up to `maxPages` free pages to the file system (SQLite's `incremental_vacuum`); the pages returned,
+    /// or nil where the database does this itself (PostgreSQL's autovacuum) or the file was made without
+    /// incremental vacuum. Outside a transaction.
+    func reclaimFreePages(maxPages: Int) throws -> Int?
+    /// Rewrites the database so that free pages can be reclaimed incrementally from then on (SQLite: `VACUUM` with
+    /// `auto_vacuum=INCREMENTAL`); false where there is nothing to do. Needs the database to itself for as long as
+    /// the rewrite takes.
+    func enableIncrementalReclaim() throws -> Bool
+    /// Whether free pages go back to the file system incrementally (SQLite `auto_vacuum=INCREMENTAL`); nil where
+    /// the database manages space itself.
+    func reclaimsIncrementally() throws -> Bool?
+    /// The bytes the database takes: `total`, and `free` (pages it holds but does not use) where it knows.
+    func storageBytes() throws -> (total: Int64, free: Int64?)
+    /// The bytes `table` and its indexes take, where the database can say.
+    func tableBytes(_ table: String) throws -> Int64?
 }
 
 extension SQLDatabase {

@@ -41,11 +41,21 @@ struct SeriesWindowTable: WindowTable {
     // MARK: - Reads
 
     /// The minute rollups `query` selects, ordered by window, then series; rows that do not decode are skipped and
-    /// reported.
+    /// reported. Where retention deleted the minutes, the hour rows stand in (one per hour, at its start).
     static func rollups(_ query: SeriesQuery, on connection: TableConnection) throws -> [SeriesRollup] {
-        let table = minutes
         let range = WindowRange.starts(from: query.from, to: query.to)
         guard range.lowerBound < range.upperBound else { return [] }
+        let horizon = try RetentionHorizonsTable.minutesBefore(on: connection)
+        var rollups: [SeriesRollup] = []
+        for part in WindowRange.coarsened(range, isHours: false, minutesBefore: horizon) {
+            rollups += try read(part.isHours ? hours : minutes, part.range, query, on: connection)
+        }
+        return rollups.sorted { $0.window != $1.window ? $0.window < $1.window : $0.series < $1.series }
+    }
+
+    private static func read(
+        _ table: SeriesWindowTable, _ range: Range<Int64>, _ query: SeriesQuery, on connection: TableConnection
+    ) throws -> [SeriesRollup] {
         var (filter, values) = seriesFilter(query, firstParameter: 3)
         values.insert(contentsOf: [.integer(range.lowerBound), .integer(range.upperBound)], at: 0)
         // id, the series' columns, window_start, then the rollup's columns.
@@ -71,7 +81,7 @@ struct SeriesWindowTable: WindowTable {
             }
         }
         connection.report(skipped)
-        return rollups.sorted { $0.window != $1.window ? $0.window < $1.window : $0.series < $1.series }
+        return rollups
     }
 
     /// Events per series per bucket of `bucketSeconds`, summed in SQL; whole hours read the hour table.
@@ -84,7 +94,11 @@ struct SeriesWindowTable: WindowTable {
         let (filter, filterValues) = seriesFilter(query, firstParameter: 4)
         var sums: [BucketKey: Int64] = [:]
         var skipped = SkippedRows(SeriesTable.name)
-        for part in WindowRange.split(range, bucketSeconds: bucketSeconds) {
+        let horizon = try RetentionHorizonsTable.minutesBefore(on: connection)
+        let parts = WindowRange.split(range, bucketSeconds: bucketSeconds).flatMap {
+            WindowRange.coarsened($0.range, isHours: $0.isHours, minutesBefore: horizon)
+        }
+        for part in parts {
             let table = part.isHours ? hours : minutes
             try connection.database.query(
                 """

@@ -39,13 +39,23 @@ struct VersionWindowTable: WindowTable {
     // MARK: - Reads
 
     /// The minute rollups of every app build (of `appID` when given) in `from..<to`, ordered by window, then key;
-    /// rows that do not decode are skipped and reported.
+    /// rows that do not decode are skipped and reported. Where retention deleted the minutes, the hour rows stand in.
     static func rollups(from: Timestamp, to: Timestamp, appID: String?, on connection: TableConnection) throws
         -> [VersionRollup]
     {
-        let table = minutes
         let range = WindowRange.starts(from: from, to: to)
         guard range.lowerBound < range.upperBound else { return [] }
+        let horizon = try RetentionHorizonsTable.minutesBefore(on: connection)
+        var rollups: [VersionRollup] = []
+        for part in WindowRange.coarsened(range, isHours: false, minutesBefore: horizon) {
+            rollups += try read(part.isHours ? hours : minutes, part.range, appID: appID, on: connection)
+        }
+        return rollups.sorted { $0.window != $1.window ? $0.window < $1.window : $0.key < $1.key }
+    }
+
+    private static func read(
+        _ table: VersionWindowTable, _ range: Range<Int64>, appID: String?, on connection: TableConnection
+    ) throws -> [VersionRollup] {
         // id, the version's columns, window_start, then the rollup's columns.
         let windowStartColumn = Int32(1 + VersionTable.columns.count)
         var keys: [Int64: VersionKey] = [:]
@@ -68,7 +78,7 @@ struct VersionWindowTable: WindowTable {
             }
         }
         connection.report(skipped)
-        return rollups.sorted { $0.window != $1.window ? $0.window < $1.window : $0.key < $1.key }
+        return rollups
     }
 
     /// Batches, clean batches and decodes per app build per bucket of `bucketSeconds`, summed in SQL; whole hours
@@ -81,7 +91,11 @@ struct VersionWindowTable: WindowTable {
         guard range.lowerBound < range.upperBound else { return [] }
         var sums: [BucketKey: (batches: Int64, clean: Int64, decodes: Int64)] = [:]
         var skipped = SkippedRows(VersionTable.name)
-        for part in WindowRange.split(range, bucketSeconds: bucketSeconds) {
+        let horizon = try RetentionHorizonsTable.minutesBefore(on: connection)
+        let parts = WindowRange.split(range, bucketSeconds: bucketSeconds).flatMap {
+            WindowRange.coarsened($0.range, isHours: $0.isHours, minutesBefore: horizon)
+        }
+        for part in parts {
             let table = part.isHours ? hours : minutes
             try connection.database.query(
                 """

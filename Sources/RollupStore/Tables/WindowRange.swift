@@ -22,6 +22,16 @@ package enum WindowRange {
         return parts
     }
 
+    /// The parts of `range` to read once retention deleted the minute rows before `minutesBefore` (a whole hour):
+    /// the part before it from the hour table (hour rows whose start lies in it), the rest as `isHours` says.
+    static func coarsened(_ range: Range<Int64>, isHours: Bool, minutesBefore: Int64?) -> [(
+        range: Range<Int64>, isHours: Bool
+    )] {
+        guard !isHours, let horizon = minutesBefore, range.lowerBound < horizon else { return [(range, isHours)] }
+        guard horizon < range.upperBound else { return [(range, true)] }
+        return [(range.lowerBound..<horizon, true), (horizon..<range.upperBound, false)]
+    }
+
     /// The start of the hour that holds `seconds` (epoch seconds, negative ones too); `package` for the store
     /// benchmark's hour rows.
     package static func hourStart(_ seconds: Int64) -> Int64 {

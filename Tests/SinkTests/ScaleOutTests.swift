@@ -1,0 +1,209 @@
+import FlowmeterModels
+import Foundation
+import RollupStore
+import Rollups
+import TestSupport
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Scale-out, proven with the real executable: three collectors and two sinks in one consumer group over one
+/// PostgreSQL store, fed by the simulator through all three (as a load balancer would); one collector restarted and
+/// one sink killed with SIGKILL mid-stream (its partitions' watermarks stall until the group moves them). Afterwards the store holds exactly the occurrences the collectors took, and
+/// `ungated` and `spikes` give the answers a single process gives.
+@Suite(.serialized) struct ScaleOutTests {
+    static let ingestKey = "scale-ingest-key-0123456789"
+    static let adminKey = "scale-admin-key-0123456789"
+    static let salt = "00112233445566778899aabbccddeeff"
+
+    @Test func threeCollectorsAndTwoSinksIntoOnePostgresStoreMatchTheGroundTruth() async throws {
+        let directory = try TemporaryDirectory(prefix: "flowmeter-scale")
+        defer { directory.remove() }
+        // Six partitions, so each sink holds some and the survivor takes over the dead one's.
+        let kafka = try KafkaFixture(partitions: 6)
+        let servers = kafka.bootstrapServers.joined(separator: ",")
+        let storeURL = try PostgresServer.shared().makeDatabase(prefix: "scaleout")
+        // Made once before the sinks start, so they do not race to create it.
+        _ = try openRollupStore(url: storeURL)
+        let keys = directory.file("keys.json")
+        try Data(
+            """
+            {"ingestKeys": [{"key": "\(Self.ingestKey)", "apps": ["com.example.shop", "com.example.reader",
+               "com.example.travel"], "rateLimit": {"eventsPerSecond": 1000000, "burst": 1000000}}],
+             "adminKeys": ["\(Self.adminKey)"]}
+            """.utf8
+        ).write(to: URL(fileURLWithPath: keys))
+        let executable = try FlowmeterExecutable.requiredPath()
+
+        func startSink(_ index: Int) throws -> ChildProcess {
+            try ChildProcess(
+                executable,
+                [
+                    "sink", "--kafka", servers, "--store", storeURL, "--group", "scale-out", "--dead-letters",
+                    directory.file("dead-letters-\(index).jsonl"), "--log-format", "logfmt",
+                ])
+        }
+        func collectorArguments(_ index: Int, port: UInt16) -> [String] {
+            [
+                "serve", "--listen", "127.0.0.1:\(port)", "--kafka", servers, "--keys", keys, "--salt", Self.salt,
+                "--collector-id", "collector-\(index)", "--rollup-interval", "1s", "--log-level", "warning",
+                "--shutdown-timeout", "10s", "--spool", directory.file("spool-\(index)"),
+            ]
+        }
+        let sinks = try [startSink(0), startSink(1)]
+        var collectors: [ServerProcess] = []
+        defer {
+            for collector in collectors { _ = collector.child.terminate(timeout: .seconds(15)) }
+            for sink in sinks { _ = sink.terminate(timeout: .seconds(15)) }
+        }
+        for index in 0..<3 {
+            collectors.append(
+                try await ServerProcess.start(executable, within: .seconds(20), attempts: 3) { port in
+                    collectorArguments(index, port: port)
+                })
+        }
+        let ports = collectors.map(\.port)
+
+        // The simulator spreads its batches over the three (the SDK retries a restarting one until it is back).
+        let truthPath = directory.file("truth.json")
+        let targets = ports.map { "http://127.0.0.1:\($0)" }.joined(separator: ",")
+        let simulation = Task {
+            try await FlowmeterExecutable.run(
+                [
+                    "simulate", "--target", targets, "--key", Self.ingestKey, "--admin-key", Self.adminKey, "--seed",
+                    "7", "--duration", "20s", "--simulated-hours", "4", "--max-requests", "3000", "--concurrency",
+                    "8", "--truth", truthPath, "--quiet",
+                ], timeout: .seconds(60))
+        }
+        // Mid-stream: one collector restarts on the same port (a clean stop: it flushes, and says it stopped), then
+        // one sink dies without leaving the group.
+        let store = try openRollupStore(url: storeURL)
+        try await Task.sleep(for: .seconds(5))
+        #expect(await collectors[1].child.stop(timeout: .seconds(20)) == 0, "\(collectors[1].child.errors)")
+        let restarted = try ServerProcess(executable, port: ports[1], arguments: collectorArguments(1, port: ports[1]))
+        collectors[1] = restarted
+        #expect(await restarted.waitUntilReady(timeout: .seconds(20)), "\(restarted.child.errors.suffix(2000))")
+        try await Task.sleep(for: .seconds(2))
+        sinks[0].signal(SIGKILL)
+        _ = sinks[0].waitForExit(timeout: .seconds(5))
+        // Until the group's session timeout moves them, the dead sink's partitions stop taking watermarks while the
+        // survivor's go on: a collector's partitions drift apart, and a reader judging with a short threshold sees
+        // the window incomplete. (The CLI's wording of that is FreshnessOutputTests'.)
+        var widestSpread: Int64 = 0
+        var sawIncomplete = false
+        let stallDeadline = ContinuousClock.now + .seconds(15)
+        while ContinuousClock.now < stallDeadline && !(widestSpread >= 5 && sawIncomplete) {
+            let freshness = try store.freshness()
+            for collector in Set(freshness.watermarks.map(\.collector)) {
+                let marks = freshness.watermarks.filter { $0.collector == collector }.map(\.completeUpTo)
+                if let newest = marks.max(), let oldest = marks.min() {
+                    widestSpread = max(widestSpread, newest.secondsSinceEpoch - oldest.secondsSinceEpoch)
+                }
+            }
+            let now = Timestamp(Date())
+            if !FreshnessAssessment(freshness, now: now, behindAfter: 5).isComplete(endingAt: now) {
+                sawIncomplete = true
+            }
+            try await Task.sleep(for: .milliseconds(250))
+        }
+        // What a reader sees while a sink is down: the store is not complete. How far one collector's partitions
+        // drift apart meanwhile depends on the machine's load and the rebalance, so it is reported, not asserted.
+        #expect(sawIncomplete, "the store claimed complete while a sink was down")
+        if widestSpread < 5 { print("scale-out: watermark spread while a sink was down: \(widestSpread) s") }
+
+        let simulated = try await simulation.value
+        #expect(simulated.status == 0, "simulate: \(simulated.errors)")
+        let simulationEnd = Timestamp(Date())
+        let truth = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: truthPath))) as? [String: Any])
+        let requests = try #require(truth["requests"] as? [String: Any])
+        let accepted = try #require(requests["accepted"] as? Int)
+        #expect(accepted == 3000, "every planned batch taken (the SDK retries through the restart): \(requests)")
+        #expect(requests["eventsDropped"] as? Int == 0 && requests["occurrencesUncertain"] as? Int == 0)
+        let occurrences = try #require(requests["occurrencesAccepted"] as? Int)
+        let byKind = try #require(requests["occurrencesByKind"] as? [String: Int])
+
+        // The store is complete once every collector's watermark on every partition is past the end of the
+        // simulation; then it must hold exactly what the collectors took.
+        let deadline = ContinuousClock.now + .seconds(45)
+        var assessed = FreshnessAssessment(try store.freshness(), now: Timestamp(Date()))
+        while ContinuousClock.now < deadline {
+            assessed = FreshnessAssessment(try store.freshness(), now: Timestamp(Date()))
+            if assessed.collectors.count == 3, let complete = assessed.completeUpTo, complete >= simulationEnd,
+                assessed.collectors.allSatisfy({ $0.status == .current })
+            {
+                break
+            }
+            try await Task.sleep(for: .milliseconds(500))
+        }
+        #expect(assessed.collectors.map(\.name) == ["collector-0", "collector-1", "collector-2"])
+        #expect(assessed.collectors.allSatisfy { $0.status == .current && $0.partitionsReported == 6 })
+        #expect(assessed.completeUpTo.map { $0 >= simulationEnd } == true, "\(assessed)")
+
+        let now = Int64(Date().timeIntervalSince1970)
+        let range = SeriesQuery(
+            from: Timestamp(secondsSinceEpoch: now - 72 * 3600), to: Timestamp(secondsSinceEpoch: now + 3600))
+        let series = try store.seriesRollups(range)
+        #expect(series.reduce(0) { $0 + $1.events } == Int64(occurrences))
+        var storedByKind: [String: Int] = [:]
+        for rollup in series { storedByKind[rollup.series.kind.rawValue, default: 0] += Int(rollup.events) }
+        #expect(storedByKind == byKind)
+        let batches = try store.versionRollups(from: range.from, to: range.to, appID: nil).reduce(0) { $0 + $1.batches }
+        #expect(batches == Int64(accepted))
+
+        // The answers of the single-process run (EndToEndTests): the planted ungated type with its gate and deploy,
+        // the typo, nothing else; one incident per planted cause.
+        let window = ["--store", storeURL, "--since", "5h", "--format", "json"]
+        let ungated = try await FlowmeterExecutable.run(["ungated"] + window, timeout: .seconds(30))
+        #expect(ungated.status == 3, "\(ungated.errors)")
+        #expect(!ungated.errors.contains("warning"), "a complete window is not warned about: \(ungated.errors)")
+        let ungatedJSON = try #require(
+            try JSONSerialization.jsonObject(with: Data(ungated.output.utf8)) as? [String: Any])
+        let flagged = try #require(ungatedJSON["ungated"] as? [[String: Any]])
+        let ungatedTruth = try #require((truth["ungated"] as? [[String: Any]])?.first)
+        let typoTruth = try #require((truth["typos"] as? [[String: Any]])?.first)
+        #expect(
+            Set(flagged.compactMap { $0["widgetType"] as? String })
+                == [
+                    ungatedTruth["widgetType"] as? String, typoTruth["widgetType"] as? String,
+                ].compactMap { $0 }.reduce(into: Set<String>()) { $0.insert($1) })
+        let hologram = try #require(
+            flagged.first { $0["widgetType"] as? String == ungatedTruth["widgetType"] as? String })
+        #expect((hologram["suggestedGate"] as? [String: Any])?["minAppVersion"] as? String == "5.3.0")
+        #expect(hologram["renderingVersions"] as? [String] == ungatedTruth["renderingVersions"] as? [String])
+        #expect(
+            (hologram["affectedVersions"] as? [[String: Any]])?.compactMap { $0["appVersion"] as? String }
+                == ungatedTruth["affectedVersions"] as? [String])
+        #expect(
+            (hologram["suspectDeploy"] as? [String: Any])?["version"] as? String
+                == (ungatedTruth["introducedBy"] as? [String: Any])?["version"] as? String)
+        #expect(hologram["status"] as? String == ungatedTruth["status"] as? String)
+        let typo = try #require(flagged.first { $0["widgetType"] as? String == typoTruth["widgetType"] as? String })
+        #expect(typo["likelyTypoOf"] as? String == typoTruth["likelyTypoOf"] as? String)
+        let freshness = try #require(ungatedJSON["freshness"] as? [String: Any])
+        #expect(freshness["windowComplete"] as? Bool == true)
+
+        let spikes = try await FlowmeterExecutable.run(["spikes"] + window, timeout: .seconds(30))
+        #expect(spikes.status == 3, "\(spikes.errors)")
+        let spikesJSON = try #require(
+            try JSONSerialization.jsonObject(with: Data(spikes.output.utf8)) as? [String: Any])
+        let incidents = try #require(spikesJSON["incidents"] as? [[String: Any]])
+        let planted = try #require(truth["incidents"] as? [[String: Any]])
+        func cause(_ value: [String: Any]) -> String {
+            "\(value["kind"] as? String ?? "") \(value["widgetType"] as? String ?? "")"
+        }
+        #expect(incidents.map(cause).sorted() == planted.map(cause).sorted(), "\(incidents)")
+        for incident in incidents {
+            let introduced = planted.first { cause($0) == cause(incident) }?["introducedBy"] as? [String: Any]
+            #expect(
+                (incident["suspectDeploy"] as? [String: Any])?["version"] as? String
+                    == introduced?["version"] as? String, "\(cause(incident))")
+        }
+
+        // The surviving sink and the collectors stop cleanly.
+        for collector in collectors { #expect(await collector.child.stop(timeout: .seconds(20)) == 0) }
+        #expect(await sinks[1].stop(timeout: .seconds(40)) == 0, "\(sinks[1].errors.suffix(2000))")
+    }
+}
