@@ -97,6 +97,7 @@ public final class Collector: Sendable {
             var producerConfiguration = KafkaProducerConfiguration(bootstrapServers: servers)
             producerConfiguration.clientID = "flowmeter-collector"
             producerConfiguration.linger = configuration.kafkaLinger
+            producerConfiguration.queueBufferingMaxKilobytes = max(1, configuration.kafkaQueueMaxBytes >> 10)
             producerConfiguration.additionalProperties = configuration.kafkaProperties
             do {
                 producer = try KafkaProducer(configuration: producerConfiguration) { report in

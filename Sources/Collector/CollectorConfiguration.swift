@@ -1,4 +1,5 @@
 import Foundation
+import Lifecycle
 public import Logging
 
 /// Everything `makeCollector(configuration:)` needs: where to listen, which keys, which Kafka, and every limit.
@@ -122,8 +123,9 @@ public struct CollectorConfiguration: Sendable {
     public var connectionLimit = 1024
     /// The most open connections from one IP address; default 256.
     public var perIPConnectionLimit = 256
-    /// HTTP worker threads; default the number of processors.
-    public var threads = max(1, ProcessInfo.processInfo.activeProcessorCount)
+    /// HTTP worker threads; default the processors the process may use (its CPU affinity and cgroup quota, see
+    /// ``ProcessorBudget``), so a collector pinned to one core runs one worker instead of contending with itself.
+    public var threads = ProcessorBudget.available()
     /// The topic names.
     public var topics = Topics()
     /// The per-key rate limit for keys without their own; default 1,000 events/s, bursts of 5,000.
@@ -136,6 +138,10 @@ public struct CollectorConfiguration: Sendable {
     public var batchIDRetention: Duration = .seconds(600)
     /// `linger.ms` of the events producer; default 5 ms (DESIGN.md's budget).
     public var kafkaLinger: Duration = .milliseconds(5)
+    /// The events producer's local queue bound in bytes (`queue.buffering.max.kbytes`); past it a batch goes to the
+    /// spool (or is answered 503 without one). Default 64 MiB: with the spool behind it the queue is a buffer for
+    /// Kafka's pace, not the outage store, and the collector's resident memory stays within 256 MiB at full load.
+    public var kafkaQueueMaxBytes = 64 << 20
     /// Extra librdkafka producer properties, applied last.
     public var kafkaProperties: [String: String] = [:]
     /// How often accumulated rollups are flushed to `flowmeter.rollups.v1` (or the store); default 5 s.

@@ -78,6 +78,22 @@ public enum EventRecordWriter {
         }
     }
 
+    /// Writes the same record into `memory`, which must hold at least
+    /// ``maxLength(event:batchID:client:installHash:collector:)`` bytes, and returns its length: for writing records
+    /// straight into the block a batch is sent from.
+    public static func write(
+        event: DiagnosticEvent, index: Int, batchID: String, client: ClientInfo, installHash: String?,
+        receivedAt: Timestamp, collector: String, into memory: UnsafeMutableRawBufferPointer
+    ) -> Int {
+        guard let base = memory.baseAddress else { return 0 }
+        var sink = ByteSink(base.assumingMemoryBound(to: UInt8.self))
+        write(
+            event: event, index: index, batchID: batchID, client: client, installHash: installHash,
+            receivedAt: receivedAt, collector: collector, to: &sink)
+        precondition(sink.position <= memory.count, "EventRecordWriter.write: memory below maxLength")
+        return sink.position
+    }
+
     static func write(
         event: DiagnosticEvent, index: Int, batchID: String, client: ClientInfo, installHash: String?,
         receivedAt: Timestamp, collector: String, to sink: inout ByteSink

@@ -463,8 +463,9 @@ struct FastBatchParser {
             let id = try optionalIdentifier(slot(2), key: "id")
             let widgetType = try optionalIdentifier(
                 slot(3), key: "widgetType", limit: FieldLimits.widgetType, interned: true)
-            let codingPath = try optionalString(slot(4), key: "codingPath", limit: FieldLimits.codingPath)
-            let message = try optionalString(slot(5), key: "message", limit: FieldLimits.message)
+            let codingPath = try optionalString(
+                slot(4), key: "codingPath", limit: FieldLimits.codingPath, interned: true)
+            let message = try optionalString(slot(5), key: "message", limit: FieldLimits.message, interned: true)
             let pageID = try optionalIdentifier(slot(6), key: "pageID", interned: true)
             let surface = try optionalIdentifier(slot(7), key: "surface", interned: true)
             let backendRelease = try optionalIdentifier(slot(8), key: "backendRelease", interned: true)

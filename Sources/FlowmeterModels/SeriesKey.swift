@@ -33,22 +33,31 @@ public enum SeriesKey {
     {
         let bound = maxLength(appID: appID, kind: kind, widgetType: widgetType)
         if buffer.count < bound { buffer.append(contentsOf: repeatElement(0, count: bound - buffer.count)) }
-        return buffer.withUnsafeMutableBufferPointer { memory in
-            var sink = ByteSink(memory.baseAddress!)
-            sink.byte(UInt8(ascii: "["))
-            sink.quoted(appID)
-            sink.byte(UInt8(ascii: ","))
-            sink.quoted(kind.rawValue)
-            sink.byte(UInt8(ascii: ","))
-            if let widgetType {
-                sink.quoted(widgetType)
-            } else {
-                sink.literal("null")
-            }
-            sink.byte(UInt8(ascii: "]"))
-            precondition(sink.position <= memory.count, "SeriesKey.write: buffer below maxLength")
-            return sink.position
+        return buffer.withUnsafeMutableBytes { memory in
+            write(appID: appID, kind: kind, widgetType: widgetType, into: memory)
         }
+    }
+
+    /// Writes the key into `memory`, which must hold at least `maxLength(appID:kind:widgetType:)` bytes, and returns
+    /// its length.
+    public static func write(
+        appID: String, kind: DiagnosticKind, widgetType: String?, into memory: UnsafeMutableRawBufferPointer
+    ) -> Int {
+        guard let base = memory.baseAddress else { return 0 }
+        var sink = ByteSink(base.assumingMemoryBound(to: UInt8.self))
+        sink.byte(UInt8(ascii: "["))
+        sink.quoted(appID)
+        sink.byte(UInt8(ascii: ","))
+        sink.quoted(kind.rawValue)
+        sink.byte(UInt8(ascii: ","))
+        if let widgetType {
+            sink.quoted(widgetType)
+        } else {
+            sink.literal("null")
+        }
+        sink.byte(UInt8(ascii: "]"))
+        precondition(sink.position <= memory.count, "SeriesKey.write: memory below maxLength")
+        return sink.position
     }
 
     /// The key bytes for one series.

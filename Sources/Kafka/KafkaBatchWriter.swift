@@ -54,6 +54,22 @@ public struct KafkaBatchWriter: ~Copyable {
         count += 1
     }
 
+    /// Enqueues a message whose key and value librdkafka reads in place, without copying them: for one block per
+    /// batch holding every message, owned by the batch's `owner` (see `KafkaProducer.enqueueBatch`).
+    ///
+    /// The bytes must lie in memory `owner` keeps alive and nobody changes until the batch's completion has run;
+    /// a nil `key` sends the message without one. Throws as the keyed `append` does.
+    public mutating func appendBorrowing(
+        topic: String,
+        key: UnsafeRawBufferPointer?,
+        value: UnsafeRawBufferPointer,
+        headers: [KafkaHeader] = []
+    ) throws(KafkaError) {
+        precondition(tracker.owner != nil, "appendBorrowing needs a batch enqueued with an owner of the bytes")
+        if let error = produce(topic: topic, key: key, value: value, headers: headers, copies: false) { throw error }
+        count += 1
+    }
+
     /// Enqueues a message without a key; the partitioner spreads such messages.
     public mutating func append(
         topic: String,
@@ -72,12 +88,14 @@ public struct KafkaBatchWriter: ~Copyable {
         partition: Int32? = nil,
         key: UnsafeRawBufferPointer?,
         value: UnsafeRawBufferPointer,
-        headers: [KafkaHeader]
+        headers: [KafkaHeader],
+        copies: Bool = true
     ) -> KafkaError? {
         let opaque = tracker.beginMessage()
         do {
             try client.produce(
-                topic: topic, partition: partition, key: key, value: value, headers: headers, opaque: opaque)
+                topic: topic, partition: partition, key: key, value: value, headers: headers, opaque: opaque,
+                copies: copies)
             return nil
         } catch {
             tracker.abandonMessage()

@@ -44,14 +44,18 @@ public final class KafkaProducer: Sendable {
     ///
     /// - Parameters:
     ///   - capacity: the expected number of messages, to size the batch's bookkeeping; a guess is fine.
+    ///   - owner: what keeps the bytes of messages appended with `appendBorrowing` alive and unchanged; the batch
+    ///     holds it until `completion` has run (one block per batch that librdkafka reads without copying).
     ///   - recordsReports: whether the outcome lists every report (costs a lock per message), not only failures.
     public func enqueueBatch(
         capacity: Int = 64,
+        owner: (any AnyObject & Sendable)? = nil,
         recordsReports: Bool = false,
         completion: @escaping @Sendable (KafkaBatchOutcome) -> Void,
         _ body: (inout KafkaBatchWriter) throws -> Void
     ) throws {
-        let tracker = DeliveryTracker(capacityHint: capacity, recordsReports: recordsReports, completion: completion)
+        let tracker = DeliveryTracker(
+            capacityHint: capacity, recordsReports: recordsReports, owner: owner, completion: completion)
         defer { tracker.seal() }
         var writer = KafkaBatchWriter(client: try core.currentClient(), tracker: tracker)
         try body(&writer)

@@ -194,24 +194,31 @@ final class IngestHandler: Sendable {
         let client = batch.client
         let clientReport = batch.clientReport
         let isEnqueueAck = settings.ackMode == .enqueue
-        if let delivery, !isEnqueueAck {
-            var spooled = SpoolBatch(
-                topic: topic, headers: spoolHeaders,
-                appendedAt: receivedAt.secondsSinceEpoch * 1000 + Int64(receivedAt.nanoseconds / 1_000_000),
-                records: expected,
-                bytesPerRecord: 512)
-            // The same reused buffers as below; the batch copies each message once, so it can go to disk later.
-            var key = [UInt8](repeating: 0, count: 256)
-            var value = [UInt8](repeating: 0, count: 2_048)
-            for offset in events.indices {
-                let keyLength = SeriesKey.write(
-                    appID: client.appID, kind: events[offset].kind, widgetType: events[offset].widgetType, into: &key)
-                let valueLength = EventRecordWriter.write(
+        // Every record written once, in place, into one block per batch: the producer reads keys and values from
+        // it without copying, and the spool writes the same bytes if Kafka does not take the batch in time.
+        var records = SpoolBatch(
+            topic: topic, headers: spoolHeaders,
+            appendedAt: receivedAt.secondsSinceEpoch * 1000 + Int64(receivedAt.nanoseconds / 1_000_000),
+            records: expected, bytesPerRecord: 768)
+        for offset in events.indices {
+            records.append(
+                keyBound: SeriesKey.maxLength(
+                    appID: client.appID, kind: events[offset].kind, widgetType: events[offset].widgetType),
+                valueBound: EventRecordWriter.maxLength(
+                    event: events[offset], batchID: batchID, client: client, installHash: installHash,
+                    collector: collector)
+            ) { memory in
+                SeriesKey.write(
+                    appID: client.appID, kind: events[offset].kind, widgetType: events[offset].widgetType,
+                    into: memory)
+            } value: { memory in
+                EventRecordWriter.write(
                     event: events[offset], index: positions[offset], batchID: batchID, client: client,
-                    installHash: installHash, receivedAt: receivedAt, collector: collector, into: &value)
-                spooled.append(key: key[..<keyLength], value: value[..<valueLength])
+                    installHash: installHash, receivedAt: receivedAt, collector: collector, into: memory)
             }
-            delivery.send(spooled, headers: headers) { [self] outcome in
+        }
+        if let delivery, !isEnqueueAck {
+            delivery.send(records, headers: headers) { [self] outcome in
                 switch outcome {
                 case .persisted, .spooled:
                     metrics.recordDiagnostics(events, appID: client.appID, build: client.buildConfiguration)
@@ -227,42 +234,26 @@ final class IngestHandler: Sendable {
         }
         health.enqueued()
         do {
-            try producer.enqueueBatch(
-                capacity: expected,
-                completion: { [self] outcome in
-                    let isDurable = outcome.enqueued == expected && outcome.isFullyPersisted
-                    if isDurable {
-                        metrics.recordDiagnostics(events, appID: client.appID, build: client.buildConfiguration)
-                        metrics.recordClientReport(clientReport, appID: client.appID)
-                        rollup?.record(events, client: client)
-                    }
-                    if isEnqueueAck {
-                        if !isDurable {
-                            logger.warning(
-                                "batch answered at enqueue was not persisted",
-                                ["failed": String(outcome.failures.count), "enqueued": String(outcome.enqueued)])
-                        }
-                        return
-                    }
-                    if isDurable {
-                        succeed(pending)
-                    } else {
-                        fail(pending, reason: outcome.enqueued < expected ? .queueFull : .deliveryFailed)
-                    }
+            var enqueued = 0
+            try producer.enqueueBorrowing(records, headers: headers, enqueued: &enqueued) { [self] outcome in
+                let isDurable = outcome.enqueued == expected && outcome.isFullyPersisted
+                if isDurable {
+                    metrics.recordDiagnostics(events, appID: client.appID, build: client.buildConfiguration)
+                    metrics.recordClientReport(clientReport, appID: client.appID)
+                    rollup?.record(events, client: client)
                 }
-            ) { writer in
-                // Written in place over reused buffers and sent as slices: no allocation or per-byte checks per event.
-                var key = [UInt8](repeating: 0, count: 256)
-                var value = [UInt8](repeating: 0, count: 2_048)
-                for offset in events.indices {
-                    let keyLength = SeriesKey.write(
-                        appID: client.appID, kind: events[offset].kind, widgetType: events[offset].widgetType,
-                        into: &key)
-                    let valueLength = EventRecordWriter.write(
-                        event: events[offset], index: positions[offset], batchID: batchID, client: client,
-                        installHash: installHash, receivedAt: receivedAt, collector: collector, into: &value)
-                    try writer.append(
-                        topic: topic, key: key[..<keyLength], value: value[..<valueLength], headers: headers)
+                if isEnqueueAck {
+                    if !isDurable {
+                        logger.warning(
+                            "batch answered at enqueue was not persisted",
+                            ["failed": String(outcome.failures.count), "enqueued": String(outcome.enqueued)])
+                    }
+                    return
+                }
+                if isDurable {
+                    succeed(pending)
+                } else {
+                    fail(pending, reason: outcome.enqueued < expected ? .queueFull : .deliveryFailed)
                 }
             }
         } catch let error as KafkaError where error.code == .queueFull {

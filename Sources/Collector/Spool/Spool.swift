@@ -160,7 +160,7 @@ final class Spool: Sendable {
         _ batch: SpoolBatch, inFlight: Int = 0,
         completion: @escaping @Sendable (Result<Location, CollectorError>) -> Void
     ) {
-        let size = batch.bytes.count
+        let size = batch.byteCount
         let refusal = state.withLock { state -> CollectorError? in
             if state.isClosed { return CollectorError(.spoolUnavailable, "the spool is closed") }
             if state.fileBytes + state.reservedBytes + size > configuration.maxBytes {
@@ -426,7 +426,7 @@ final class Spool: Sendable {
     private func write(_ appends: [Append]) {
         var appends = appends
         for index in appends.indices { appends[index].batch.sealChecksums() }
-        let total = appends.reduce(0) { $0 + $1.batch.bytes.count }
+        let total = appends.reduce(0) { $0 + $1.batch.byteCount }
         let records = appends.reduce(0) { $0 + $1.batch.count }
         var start = 0
         var segment: UInt64 = 0
@@ -436,9 +436,9 @@ final class Spool: Sendable {
             var locations: [Location] = []
             var offset = start
             for append in appends {
-                try file.write(append.batch.bytes)
+                try file.write(append.batch.block.bytes)
                 locations.append(Location(segment: segment, offset: offset))
-                offset += append.batch.bytes.count
+                offset += append.batch.byteCount
             }
             try file.synchronize()
             let end = offset

@@ -3,10 +3,11 @@ import Gzip
 
 /// The messages of one batch (an ingest request's events, or one rollup flush) as spool frames in one buffer.
 ///
-/// Built once per batch, before anything is sent: the producer is fed slices of it, and when the batch has to be
-/// spooled the same bytes are written to disk after ``sealChecksums()``. Every record of a batch shares a topic,
-/// its headers and the time it was accepted, so that part of each frame is copied from one prepared block. The
-/// buffer grows geometrically: no allocation per record once its capacity is reserved.
+/// Built once per batch, before anything is sent: the producer reads keys and values from its ``RecordBlock`` in
+/// place, and when the batch has to be spooled the same bytes are written to disk after ``sealChecksums()``. Every
+/// record of a batch shares a topic, its headers and the time it was accepted, so that part of each frame is copied
+/// from one prepared preamble. Records are written straight into the block, which grows geometrically: no
+/// allocation per record once its capacity is reserved.
 struct SpoolBatch: Sendable {
     /// Where one record's key and value lie in ``bytes``.
     struct Frame: Sendable, Hashable {
@@ -24,8 +25,8 @@ struct SpoolBatch: Sendable {
     let headers: [SpoolRecord.Header]
     /// When the records were accepted, in milliseconds since 1970.
     let appendedAt: Int64
-    /// The frames, back to back, as they go to disk.
-    private(set) var bytes: [UInt8] = []
+    /// The frames, back to back, as they go to disk; the producer reads keys and values from it in place.
+    private(set) var block: RecordBlock
     /// One entry per record, in order.
     private(set) var frames: [Frame] = []
     /// Whether the checksums are filled in.
@@ -44,10 +45,9 @@ struct SpoolBatch: Sendable {
         SpoolFormat.appendInteger(appendedAt, to: &preamble)
         preamble += SpoolFormat.metadataBlock(topic: topic, headers: headers)
         self.preamble = preamble
-        if records > 0 {
-            frames.reserveCapacity(records)
-            bytes.reserveCapacity(records * (SpoolFormat.frameHeaderSize + preamble.count + 8 + bytesPerRecord))
-        }
+        frames.reserveCapacity(records)
+        block = RecordBlock(
+            capacity: records * (SpoolFormat.frameHeaderSize + preamble.count + 8 + bytesPerRecord))
     }
 
     /// How many records the batch holds.
@@ -56,25 +56,63 @@ struct SpoolBatch: Sendable {
     /// Whether it holds no record.
     var isEmpty: Bool { frames.isEmpty }
 
+    /// A copy of the frames' bytes, as they go to disk (the spool writes ``block``'s own).
+    var bytes: [UInt8] { Array(block.bytes) }
+
+    /// How many bytes the frames take.
+    var byteCount: Int { block.count }
+
+    /// The key of record `index`, or nil for none; valid as long as the batch's block.
+    func key(_ index: Int) -> UnsafeRawBufferPointer? {
+        frames[index].key.map { block.bytes($0) }
+    }
+
+    /// The value of record `index`; valid as long as the batch's block.
+    func value(_ index: Int) -> UnsafeRawBufferPointer {
+        block.bytes(frames[index].value)
+    }
+
     /// Appends a record; `key` nil for a record without a key. Invalidates the checksums.
     mutating func append(key: UnsafeRawBufferPointer?, value: UnsafeRawBufferPointer) {
-        let start = bytes.count
-        let payloadLength = preamble.count + 4 + (key?.count ?? 0) + 4 + value.count
-        SpoolFormat.appendInteger(UInt32(payloadLength), to: &bytes)
-        SpoolFormat.appendInteger(UInt32(0), to: &bytes)
-        bytes.append(contentsOf: preamble)
-        var keyRange: Range<Int>?
-        if let key {
-            SpoolFormat.appendInteger(Int32(key.count), to: &bytes)
-            keyRange = bytes.count..<bytes.count + key.count
-            bytes.append(contentsOf: key)
-        } else {
-            SpoolFormat.appendInteger(Int32(-1), to: &bytes)
+        append(keyBound: key?.count, valueBound: value.count) { memory in
+            guard let key else { return 0 }
+            memory.copyMemory(from: key)
+            return key.count
+        } value: { memory in
+            memory.copyMemory(from: value)
+            return value.count
         }
-        SpoolFormat.appendInteger(UInt32(value.count), to: &bytes)
-        let valueRange = bytes.count..<bytes.count + value.count
-        bytes.append(contentsOf: value)
-        frames.append(Frame(start: start, key: keyRange, value: valueRange))
+    }
+
+    /// Appends a record written in place: `key` writes at most `keyBound` bytes (nil for a record without a key)
+    /// and `value` at most `valueBound`, each returning how many it wrote. No copy and, once the block has room, no
+    /// allocation. Invalidates the checksums.
+    mutating func append(
+        keyBound: Int?, valueBound: Int, key writeKey: (UnsafeMutableRawBufferPointer) -> Int,
+        value writeValue: (UnsafeMutableRawBufferPointer) -> Int
+    ) {
+        makeBlockUnique()
+        let start = block.count
+        block.reserve(SpoolFormat.frameHeaderSize + preamble.count + 8 + (keyBound ?? 0) + valueBound)
+        block.append(littleEndian: UInt32(0))
+        block.append(littleEndian: UInt32(0))
+        preamble.withUnsafeBytes { block.append($0) }
+        var keyRange: Range<Int>?
+        let keyLengthOffset = block.count
+        block.append(littleEndian: Int32(-1))
+        if let keyBound {
+            let keyStart = block.count
+            block.append(upTo: keyBound, writeKey)
+            keyRange = keyStart..<block.count
+            block.store(littleEndian: Int32(block.count - keyStart), at: keyLengthOffset)
+        }
+        let valueLengthOffset = block.count
+        block.append(littleEndian: UInt32(0))
+        let valueStart = block.count
+        block.append(upTo: valueBound, writeValue)
+        block.store(littleEndian: UInt32(block.count - valueStart), at: valueLengthOffset)
+        block.store(littleEndian: UInt32(block.count - start - SpoolFormat.frameHeaderSize), at: start)
+        frames.append(Frame(start: start, key: keyRange, value: valueStart..<block.count))
         isSealed = false
     }
 
@@ -92,22 +130,23 @@ struct SpoolBatch: Sendable {
     /// Fills in every frame's CRC-32; needed before the bytes go to disk, not before they go to Kafka.
     mutating func sealChecksums() {
         guard !isSealed else { return }
-        let frames = frames
-        bytes.withUnsafeMutableBytes { buffer in
-            for (index, frame) in frames.enumerated() {
-                let end = index + 1 < frames.count ? frames[index + 1].start : buffer.count
-                let payload = UnsafeRawBufferPointer(
-                    rebasing: buffer[(frame.start + SpoolFormat.frameHeaderSize)..<end])
-                let checksum = Gzip.crc32(payload)
-                buffer.storeBytes(of: checksum.littleEndian, toByteOffset: frame.start + 4, as: UInt32.self)
-            }
+        makeBlockUnique()
+        for index in frames.indices {
+            let start = frames[index].start
+            let payload = block.bytes((start + SpoolFormat.frameHeaderSize)..<frameEnd(index))
+            block.store(littleEndian: Gzip.crc32(payload), at: start + 4)
         }
         isSealed = true
     }
 
     /// Where the frame of record `index` ends.
     func frameEnd(_ index: Int) -> Int {
-        index + 1 < frames.count ? frames[index + 1].start : bytes.count
+        index + 1 < frames.count ? frames[index + 1].start : block.count
+    }
+
+    // A block another holder shares (the producer reading it, a ticket keeping it) is never written: copy first.
+    private mutating func makeBlockUnique() {
+        if !isKnownUniquelyReferenced(&block) { block = block.copy() }
     }
 
     /// The current time in milliseconds since 1970.

@@ -86,20 +86,8 @@ final class SpoolingDelivery: Sendable {
         health.enqueued()
         var enqueued = 0
         do {
-            try producer.enqueueBatch(
-                capacity: batch.count,
-                completion: { [self] outcome in act(ticket.reported(outcome), ticket) }
-            ) { writer in
-                let bytes = batch.bytes
-                for frame in batch.frames {
-                    if let key = frame.key {
-                        try writer.append(
-                            topic: batch.topic, key: bytes[key], value: bytes[frame.value], headers: headers)
-                    } else {
-                        try writer.append(topic: batch.topic, value: bytes[frame.value], headers: headers)
-                    }
-                    enqueued += 1
-                }
+            try producer.enqueueBorrowing(batch, headers: headers, enqueued: &enqueued) { [self] outcome in
+                act(ticket.reported(outcome), ticket)
             }
         } catch {
             // A full queue (or a producer being rebuilt): what was enqueued stays in flight, the rest waits on disk.

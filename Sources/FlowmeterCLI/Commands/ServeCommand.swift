@@ -46,7 +46,7 @@ enum ServeCommand {
                 .value("request-deadline", "DURATION", help: "Time to receive one request.", default: "10s"),
                 .value("connection-limit", "N", help: "Most open connections.", default: "1024"),
                 .value("per-ip-connection-limit", "N", help: "Most open connections per IP.", default: "256"),
-                .value("threads", "N", help: "HTTP worker threads.", default: "the number of processors"),
+                .value("threads", "N", help: "HTTP worker threads.", default: "the CPUs this process may use"),
                 .value("rate-limit", "EVENTS/S", help: "Per-key rate for keys without their own.", default: "1000"),
                 .value("rate-burst", "EVENTS", help: "Per-key burst for keys without their own.", default: "5000"),
                 .value("events-topic", "NAME", help: "Topic of accepted events.", default: "flowmeter.events.v1"),
@@ -54,6 +54,9 @@ enum ServeCommand {
                 .value("alerts-topic", "NAME", help: "Topic of alerts.", default: "flowmeter.alerts.v1"),
                 .value("deploys-topic", "NAME", help: "Topic of deploy markers.", default: "flowmeter.deploys.v1"),
                 .value("kafka-linger", "DURATION", help: "Producer linger.ms.", default: "5ms"),
+                .value(
+                    "kafka-queue-max-bytes", "BYTES", help: "Bound on the producer's local queue (then the spool).",
+                    default: "64MiB"),
                 .value("store", "PATH|URL", help: "Rollup store (SQLite path or postgres://…); runs the sink here."),
                 .value("sink-group", "NAME", help: "Consumer group of the in-process sink.", default: "flowmeter-sink"),
                 SharedOptions.deadLetters,
@@ -196,6 +199,9 @@ enum ServeCommand {
         configuration.shutdownFlushTimeout =
             try arguments.parsed("shutdown-timeout", as: duration, OptionValues.duration)
             ?? configuration.shutdownFlushTimeout
+        configuration.kafkaQueueMaxBytes =
+            try arguments.parsed("kafka-queue-max-bytes", as: bytes, OptionValues.bytes)
+            ?? configuration.kafkaQueueMaxBytes
         let spool = try arguments.required("spool")
         if spool != "none" {
             var settings = CollectorConfiguration.DiskSpool(directory: spool)

@@ -15,6 +15,8 @@ final class DeliveryTracker: @unchecked Sendable {
 
     private let completion: @Sendable (KafkaBatchOutcome) -> Void
     private let recordsReports: Bool
+    /// What owns the bytes of messages enqueued without a copy; held until the completion has run.
+    let owner: (any AnyObject & Sendable)?
     let enqueuedAt: ContinuousClock.Instant
     // Starts at 1: the enqueuer's hold, released by `seal()`, so the batch cannot finish while it is being built.
     private let pending = Atomic<Int>(1)
@@ -26,9 +28,13 @@ final class DeliveryTracker: @unchecked Sendable {
     private var slotCount = 0
     private var isCancelled = false
 
-    init(capacityHint: Int, recordsReports: Bool, completion: @escaping @Sendable (KafkaBatchOutcome) -> Void) {
+    init(
+        capacityHint: Int, recordsReports: Bool, owner: (any AnyObject & Sendable)? = nil,
+        completion: @escaping @Sendable (KafkaBatchOutcome) -> Void
+    ) {
         self.completion = completion
         self.recordsReports = recordsReports
+        self.owner = owner
         self.chunkCapacity = max(1, min(capacityHint, 4096))
         self.enqueuedAt = .now
         _ = Unmanaged.passRetained(self)

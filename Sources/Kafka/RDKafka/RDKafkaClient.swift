@@ -53,15 +53,17 @@ final class RDKafkaClient: @unchecked Sendable {
         return configuration
     }
 
-    /// Enqueues one message (key, value and headers copied) with `opaque` for its delivery report; never blocks.
-    /// `partition` nil lets the partitioner choose by key.
+    /// Enqueues one message with `opaque` for its delivery report; never blocks. `partition` nil lets the
+    /// partitioner choose by key. Headers are always copied; key and value are copied unless `copies` is false, when
+    /// their bytes must stay valid and unchanged until the message's delivery report has been served.
     func produce(
         topic: String,
         partition: Int32? = nil,
         key: UnsafeRawBufferPointer?,
         value: UnsafeRawBufferPointer,
         headers: [KafkaHeader],
-        opaque: UnsafeMutableRawPointer
+        opaque: UnsafeMutableRawPointer,
+        copies: Bool = true
     ) throws(KafkaError) {
         let fixedCount = partition == nil ? 5 : 6
         let error: OpaquePointer? = topic.withCString { topicName in
@@ -80,7 +82,8 @@ final class RDKafkaClient: @unchecked Sendable {
                 entry.u.ptr = opaque
                 vus[3] = entry
                 entry.vtype = RD_KAFKA_VTYPE_MSGFLAGS
-                entry.u.i = RD_KAFKA_MSG_F_COPY
+                // Without F_COPY (and without F_FREE) librdkafka points at the caller's bytes and never frees them.
+                entry.u.i = copies ? RD_KAFKA_MSG_F_COPY : 0
                 vus[4] = entry
                 if let partition {
                     entry.vtype = RD_KAFKA_VTYPE_PARTITION
