@@ -18,6 +18,10 @@ public struct BatchDecodingError: FlowmeterError, Hashable {
         /// A batch-level key has the right type but an unusable value (for example an invalid `sentAt`).
         public static let invalidValue = Code(rawValue: "invalidValue")
 
+        /// The `events` array holds more elements than the decoder was allowed to take (the fast decoder's
+        /// `maxEvents`); decoding stopped there.
+        public static let tooManyEvents = Code(rawValue: "tooManyEvents")
+
         /// A readable rendering for logs.
         public var description: String { rawValue }
     }

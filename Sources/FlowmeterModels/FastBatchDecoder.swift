@@ -10,8 +10,12 @@ public import Foundation
 public enum FastBatchDecoder {
     /// Decodes a batch from UTF-8 bytes, dropping and reporting bad events; throws ``BatchDecodingError`` when the
     /// batch as a whole cannot be taken.
-    public static func decode(_ bytes: [UInt8]) throws(BatchDecodingError) -> DecodedBatch {
-        let result = bytes.withUnsafeBufferPointer { buffer in decode(buffer) }
+    ///
+    /// With `maxEvents`, an `events` array with more elements throws `tooManyEvents` as soon as the element past the
+    /// limit begins, so an oversized batch costs no more than the limit's worth of decoding (and no report for each
+    /// of a million broken elements); whatever follows is not looked at.
+    public static func decode(_ bytes: [UInt8], maxEvents: Int = .max) throws(BatchDecodingError) -> DecodedBatch {
+        let result = bytes.withUnsafeBufferPointer { buffer in decode(buffer, maxEvents: maxEvents) }
         return try result.get()
     }
 
@@ -21,13 +25,18 @@ public enum FastBatchDecoder {
         return try result.get()
     }
 
-    static func decode(_ buffer: UnsafeBufferPointer<UInt8>) -> Result<DecodedBatch, BatchDecodingError> {
+    static func decode(
+        _ buffer: UnsafeBufferPointer<UInt8>, maxEvents: Int = .max
+    ) -> Result<DecodedBatch, BatchDecodingError> {
         guard let base = buffer.baseAddress, buffer.count > 0 else {
             return .failure(BatchDecodingError(.invalidJSON, "Empty body at offset 0", path: ""))
         }
-        var parser = FastBatchParser(reader: ByteReader(base: base, count: buffer.count))
+        var parser = FastBatchParser(reader: ByteReader(base: base, count: buffer.count), maxEvents: maxEvents)
         do {
             return try parser.parse()
+        } catch where parser.exceededMaxEvents {
+            return .failure(
+                BatchDecodingError(.tooManyEvents, "More than \(maxEvents) events in the batch", path: "events"))
         } catch {
             return .failure(
                 BatchDecodingError(.invalidJSON, "\(error.reason) at offset \(error.offset)", path: ""))

@@ -12,9 +12,14 @@ struct FastBatchParser {
     var slots: [Slot]
     /// Shares repeated event strings across the batch.
     var interner = StringInterner()
+    /// The most elements `events` may hold; the one past it stops the parse (see ``exceededMaxEvents``).
+    let maxEvents: Int
+    /// Whether the parse stopped at the element past ``maxEvents``: the syntax error it threw is only the way out.
+    var exceededMaxEvents = false
 
-    init(reader: ByteReader) {
+    init(reader: ByteReader, maxEvents: Int = .max) {
         self.reader = reader
+        self.maxEvents = maxEvents
         self.slots = Array(repeating: Slot(type: .null, start: 0, end: 0, flag: false), count: 10)
     }
 
@@ -415,6 +420,10 @@ struct FastBatchParser {
         var index = 0
         var isFirst = true
         while try nextElement(isFirst: &isFirst) {
+            if index == maxEvents {
+                exceededMaxEvents = true
+                throw reader.fail("More than \(maxEvents) events")
+            }
             if reader.peek == UInt8(ascii: "{") {
                 switch try parseEvent() {
                 case .success(let event): events.append(event)

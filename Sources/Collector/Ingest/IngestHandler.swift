@@ -101,12 +101,12 @@ final class IngestHandler: Sendable {
         }
         guard Self.isJSON(request.headers["Content-Type"]) else { throw .unsupportedContentType }
         let body = try inflate(request.body, encoding: request.headers["Content-Encoding"])
-        if EventCountScan.count(in: body, stoppingAfter: settings.maxEventsPerBatch) > settings.maxEventsPerBatch {
-            throw .tooManyEvents(limit: settings.maxEventsPerBatch)
-        }
         let decoded: DecodedBatch
         do {
-            decoded = try FastBatchDecoder.decode(body)
+            // One pass over the body: the decoder itself stops at the event past the limit.
+            decoded = try FastBatchDecoder.decode(body, maxEvents: settings.maxEventsPerBatch)
+        } catch where error.code == .tooManyEvents {
+            throw .tooManyEvents(limit: settings.maxEventsPerBatch)
         } catch {
             throw .invalidJSON(message: error.message, path: error.path)
         }

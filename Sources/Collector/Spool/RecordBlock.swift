@@ -13,14 +13,14 @@ final class RecordBlock: @unchecked Sendable {
     private(set) var count = 0
     private var capacity: Int
 
-    /// An empty block with room for `capacity` bytes.
+    /// An empty block with room for `capacity` bytes, its memory from ``BlockPool``.
     init(capacity: Int = 0) {
-        self.capacity = max(capacity, 64)
-        self.base = .allocate(byteCount: self.capacity, alignment: 8)
+        self.capacity = BlockPool.roundedSize(capacity)
+        self.base = BlockPool.shared.take(size: self.capacity)
     }
 
     deinit {
-        base.deallocate()
+        BlockPool.shared.give(base, size: capacity)
     }
 
     /// The written bytes.
@@ -46,11 +46,10 @@ final class RecordBlock: @unchecked Sendable {
     func reserve(_ extra: Int) {
         let needed = count + extra
         guard needed > capacity else { return }
-        var grown = capacity * 2
-        while grown < needed { grown *= 2 }
-        let moved = UnsafeMutableRawPointer.allocate(byteCount: grown, alignment: 8)
+        let grown = BlockPool.roundedSize(max(needed, capacity * 2))
+        let moved = BlockPool.shared.take(size: grown)
         moved.copyMemory(from: base, byteCount: count)
-        base.deallocate()
+        BlockPool.shared.give(base, size: capacity)
         base = moved
         capacity = grown
     }

@@ -46,8 +46,10 @@ struct SpoolBatch: Sendable {
         preamble += SpoolFormat.metadataBlock(topic: topic, headers: headers)
         self.preamble = preamble
         frames.reserveCapacity(records)
-        block = RecordBlock(
-            capacity: records * (SpoolFormat.frameHeaderSize + preamble.count + 8 + bytesPerRecord))
+        // Each append reserves its record's worst case (every byte escaped), so leave room for one of those past
+        // the estimate: the block is then allocated once, not grown (and copied) at the last record.
+        let estimate = records * (SpoolFormat.frameHeaderSize + preamble.count + 8 + bytesPerRecord)
+        block = RecordBlock(capacity: estimate > 0 ? estimate + 8_192 : 0)
     }
 
     /// How many records the batch holds.

@@ -33,7 +33,7 @@ extension ServerCore {
                 bodiesTooLarge.add(1, ordering: .relaxed)
                 return queue(Self.tooLarge(limit: configuration.maxBodyBytes), for: state, connection: connection)
             }
-            state.body.reserveCapacity(Int(declared))
+            state.body = bodyBuffers.take(capacity: Int(declared))
         }
         return MHD_Result.YES
     }
@@ -87,15 +87,9 @@ extension ServerCore {
     private func dispatch(_ state: RequestState, connection: OpaquePointer) -> MHD_Result {
         var body: [UInt8] = []
         swap(&body, &state.body)
-        let request = HTTPRequest(
-            method: state.method,
-            path: state.path,
-            queryItems: MHDValues.queryItems(of: connection),
-            headers: MHDValues.headers(of: connection),
-            body: body,
-            remoteAddress: state.connection.remoteAddress
-        )
-        handler(request, HTTPResponder(slot: state.slot))
+        handle(body: body, state: state, connection: connection)
+        // The request is gone; unless the handler kept its own copy, this is the only reference to the buffer.
+        bodyBuffers.give(&body)
         switch state.slot.takeAnswerOrSuspend() {
         case .answered(let response, let isFallback):
             state.answeredByFallback = isFallback
@@ -116,6 +110,19 @@ extension ServerCore {
             }
             return MHD_Result.YES
         }
+    }
+
+    @inline(never)
+    private func handle(body: [UInt8], state: RequestState, connection: OpaquePointer) {
+        let request = HTTPRequest(
+            method: state.method,
+            path: state.path,
+            queryItems: MHDValues.queryItems(of: connection),
+            headers: MHDValues.headers(of: connection),
+            body: body,
+            remoteAddress: state.connection.remoteAddress
+        )
+        handler(request, HTTPResponder(slot: state.slot))
     }
 
     /// The completion callback: counts, reports, and restarts the receive clock for a kept-alive connection.

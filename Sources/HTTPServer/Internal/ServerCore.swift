@@ -25,6 +25,8 @@ final class ServerCore: Sendable {
     /// Open connections by identity; the reaper walks it, and holds its lock while shutting a socket down so
     /// libmicrohttpd cannot close (and the kernel reuse) that descriptor in between.
     let connections = Mutex<[ObjectIdentifier: ConnectionContext]>([:])
+    /// Request-body buffers for reuse.
+    let bodyBuffers = BodyBufferPool()
 
     init(configuration: HTTPServerConfiguration, handler: @escaping HTTPHandler) {
         self.configuration = configuration
