@@ -34,7 +34,7 @@ public enum FastBatchDecoder {
         var parser = FastBatchParser(reader: ByteReader(base: base, count: buffer.count), maxEvents: maxEvents)
         do {
             return try parser.parse()
-        } catch where parser.exceededMaxEvents {
+        } catch  where parser.exceededMaxEvents {
             return .failure(
                 BatchDecodingError(.tooManyEvents, "More than \(maxEvents) events in the batch", path: "events"))
         } catch {

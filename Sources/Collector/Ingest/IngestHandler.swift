@@ -105,7 +105,7 @@ final class IngestHandler: Sendable {
         do {
             // One pass over the body: the decoder itself stops at the event past the limit.
             decoded = try FastBatchDecoder.decode(body, maxEvents: settings.maxEventsPerBatch)
-        } catch where error.code == .tooManyEvents {
+        } catch  where error.code == .tooManyEvents {
             throw .tooManyEvents(limit: settings.maxEventsPerBatch)
         } catch {
             throw .invalidJSON(message: error.message, path: error.path)
