@@ -35,6 +35,18 @@ final class AggregatorShard: Sendable {
         var lastCodingPath: String?
         var lastMessage: String?
         var lastPageID: String?
+        /// The release of the last event that had one, and where its count sits in `rollup.releases` (valid until
+        /// a release is added: only value updates happen in between).
+        var lastRelease: String?
+        var lastReleaseIndex: Dictionary<String, Int64>.Index?
+        /// Hashes of (codingPath, message, pageID) triples already found to change nothing: samples only ever get
+        /// replaced by ones earlier in sample order, so a triple that changed nothing never will.
+        var settledSamples: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        var nextSettled = 0
+
+        init(rollup: SeriesRollup) {
+            self.rollup = rollup
+        }
     }
 
     /// One app build's rollups.
@@ -175,14 +187,29 @@ extension AggregatorShard.SeriesAccumulator {
             lastInstall = install
         }
         if let release = events[position].backendRelease {
-            rollup.releases[release, default: 0] += count
-            if rollup.releases.count > SeriesRollup.maxReleases {
-                rollup.releases = SeriesRollup.boundedReleases(rollup.releases)
-            }
+            addRelease(release, count: count)
         }
         addSample(
             codingPath: events[position].codingPath, message: events[position].message,
             pageID: events[position].pageID)
+    }
+
+    private mutating func addRelease(_ release: String, count: Int64) {
+        if let index = lastReleaseIndex, release == lastRelease {
+            rollup.releases.values[index] += count
+            return
+        }
+        lastRelease = release
+        if let index = rollup.releases.index(forKey: release) {
+            rollup.releases.values[index] += count
+            lastReleaseIndex = index
+            return
+        }
+        rollup.releases[release] = count
+        if rollup.releases.count > SeriesRollup.maxReleases {
+            rollup.releases = SeriesRollup.boundedReleases(rollup.releases)
+        }
+        lastReleaseIndex = rollup.releases.index(forKey: release)
     }
 
     private mutating func addSample(codingPath: String?, message: String?, pageID: String?) {
@@ -193,6 +220,29 @@ extension AggregatorShard.SeriesAccumulator {
         lastCodingPath = codingPath
         lastMessage = message
         lastPageID = pageID
+        var hasher = Hasher()
+        hasher.combine(codingPath)
+        hasher.combine(message)
+        hasher.combine(pageID)
+        let settled = UInt64(bitPattern: Int64(hasher.finalize())) | 1
+        if settled == settledSamples.0 || settled == settledSamples.1 || settled == settledSamples.2
+            || settled == settledSamples.3
+        {
+            return
+        }
+        if !insertSample(codingPath: codingPath, message: message, pageID: pageID) {
+            switch nextSettled {
+            case 0: settledSamples.0 = settled
+            case 1: settledSamples.1 = settled
+            case 2: settledSamples.2 = settled
+            default: settledSamples.3 = settled
+            }
+            nextSettled = (nextSettled + 1) & 3
+        }
+    }
+
+    /// Takes the triple into the samples if it belongs there; false when it changed nothing.
+    private mutating func insertSample(codingPath: String?, message: String?, pageID: String?) -> Bool {
         // Decide against the kept samples without building the normalized path: most events repeat a kept
         // (path, message) or order after the last kept sample.
         let path = codingPath ?? ""
@@ -202,21 +252,23 @@ extension AggregatorShard.SeriesAccumulator {
             if order == .orderedSame, rollup.samples[index].message == message {
                 if RollupSample.optionalLess(pageID, rollup.samples[index].pageID) {
                     rollup.samples[index].pageID = pageID
+                    return true
                 }
-                return
+                return false
             }
             lastOrder = order
         }
         if rollup.samples.count == SeriesRollup.maxSamples, let last = rollup.samples.last {
             switch lastOrder {
             case .orderedDescending:
-                return
+                return false
             case .orderedSame:
-                guard RollupSample.optionalLess(message, last.message) else { return }
+                guard RollupSample.optionalLess(message, last.message) else { return false }
             case .orderedAscending:
                 break
             }
         }
         rollup.insertSample(RollupSample(codingPath: codingPath, message: message, pageID: pageID))
+        return true
     }
 }

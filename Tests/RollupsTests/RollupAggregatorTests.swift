@@ -165,6 +165,52 @@ import Testing
         }
     }
 
+    /// Batches of many events (samples that compete for the three places, pages that replace kept ones, more
+    /// releases than a rollup keeps) come out exactly as merging every event alone: the aggregator's shortcuts for
+    /// repeated releases and settled samples change nothing.
+    @Test func batchesMatchMergingEverySingleEventWhateverTheirSamplesAndReleases() throws {
+        let aggregator = RollupAggregator(configuration: .init(collectorID: "c", shardCount: 2))
+        var random = SeededGenerator(seed: 11)
+        var expected: [String: SeriesRollup] = [:]
+        let pages = ["home", "cart", "deals", nil]
+        for _ in 0..<60 {
+            var batch: [DiagnosticEvent] = []
+            for _ in 0..<25 {
+                let release = random.next() % 3 == 0 ? nil : "api@\(random.next() % 20)"
+                batch.append(
+                    DiagnosticEvent(
+                        kind: .unknownType, widgetType: "t\(random.next() % 3)",
+                        codingPath: "sections.Index \(random.next() % 9).widgets.Index \(random.next() % 4)",
+                        message: random.next() % 2 == 0 ? "Missing key 'title'" : "Unknown type",
+                        pageID: pages[Int(random.next() % 4)], backendRelease: release,
+                        count: Int(random.next() % 3 + 1),
+                        occurredAt: Timestamp(secondsSinceEpoch: Self.base + Int64(random.next() % 120))))
+            }
+            aggregator.record(
+                batch, client: Self.client, decodes: nil, installHash: nil,
+                receivedAt: Timestamp(secondsSinceEpoch: Self.base))
+            for event in batch {
+                let single = SeriesRollup(
+                    series: RollupSeries(
+                        version: VersionKey(client: Self.client), kind: event.kind, widgetType: event.widgetType),
+                    window: MinuteWindow(containing: event.occurredAt), events: Int64(event.count),
+                    installs: HyperLogLog(), firstSeen: event.occurredAt, lastSeen: event.occurredAt,
+                    releases: event.backendRelease.map { [$0: Int64(event.count)] } ?? [:],
+                    samples: [RollupSample(codingPath: event.codingPath, message: event.message, pageID: event.pageID)])
+                let key = "\(single.series.widgetType)|\(single.window.start)"
+                if expected[key] != nil { expected[key]!.merge(single) } else { expected[key] = single }
+            }
+        }
+        let actual = seriesRollups(aggregator.drain())
+        #expect(actual.count == expected.count)
+        for rollup in actual {
+            let wanted = try #require(expected["\(rollup.series.widgetType)|\(rollup.window.start)"])
+            #expect(rollup.samples == wanted.samples)
+            #expect(rollup.releases == wanted.releases)
+            #expect(rollup.events == wanted.events)
+        }
+    }
+
     @Test func overflowingSeriesCountUnderOtherAndMemoryStaysBounded() {
         let aggregator = RollupAggregator(configuration: .init(collectorID: "c", shardCount: 1, maxEntries: 10))
         let at = Timestamp(secondsSinceEpoch: Self.base)
