@@ -152,12 +152,25 @@ public enum EventRecordWriter {
         value.map(ByteSink.maxQuotedLength) ?? 0
     }
 
-    // One body for every entry point, so they cannot drift apart.
+    // One body for every entry point, so they cannot drift apart: the event's own fields, then the batch's.
     static func writeBody(
         kind: DiagnosticKind, widgetType: String?, codingPath: String?, message: String?, pageID: String?,
         surface: String?, backendRelease: String?, count: Int, occurredAt: Timestamp, appID: String,
         appVersion: String, platform: String, buildConfiguration: BuildConfiguration, installHash: String?,
         receivedAt: Timestamp, collector: String, to sink: inout ByteSink
+    ) {
+        writeEventFields(
+            kind: kind, widgetType: widgetType, codingPath: codingPath, message: message, pageID: pageID,
+            surface: surface, backendRelease: backendRelease, count: count, occurredAt: occurredAt, to: &sink)
+        writeTail(
+            appID: appID, appVersion: appVersion, platform: platform, buildConfiguration: buildConfiguration,
+            installHash: installHash, receivedAt: receivedAt, collector: collector, to: &sink)
+    }
+
+    /// `,"kind":…` through `,"occurredAt":"…"`: what differs from one event of a batch to the next.
+    static func writeEventFields(
+        kind: DiagnosticKind, widgetType: String?, codingPath: String?, message: String?, pageID: String?,
+        surface: String?, backendRelease: String?, count: Int, occurredAt: Timestamp, to sink: inout ByteSink
     ) {
         sink.key("kind")
         sink.quoted(kind.rawValue)
@@ -171,6 +184,14 @@ public enum EventRecordWriter {
         sink.int(count)
         sink.key("occurredAt")
         sink.quotedTimestamp(occurredAt)
+    }
+
+    /// `,"appID":…` through the closing brace: the same for every event of a batch (``EventRecordBatch`` writes it
+    /// once).
+    static func writeTail(
+        appID: String, appVersion: String, platform: String, buildConfiguration: BuildConfiguration,
+        installHash: String?, receivedAt: Timestamp, collector: String, to sink: inout ByteSink
+    ) {
         sink.key("appID")
         sink.quoted(appID)
         sink.key("appVersion")

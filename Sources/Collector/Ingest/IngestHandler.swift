@@ -200,21 +200,20 @@ final class IngestHandler: Sendable {
             topic: topic, headers: spoolHeaders,
             appendedAt: receivedAt.secondsSinceEpoch * 1000 + Int64(receivedAt.nanoseconds / 1_000_000),
             records: expected, bytesPerRecord: 768)
+        // The batch's own fields of every record (app, version, install hash, receipt, collector) escaped once.
+        let shared = EventRecordBatch(
+            batchID: batchID, client: client, installHash: installHash, receivedAt: receivedAt, collector: collector)
         for offset in events.indices {
             records.append(
                 keyBound: SeriesKey.maxLength(
                     appID: client.appID, kind: events[offset].kind, widgetType: events[offset].widgetType),
-                valueBound: EventRecordWriter.maxLength(
-                    event: events[offset], batchID: batchID, client: client, installHash: installHash,
-                    collector: collector)
+                valueBound: shared.maxLength(of: events[offset])
             ) { memory in
                 SeriesKey.write(
                     appID: client.appID, kind: events[offset].kind, widgetType: events[offset].widgetType,
                     into: memory)
             } value: { memory in
-                EventRecordWriter.write(
-                    event: events[offset], index: positions[offset], batchID: batchID, client: client,
-                    installHash: installHash, receivedAt: receivedAt, collector: collector, into: memory)
+                shared.write(event: events[offset], index: positions[offset], into: memory)
             }
         }
         if let delivery, !isEnqueueAck {

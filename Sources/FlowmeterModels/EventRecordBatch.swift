@@ -1,0 +1,79 @@
+/// What every record of one batch shares, escaped once: the `<batch id>/` of ids made from the batch's, and the
+/// record's tail (`"appID"` through `"collector"`, the same for every event of the batch).
+///
+/// ``write(event:index:into:)`` then writes only the event's own fields and copies the rest, the same bytes as
+/// ``EventRecordWriter/write(event:index:batchID:client:installHash:receivedAt:collector:into:)`` (the tests hold
+/// them equal) at a fraction of the work: per event, seven strings and a timestamp fewer to escape and format.
+public struct EventRecordBatch: Sendable {
+    /// `<batch id escaped>/`, for events without an id of their own.
+    let idPrefix: [UInt8]
+    /// `,"appID":…,"collector":"…"}`.
+    let tail: [UInt8]
+
+    /// Prepares the shared parts of a batch's records.
+    public init(batchID: String, client: ClientInfo, installHash: String?, receivedAt: Timestamp, collector: String) {
+        var prefix = [UInt8](repeating: 0, count: ByteSink.maxQuotedLength(batchID) + 1)
+        let prefixLength = prefix.withUnsafeMutableBufferPointer { memory in
+            var sink = ByteSink(memory.baseAddress!)
+            sink.escaped(batchID)
+            sink.byte(UInt8(ascii: "/"))
+            return sink.position
+        }
+        idPrefix = Array(prefix[..<prefixLength])
+        let bound =
+            192 + ByteSink.maxQuotedLength(client.appID) + ByteSink.maxQuotedLength(client.appVersion)
+            + ByteSink.maxQuotedLength(client.platform) + ByteSink.maxQuotedLength(client.buildConfiguration.rawValue)
+            + (installHash.map(ByteSink.maxQuotedLength) ?? 0) + ByteSink.maxQuotedTimestampLength
+            + ByteSink.maxQuotedLength(collector)
+        var tail = [UInt8](repeating: 0, count: bound)
+        let tailLength = tail.withUnsafeMutableBufferPointer { memory in
+            var sink = ByteSink(memory.baseAddress!)
+            EventRecordWriter.writeTail(
+                appID: client.appID, appVersion: client.appVersion, platform: client.platform,
+                buildConfiguration: client.buildConfiguration, installHash: installHash, receivedAt: receivedAt,
+                collector: collector, to: &sink)
+            precondition(sink.position <= bound, "EventRecordBatch: tail bound too small")
+            return sink.position
+        }
+        self.tail = Array(tail[..<tailLength])
+    }
+
+    /// The most bytes the record of `event` can take.
+    public func maxLength(of event: DiagnosticEvent) -> Int {
+        var total = 160 + ByteSink.maxQuotedTimestampLength + ByteSink.maxIntLength + tail.count
+        total += event.id.map(ByteSink.maxQuotedLength) ?? (idPrefix.count + 2 + ByteSink.maxIntLength)
+        total += ByteSink.maxQuotedLength(event.kind.rawValue)
+        total += Self.optionalLength(event.widgetType) + Self.optionalLength(event.codingPath)
+        total += Self.optionalLength(event.message) + Self.optionalLength(event.pageID)
+        total += Self.optionalLength(event.surface) + Self.optionalLength(event.backendRelease)
+        return total
+    }
+
+    /// Writes the record of event `index` into `memory`, which must hold at least ``maxLength(of:)`` bytes, and
+    /// returns its length.
+    public func write(event: DiagnosticEvent, index: Int, into memory: UnsafeMutableRawBufferPointer) -> Int {
+        guard let base = memory.baseAddress else { return 0 }
+        var sink = ByteSink(base.assumingMemoryBound(to: UInt8.self))
+        sink.byte(UInt8(ascii: "{"))
+        sink.key("id", first: true)
+        if let id = event.id {
+            sink.quoted(id)
+        } else {
+            sink.byte(UInt8(ascii: "\""))
+            idPrefix.withUnsafeBytes { sink.bytes($0) }
+            sink.int(index)
+            sink.byte(UInt8(ascii: "\""))
+        }
+        EventRecordWriter.writeEventFields(
+            kind: event.kind, widgetType: event.widgetType, codingPath: event.codingPath, message: event.message,
+            pageID: event.pageID, surface: event.surface, backendRelease: event.backendRelease, count: event.count,
+            occurredAt: event.occurredAt, to: &sink)
+        tail.withUnsafeBytes { sink.bytes($0) }
+        precondition(sink.position <= memory.count, "EventRecordBatch.write: memory below maxLength")
+        return sink.position
+    }
+
+    private static func optionalLength(_ value: String?) -> Int {
+        value.map(ByteSink.maxQuotedLength) ?? 0
+    }
+}
