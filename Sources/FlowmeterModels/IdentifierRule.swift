@@ -39,6 +39,18 @@ public enum IdentifierRule {
         var hasVisibleASCII = false
         var index = 0
         let count = bytes.count
+        // Eight bytes at a time while all are printable ASCII (0x20–0x7E): the common case, and nothing to report.
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        while index + 8 <= count {
+            let word = bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            let deletes = word ^ (ones &* 0x7F)
+            let control = (word &- ones &* 0x20) & ~word & highs
+            let delete = (deletes &- ones) & ~deletes & highs
+            guard (control | delete | (word & highs)) == 0 else { break }
+            if word != ones &* 0x20 { hasVisibleASCII = true }
+            index += 8
+        }
         while index < count {
             let byte = bytes[index]
             if byte < 0x20 || byte == 0x7F { return .controlCharacter }

@@ -136,3 +136,31 @@ import Testing
         }
     }
 }
+
+/// The rule's eight-bytes-at-a-time scan against the plain definition, at every offset around the word boundaries.
+@Suite struct IdentifierRuleScanTests {
+    static func reference(_ value: String) -> IdentifierRule.Violation? {
+        if value.unicodeScalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) {
+            return .controlCharacter
+        }
+        return value.unicodeScalars.allSatisfy { $0.properties.isWhitespace } ? .blank : nil
+    }
+
+    @Test func everyOffsetOfEveryOddCharacterMatchesTheDefinition() {
+        let odd: [String] = ["\u{0}", "\u{1F}", "\u{7F}", "\u{85}", "\u{9F}", "\u{A0}", "é", "\u{2028}", " ", "\t", "x"]
+        for length in [7, 8, 9, 15, 16, 17, 24] {
+            for position in 0..<length {
+                for character in odd {
+                    for filler in [" ", "a"] {
+                        var scalars = Array(repeating: filler, count: length)
+                        scalars[position] = character
+                        let value = scalars.joined()
+                        #expect(
+                            IdentifierRule.violation(in: value) == Self.reference(value),
+                            "\(value.unicodeScalars.map { String($0.value, radix: 16) })")
+                    }
+                }
+            }
+        }
+    }
+}
