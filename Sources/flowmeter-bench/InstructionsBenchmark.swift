@@ -292,7 +292,6 @@ enum InstructionsBenchmark {
         serve.group.triggerShutdown(reason: "benchmark done")
         stopped = true
         if ended.wait(timeout: .now() + 120) == .timedOut { print("warning: the collector did not stop within 120 s") }
-        client.cancel()
 
         let totals = try measured!.get()
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
