@@ -28,6 +28,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 
 # The stages, along the data path: (key, label, patterns). Patterns are regular expressions matched at the start of
 # the normalized, demangled function name. A stage's cost is inclusive (its functions and all they call), and stages
@@ -130,12 +131,15 @@ def main(argv):
             print(f"error: the benchmark failed (status {status}); dumps in {dump_dir}", file=sys.stderr)
             return 1
         with open(os.path.join(dump_dir, "result.json"), "w") as file:
-            json.dump({"command": command, "result": result}, file)
+            json.dump({"command": command, "result": result, "commit": commit, "dirty": dirty}, file)
     else:
         dump_dir = parse_dir
         with open(os.path.join(dump_dir, "result.json")) as file:
             saved = json.load(file)
         command, result = saved["command"], saved["result"]
+        # The figures are the measured commit's, not the checkout's now.
+        commit, dirty = saved.get("commit", "unknown"), saved.get("dirty", False)
+        name = commit + ("-dirty" if dirty else "")
 
     profile = Profile.load(dump_dir)
     report = analyse(profile, result)
@@ -171,8 +175,6 @@ def run_bench(command):
                                start_new_session=True)
     timer = None
     try:
-        import threading
-
         def kill():
             print(f"error: gave up after {RUN_TIMEOUT_SECONDS} s", file=sys.stderr, flush=True)
             os.killpg(process.pid, signal.SIGKILL)

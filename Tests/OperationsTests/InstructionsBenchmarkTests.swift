@@ -190,7 +190,7 @@ struct InstructionsBenchmarkTests {
         let first = try Tool.python.run(
             [script, "--parse", dumps, "--out-dir", directory.file("out")], in: directory.path, timeout: .seconds(60))
         #expect(first.succeeded, "\(first.transcript)")
-        // Outside a git checkout the run is named "unknown".
+        // A result.json that names no commit (the script writes the measured one) is named "unknown".
         let report = try #require(
             try JSONSerialization.jsonObject(
                 with: Data(contentsOf: URL(fileURLWithPath: directory.file("out/unknown.json")))) as? [String: Any])
