@@ -7,8 +7,8 @@ BUILD_TMP = $(CURDIR)/.build/tmp
 SWIFT_BUILD = mkdir -p $(BUILD_TMP) && TMPDIR=$(BUILD_TMP) $(SWIFT) build
 CLEAN_BUILD_TMP = rm -rf $(BUILD_TMP)
 
-.PHONY: all deps deps-test build release test fuzz fuzz-corpus demo bench bench-decode bench-store bench-reporter lint \
-	clean help
+.PHONY: all deps deps-test deps-bench build release test fuzz fuzz-corpus demo bench bench-decode bench-store \
+	bench-reporter bench-instructions lint clean help
 
 help:
 	@echo "make demo          run the pipeline end to end on the embedded default (installs what is missing)"
@@ -18,6 +18,7 @@ help:
 	@echo "make bench         collector under HTTP load vs the Python peer, side by side (bounded, loopback only)"
 	@echo "make bench-store   the detector's queries over 30 days of minute rollups, SQLite and PostgreSQL"
 	@echo "make bench-reporter  the client SDK: ns per record, bytes on disk per event, upload bytes per 1,000 events"
+	@echo "make bench-instructions  instructions per event per ingest stage under callgrind (BASE=<commit> compares)"
 	@echo "make lint          swift format lint --strict"
 
 all: build
@@ -27,6 +28,9 @@ deps:
 
 deps-test:
 	@scripts/install-deps.sh test
+
+deps-bench:
+	@scripts/install-deps.sh bench
 
 build: deps
 	$(SWIFT_BUILD) $(SWIFT_BUILD_FLAGS)
@@ -75,6 +79,12 @@ bench: release
 # pre-aggregation, side by side (in process, no network).
 bench-reporter: release
 	$(RELEASE_BIN)/flowmeter-bench reporter $(BENCH_ARGS)
+
+# A fixed number of requests through the collector in one process under callgrind: instructions per event per stage,
+# which repeat where timings do not (docs/performance.md). BASE=<commit> compares with that commit's run; BENCH_ARGS
+# adds options (--requests N, --ack enqueue, --encoding gzip, --ids none).
+bench-instructions: release deps-bench
+	BASE=$(BASE) scripts/bench-instructions.py $(BENCH_ARGS)
 
 lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift

@@ -98,11 +98,13 @@ let package = Package(
         .executableTarget(
             name: "flowmeter-manifest-example", dependencies: ["FlowmeterModels"], path: "Examples/ManifestGenerator",
             swiftSettings: strictSettings),
+        // RUNNING_ON_VALGRIND for `flowmeter-bench instructions`; always 0 without the Valgrind headers.
+        .target(name: "CCallgrind"),
         .executableTarget(
             name: "flowmeter-bench",
             dependencies: [
                 "FlowmeterModels", "FlowmeterReporter", "Kafka", "Gzip", "RollupStore", "RollupStoreBenchmarks",
-                "TestSupport",
+                "TestSupport", "CCallgrind", "Collector", "FlowmeterRuntime", "Logging",
             ],
             swiftSettings: strictSettings
         ),

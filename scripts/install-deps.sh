@@ -1,21 +1,24 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Flowmeter needs, but only those that are missing.
-# usage: scripts/install-deps.sh build|test|demo
+# usage: scripts/install-deps.sh build|test|demo|bench
 #   build  the C libraries the package links (librdkafka, libmicrohttpd, SQLite, zlib, libpq, OpenSSL), pkg-config,
 #          and libcurl, which FoundationNetworking loads
 #   test   build, plus what the tests start: PostgreSQL (initdb, pg_ctl), Prometheus and promtool, Alertmanager,
 #          headless Chromium (renders the HTML report), python3-yaml, binutils (readelf) and systemd (systemd-analyze)
 #          for the operations tests
 #   demo   build
+#   bench  build, plus Valgrind (callgrind and vgdb) for make bench-instructions
 set -euo pipefail
 
 build_packages=(pkg-config librdkafka-dev libmicrohttpd-dev libsqlite3-dev zlib1g-dev libpq-dev libssl-dev libcurl4)
 test_packages=(postgresql prometheus prometheus-alertmanager chromium python3-yaml binutils systemd)
+bench_packages=(valgrind)
 
 case "${1:-build}" in
   build|demo) wanted=("${build_packages[@]}") ;;
   test) wanted=("${build_packages[@]}" "${test_packages[@]}") ;;
-  *) echo "usage: $0 build|test|demo" >&2; exit 2 ;;
+  bench) wanted=("${build_packages[@]}" "${bench_packages[@]}") ;;
+  *) echo "usage: $0 build|test|demo|bench" >&2; exit 2 ;;
 esac
 
 missing=()

@@ -5,6 +5,7 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 let subcommands: [String: ([String]) -> Int32] = [
     "decode": DecodeBenchmark.run,
     "ingest": IngestBenchmark.run,
+    "instructions": InstructionsBenchmark.run,
     "store": StoreBenchmark.run,
     "reporter": ReporterBenchmark.run,
     "reporter-probe": ReporterProbe.run,
