@@ -256,7 +256,12 @@ struct ByteReader {
                     ((quote &- 0x0101_0101_0101_0101) & ~quote)
                     | ((backslash &- 0x0101_0101_0101_0101) & ~backslash)
                     | (word &- 0x2020_2020_2020_2020) | word
-                if special & 0x8080_8080_8080_8080 != 0 { break }
+                let flagged = special & 0x8080_8080_8080_8080
+                if flagged != 0 {
+                    // The lowest flagged byte is a real one (borrows only carry upward): go straight to it.
+                    position += flagged.trailingZeroBitCount >> 3
+                    break
+                }
                 position += 8
             }
             guard position < end else { break }

@@ -69,23 +69,51 @@ struct ByteSink {
         let count = utf8.count
         var runStart = 0
         var position = 0
-        while position < count {
-            // Eight bytes at a time while none needs escaping: almost all text is plain.
-            while position + 8 <= count
-                && !Self.mayNeedEscape(utf8.loadUnaligned(fromByteOffset: position, as: UInt64.self))
-            {
-                position += 8
-            }
-            guard position < count else { break }
-            let byte = utf8[position]
-            if byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") {
-                bytes(UnsafeRawBufferPointer(rebasing: utf8[runStart..<position]))
-                runStart = position + 1
-                escape(byte)
-            }
-            position += 1
+        while let special = Self.nextToEscape(in: utf8, from: position) {
+            bytes(UnsafeRawBufferPointer(rebasing: utf8[runStart..<special]))
+            escape(utf8[special])
+            position = special + 1
+            runStart = position
         }
-        bytes(UnsafeRawBufferPointer(rebasing: utf8[runStart...]))
+        bytes(UnsafeRawBufferPointer(rebasing: utf8[runStart..<count]))
+    }
+
+    /// The position of the first byte at or after `start` that needs escaping, or nil. Eight bytes at a time, the
+    /// last (partial) word read as the string's final eight bytes, so almost no byte is looked at alone.
+    @inline(__always)
+    private static func nextToEscape(in utf8: UnsafeRawBufferPointer, from start: Int) -> Int? {
+        let count = utf8.count
+        var position = start
+        while position < count {
+            var candidate: Int?
+            if position + 8 <= count {
+                let mask = escapeMask(utf8.loadUnaligned(fromByteOffset: position, as: UInt64.self))
+                guard mask != 0 else {
+                    position += 8
+                    continue
+                }
+                candidate = position + mask.trailingZeroBitCount >> 3
+            } else if count >= 8 {
+                // Bytes before `position` in this word were looked at already (one may be an escaped byte whose
+                // borrow flags a neighbour): mask them off, and check what the mask finds.
+                let skipped = position - (count - 8)
+                let mask =
+                    escapeMask(utf8.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)) & (~0 << (skipped * 8))
+                guard mask != 0 else { return nil }
+                candidate = count - 8 + mask.trailingZeroBitCount >> 3
+            } else {
+                candidate = position
+            }
+            let found = candidate!
+            if needsEscape(utf8[found]) { return found }
+            position = found + 1
+        }
+        return nil
+    }
+
+    @inline(__always)
+    private static func needsEscape(_ byte: UInt8) -> Bool {
+        byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\")
     }
 
     private mutating func escape(_ byte: UInt8) {
@@ -104,10 +132,11 @@ struct ByteSink {
         }
     }
 
-    // Whether any of the eight bytes is below 0x20, a quote or a backslash (the classic "has zero byte" bit trick;
-    // exact for the any-byte question, and bytes of 0x80 and up never match).
+    // The high bit of each of the eight bytes that may be below 0x20, a quote or a backslash (the classic "has zero
+    // byte" bit trick): the lowest flagged byte is always a real one, later ones may be borrows from it, and bytes of
+    // 0x80 and up are never flagged.
     @inline(__always)
-    private static func mayNeedEscape(_ word: UInt64) -> Bool {
+    private static func escapeMask(_ word: UInt64) -> UInt64 {
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
         let control = (word &- ones &* 0x20) & ~word & highs
@@ -115,7 +144,7 @@ struct ByteSink {
         let backslashes = word ^ (ones &* 0x5C)
         let quote = (quotes &- ones) & ~quotes & highs
         let backslash = (backslashes &- ones) & ~backslashes & highs
-        return (control | quote | backslash) != 0
+        return control | quote | backslash
     }
 
     private static func hexDigit(_ value: UInt8) -> UInt8 {

@@ -39,10 +39,6 @@ final class AggregatorShard: Sendable {
         /// a release is added: only value updates happen in between).
         var lastRelease: String?
         var lastReleaseIndex: Dictionary<String, Int64>.Index?
-        /// Hashes of (codingPath, message, pageID) triples already found to change nothing: samples only ever get
-        /// replaced by ones earlier in sample order, so a triple that changed nothing never will.
-        var settledSamples: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
-        var nextSettled = 0
 
         init(rollup: SeriesRollup) {
             self.rollup = rollup
@@ -220,28 +216,11 @@ extension AggregatorShard.SeriesAccumulator {
         lastCodingPath = codingPath
         lastMessage = message
         lastPageID = pageID
-        var hasher = Hasher()
-        hasher.combine(codingPath)
-        hasher.combine(message)
-        hasher.combine(pageID)
-        let settled = UInt64(bitPattern: Int64(hasher.finalize())) | 1
-        if settled == settledSamples.0 || settled == settledSamples.1 || settled == settledSamples.2
-            || settled == settledSamples.3
-        {
-            return
-        }
-        if !insertSample(codingPath: codingPath, message: message, pageID: pageID) {
-            switch nextSettled {
-            case 0: settledSamples.0 = settled
-            case 1: settledSamples.1 = settled
-            case 2: settledSamples.2 = settled
-            default: settledSamples.3 = settled
-            }
-            nextSettled = (nextSettled + 1) & 3
-        }
+        insertSample(codingPath: codingPath, message: message, pageID: pageID)
     }
 
     /// Takes the triple into the samples if it belongs there; false when it changed nothing.
+    @discardableResult
     private mutating func insertSample(codingPath: String?, message: String?, pageID: String?) -> Bool {
         // Decide against the kept samples without building the normalized path: most events repeat a kept
         // (path, message) or order after the last kept sample.
