@@ -147,7 +147,9 @@ import Testing
     }
 
     @Test func everyOffsetOfEveryOddCharacterMatchesTheDefinition() {
-        let odd: [String] = ["\u{0}", "\u{1F}", "\u{7F}", "\u{85}", "\u{9F}", "\u{A0}", "é", "\u{2028}", " ", "\t", "x"]
+        let odd: [String] = [
+            "\u{0}", "\u{1F}", "\u{7F}", "\u{85}", "\u{9F}", "\u{A0}", "é", "\u{2028}", " ", "\t", "x",
+        ]
         for length in [7, 8, 9, 15, 16, 17, 24] {
             for position in 0..<length {
                 for character in odd {
