@@ -39,25 +39,29 @@ public struct RollupSample: Hashable, Comparable, Sendable, Codable {
         } ?? path
     }
 
-    /// How `normalizedPath(raw)` orders against `normalized` by UTF-8 bytes, without building the normalized path.
+    /// How `normalizedPath(raw)` orders against `normalized` by UTF-8 bytes, without building the normalized path;
+    /// stops at the first byte that differs.
     static func compareNormalized(_ raw: String, to normalized: String) -> ComparisonOrder {
         var raw = raw
         var normalized = normalized
         return raw.withUTF8 { rawBytes in
             normalized.withUTF8 { other in
+                var index = 0
                 var position = 0
-                var order = ComparisonOrder.orderedSame
-                forEachNormalizedByte(rawBytes) { byte in
-                    guard order == .orderedSame else { return }
-                    if position == other.count {
-                        order = .orderedDescending
-                    } else if byte != other[position] {
-                        order = byte < other[position] ? .orderedAscending : .orderedDescending
+                while index < rawBytes.count {
+                    let byte: UInt8
+                    if isIndexDigitRun(rawBytes, at: index) {
+                        byte = UInt8(ascii: "*")
+                        while index < rawBytes.count, rawBytes[index] >= 48, rawBytes[index] <= 57 { index += 1 }
+                    } else {
+                        byte = rawBytes[index]
+                        index += 1
                     }
+                    guard position < other.count else { return .orderedDescending }
+                    if byte != other[position] { return byte < other[position] ? .orderedAscending : .orderedDescending }
                     position += 1
                 }
-                if order == .orderedSame && position < other.count { order = .orderedAscending }
-                return order
+                return position < other.count ? .orderedAscending : .orderedSame
             }
         }
     }
