@@ -58,7 +58,9 @@ public struct RollupSample: Hashable, Comparable, Sendable, Codable {
                         index += 1
                     }
                     guard position < other.count else { return .orderedDescending }
-                    if byte != other[position] { return byte < other[position] ? .orderedAscending : .orderedDescending }
+                    if byte != other[position] {
+                        return byte < other[position] ? .orderedAscending : .orderedDescending
+                    }
                     position += 1
                 }
                 return position < other.count ? .orderedAscending : .orderedSame

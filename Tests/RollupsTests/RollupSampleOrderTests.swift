@@ -21,7 +21,8 @@ import Testing
         let normalized = Self.raws.map(RollupSample.normalizedPath) + ["page.sections.Index *", "", "page.sections.J"]
         for raw in Self.raws {
             for other in normalized {
-                #expect(RollupSample.compareNormalized(raw, to: other) == Self.expected(raw, other), "\(raw) vs \(other)")
+                #expect(
+                    RollupSample.compareNormalized(raw, to: other) == Self.expected(raw, other), "\(raw) vs \(other)")
             }
         }
     }
