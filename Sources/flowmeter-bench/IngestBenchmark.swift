@@ -31,6 +31,10 @@ enum IngestBenchmark {
     }
 
     static func run(_ arguments: [String]) -> Int32 {
+        if arguments.contains("--help") || arguments.contains("-h") {
+            print(IngestOptions.usage)
+            return 0
+        }
         let options: IngestOptions
         switch IngestOptions.parse(arguments) {
         case .success(let parsed): options = parsed
