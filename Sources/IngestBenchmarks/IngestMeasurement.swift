@@ -12,8 +12,10 @@ public struct IngestMeasurement: Sendable {
     public var events: Int
     /// Wall seconds of the load.
     public var elapsed: Double
-    /// The collector process's CPU seconds over the load and the settle after it.
+    /// The collector process's CPU seconds over `window`.
     public var cpuSeconds: Double
+    /// Wall seconds the CPU and context switches were counted over: the load and the settle after it.
+    public var window: Double
     /// Median latency in milliseconds.
     public var p50Millis: Double
     /// 99th percentile latency in milliseconds.
@@ -32,7 +34,8 @@ public struct IngestMeasurement: Sendable {
     /// A measurement as given.
     public init(
         target: String, cell: IngestCell, round: Int, requests: Int, events: Int, elapsed: Double, cpuSeconds: Double,
-        p50Millis: Double, p99Millis: Double, peakRSSMiB: Double, contextSwitches: ContextSwitches, threads: Int,
+        window: Double? = nil, p50Millis: Double, p99Millis: Double, peakRSSMiB: Double,
+        contextSwitches: ContextSwitches, threads: Int,
         statusCounts: [Int: Int] = [:], failures: Int = 0
     ) {
         self.target = target
@@ -42,6 +45,7 @@ public struct IngestMeasurement: Sendable {
         self.events = events
         self.elapsed = elapsed
         self.cpuSeconds = cpuSeconds
+        self.window = window ?? elapsed
         self.p50Millis = p50Millis
         self.p99Millis = p99Millis
         self.peakRSSMiB = peakRSSMiB
@@ -57,6 +61,9 @@ public struct IngestMeasurement: Sendable {
     public var requestsPerSecond: Double { elapsed > 0 ? Double(requests) / elapsed : 0 }
     /// Accepted events per CPU second of the collector process: the figure the goal is stated in.
     public var eventsPerCPUSecond: Double { cpuSeconds > 0 ? Double(events) / cpuSeconds : 0 }
+    /// The share of its core the collector used over `window`: well under 1 means the load generator (or a busy
+    /// machine) set the pace, not the collector.
+    public var coreShare: Double { window > 0 ? cpuSeconds / window : 0 }
     /// Voluntary context switches per request answered.
     public var voluntarySwitchesPerRequest: Double {
         requests > 0 ? Double(contextSwitches.voluntary) / Double(requests) : 0

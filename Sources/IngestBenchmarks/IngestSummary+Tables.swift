@@ -25,16 +25,18 @@ extension IngestSummary {
     public var rowTable: Table {
         var table = Table(
             headings: [
-                "target", "ack", "conns", "encoding", "batches", "events/s", "ev/CPU-s", "p50 ms", "p99 ms", "RSS MiB",
+                "target", "ack", "conns", "encoding", "batches", "events/s", "ev/CPU-s", "core %", "p50 ms", "p99 ms",
+                "RSS MiB",
                 "vol cs/req", "invol cs/req", "threads", "statuses",
-            ], rightAligned: [2, 5, 6, 7, 8, 9, 10, 11, 12])
+            ], rightAligned: [2, 5, 6, 7, 8, 9, 10, 11, 12, 13])
         for row in rows {
             var statuses = row.statusCounts.sorted { $0.key < $1.key }.map { "\($0.key)×\($0.value)" }
                 .joined(separator: " ")
             if row.failures > 0 { statuses += " failures×\(row.failures)" }
             table.rows.append([
                 row.target, row.cell.ack, String(row.cell.connections), row.cell.encoding, row.cell.batches,
-                format(row.eventsPerSecond, 0), format(row.eventsPerCPUSecond, 0), format(row.p50Millis, 2),
+                format(row.eventsPerSecond, 0), format(row.eventsPerCPUSecond, 0), format(100 * row.coreShare, 0),
+                format(row.p50Millis, 2),
                 format(row.p99Millis, 2), format(row.peakRSSMiB, 1), format(row.voluntarySwitchesPerRequest, 2),
                 format(row.involuntarySwitchesPerRequest, 2), String(row.threads), statuses,
             ])

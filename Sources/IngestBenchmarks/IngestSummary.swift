@@ -17,6 +17,8 @@ public struct IngestSummary: Sendable {
         public var requestsPerSecond: Double
         /// Median accepted events per CPU second of the collector.
         public var eventsPerCPUSecond: Double
+        /// Median share of its core the collector used.
+        public var coreShare: Double
         /// Median of the rounds' p50 latencies, ms.
         public var p50Millis: Double
         /// Median of the rounds' p99 latencies, ms.
@@ -85,7 +87,8 @@ public struct IngestSummary: Sendable {
                 eventsPerSecond: rounds.map(\.eventsPerSecond).median,
                 requestsPerSecond: rounds.map(\.requestsPerSecond).median,
                 eventsPerCPUSecond: rounds.map(\.eventsPerCPUSecond).median,
-                p50Millis: rounds.map(\.p50Millis).median, p99Millis: rounds.map(\.p99Millis).median,
+                coreShare: rounds.map(\.coreShare).median, p50Millis: rounds.map(\.p50Millis).median,
+                p99Millis: rounds.map(\.p99Millis).median,
                 peakRSSMiB: rounds.map(\.peakRSSMiB).max() ?? 0,
                 voluntarySwitchesPerRequest: rounds.map(\.voluntarySwitchesPerRequest).median,
                 involuntarySwitchesPerRequest: rounds.map(\.involuntarySwitchesPerRequest).median,

@@ -108,6 +108,7 @@ enum IngestBenchmark {
             print(
                 "\n\(ack): \(running.map(\.name).joined(separator: " and ")) started (pids "
                     + running.map { String($0.process.pid) }.joined(separator: ", ") + ")")
+            fflush(nil)
             for round in 1...options.rounds {
                 for cell in cells where cell.ack == ack {
                     // Alternate who goes first, so neither always follows the other's backlog.
@@ -116,13 +117,27 @@ enum IngestBenchmark {
                             cell, round: round, target: target, bodies: bodies, options: options)
                         measurements.append(measurement)
                         print(progress.advance() + describe(measurement))
+                        // Progress as it happens, also through `| tee` (fflush(NULL) flushes stdout).
+                        fflush(nil)
                     }
                 }
             }
             let modeSummary = IngestSummary(measurements: measurements.filter { $0.cell.ack == ack })
             notes += measureHalfPeak(ack: ack, running: running, summary: modeSummary, bodies: bodies, options: options)
+            // A stopped process cannot answer: each is resumed for its counters and for the spool row.
+            if let peer = running.first(where: { $0.name == "python-peer" }) {
+                peer.process.resume()
+                if let stats = HTTPConnection(host: "127.0.0.1", port: peer.port)?.get("/stats") {
+                    // The peer answers 202 even when it drops events it cannot parse: its counters say if it did.
+                    notes.append("python-peer \(ack) /stats: \(stats.trimmingCharacters(in: .whitespacesAndNewlines))")
+                    print(notes[notes.count - 1])
+                }
+                peer.process.pause()
+            }
             if let flowmeter = running.first(where: { $0.name == "flowmeter" }) {
+                flowmeter.process.resume()
                 notes += rejections(port: flowmeter.port, ack: ack)
+                flowmeter.process.pause()
                 if ack == "delivered", options.measuresSpool, let connections = options.connections.max() {
                     flowmeter.process.resume()
                     let (row, replay) = try measureSpooling(
@@ -170,13 +185,15 @@ enum IngestBenchmark {
         target.process.resume()
         defer { target.process.pause() }
         let before = target.process.counters()
+        let started = Date()
         let result = generator.run(
             connections: cell.connections, seconds: options.seconds, maxRequests: options.maxRequests)
         Thread.sleep(forTimeInterval: options.settleSeconds)
         let after = target.process.counters()
+        let window = Date().timeIntervalSince(started)
         return IngestMeasurement(
             target: target.name, cell: cell, round: round, requests: result.requests, events: result.events,
-            elapsed: result.elapsed, cpuSeconds: after.cpuSeconds - before.cpuSeconds,
+            elapsed: result.elapsed, cpuSeconds: after.cpuSeconds - before.cpuSeconds, window: window,
             p50Millis: result.percentile(0.5), p99Millis: result.percentile(0.99), peakRSSMiB: after.peakRSSMiB,
             contextSwitches: after.contextSwitches - before.contextSwitches, threads: after.threads,
             statusCounts: result.statusCounts, failures: result.failures)
@@ -293,10 +310,10 @@ enum IngestBenchmark {
         measurement.target.padding(toLength: 12, withPad: " ", startingAt: 0)
             + String(
                 format: " %@ r%d: %8.0f events/s %8.0f events/cpu-s  p50 %6.2f ms  p99 %7.2f ms  cpu %5.2f s  "
-                    + "rss %6.1f MiB  cs/req %.2f+%.2f  threads %d  ",
+                    + "core %3.0f%%  rss %6.1f MiB  cs/req %.2f+%.2f  threads %d  ",
                 measurement.cell.label, measurement.round, measurement.eventsPerSecond,
                 measurement.eventsPerCPUSecond, measurement.p50Millis, measurement.p99Millis, measurement.cpuSeconds,
-                measurement.peakRSSMiB, measurement.voluntarySwitchesPerRequest,
+                100 * measurement.coreShare, measurement.peakRSSMiB, measurement.voluntarySwitchesPerRequest,
                 measurement.involuntarySwitchesPerRequest, measurement.threads)
             + describe(measurement.statusCounts)
             + (measurement.failures > 0 ? " failures=\(measurement.failures)" : "")

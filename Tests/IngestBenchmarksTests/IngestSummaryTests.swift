@@ -40,6 +40,7 @@ import Testing
         #expect(pair.target.eventsPerCPUSecond == 100_000)
         #expect(pair.baseline?.eventsPerCPUSecond == 40_000)
         #expect(pair.target.threads == 7)
+        #expect(pair.target.coreShare == 1)
         #expect(pair.target.p99Millis == 20)
         #expect(pair.target.voluntarySwitchesPerRequest == 2)
         #expect(pair.target.involuntarySwitchesPerRequest == 0.5)
