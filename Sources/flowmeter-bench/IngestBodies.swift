@@ -15,10 +15,13 @@ struct IngestBodies {
         distinctPlain = SyntheticBatches.batches(count: count, seed: 7)
         // Gzip bodies cannot be patched per request, so they carry no batch id (it is optional). Either way no request
         // looks like a retry of another.
+        // Sorted keys: the same bytes in every run (dictionary order is seeded per process).
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
         let withoutID = try distinctPlain.map { body in
             var batch = try FastBatchDecoder.decode(body).batch
             batch.id = nil
-            return Array(try JSONEncoder().encode(batch))
+            return Array(try encoder.encode(batch))
         }
         distinctGzip = withoutID.map { Gzip.compress($0) }
         repeatedPlain = withoutID.min { abs($0.count - repeatedBytes) < abs($1.count - repeatedBytes) } ?? []
