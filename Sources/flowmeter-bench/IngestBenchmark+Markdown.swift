@@ -5,12 +5,11 @@ extension IngestBenchmark {
     /// The summary as Markdown, for pasting into docs/performance.md: how it was run, the ratio table, the goals,
     /// the latency and spool notes, then every row.
     static func writeMarkdown(
-        to path: String, arguments: [String], header: [String], summary: IngestSummary,
-        verdicts: [IngestSummary.Verdict], notes: [String]
+        to path: String, commit: (short: String, isDirty: Bool), arguments: [String], header: [String],
+        summary: IngestSummary, verdicts: [IngestSummary.Verdict], notes: [String]
     ) throws {
-        let commit = commit()
         var lines = [
-            "# flowmeter-bench ingest at \(commit.short)\(commit.isDirty ? " (uncommitted changes)" : "")", "",
+            "# flowmeter-bench ingest at \(commit.short)\(commit.isDirty ? " (with uncommitted changes)" : "")", "",
             "Command: `flowmeter-bench ingest\(arguments.isEmpty ? "" : " " + arguments.joined(separator: " "))` "
                 + "(`make bench BENCH_ARGS=\"\(arguments.joined(separator: " "))\"`), "
                 + "\(ISO8601DateFormatter().string(from: Date())).", "",

@@ -55,6 +55,8 @@ enum IngestBenchmark {
     static func measure(_ options: IngestOptions, arguments: [String]) throws {
         let started = Date()
         let loadAtStart = loadAverage()
+        // Before any measuring: the checkout may change while the matrix runs.
+        let commit = commit()
         let workDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "flowmeter-bench-\(getpid())")
         try FileManager.default.createDirectory(at: workDirectory, withIntermediateDirectories: true)
@@ -82,7 +84,9 @@ enum IngestBenchmark {
                 + "\(format(options.settleSeconds)) s after each run, at most \(options.maxRequests) requests a run",
             "cpus: collectors on \(options.cpu.map { "CPU \($0)" } ?? "any CPU"), load generator and Kafka on "
                 + (ProcessInfo.processInfo.environment["FLOWMETER_BENCH_PINNED"].map { "CPU \($0)" } ?? "any CPU"),
-            "targets: " + targets.map(\.name).joined(separator: ", ") + "; load average at start: \(loadAtStart)",
+            "targets: " + targets.map(\.name).joined(separator: ", ")
+                + (options.pausesIdleTarget ? ", the one not under load stopped (SIGSTOP)" : ", both always running")
+                + "; load average at start: \(loadAtStart)",
         ]
         header.forEach { print($0) }
 
@@ -97,6 +101,7 @@ enum IngestBenchmark {
             let running = try targets.map { target in
                 let port = try ServerProcess.freeLoopbackPort()
                 let process = try target.start(ack, port)
+                process.pausesWhenIdle = options.pausesIdleTarget
                 // Warm up: connections, the producer's metadata, the allocator.
                 let warmUp = bodies.requests(port: port, key: key, encoding: "plain", batches: "distinct")
                 _ = LoadGenerator(host: "127.0.0.1", port: port, requests: warmUp).run(
@@ -169,9 +174,10 @@ enum IngestBenchmark {
         notes.forEach { print($0) }
         print("\nGoals (issue 15):")
         IngestSummary.verdictLines(verdicts).forEach { print($0) }
-        let path = options.markdownPath ?? ".build/bench/ingest-\(commit().short).md"
+        let path = options.markdownPath ?? ".build/bench/ingest-\(commit.short).md"
         try writeMarkdown(
-            to: path, arguments: arguments, header: header, summary: summary, verdicts: verdicts, notes: notes)
+            to: path, commit: commit, arguments: arguments, header: header, summary: summary, verdicts: verdicts,
+            notes: notes)
         print("\nMarkdown summary: \(path)")
     }
 

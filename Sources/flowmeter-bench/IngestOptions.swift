@@ -21,6 +21,8 @@ struct IngestOptions {
     /// The repeated batch is the synthetic batch whose id-less JSON is closest to this size.
     var repeatedBatchBytes = 17_000
     var measuresSpool = true
+    /// Stop (SIGSTOP) the collector not under load; `--no-pause` keeps both running, to check what pausing changes.
+    var pausesIdleTarget = true
     var markdownPath: String?
 
     static let usage = """
@@ -28,6 +30,7 @@ struct IngestOptions {
                                       [--batches distinct,repeated] [--rounds 3] [--seconds 8] [--settle 1]
                                       [--max-requests N] [--flowmeter PATH] [--peer DIR] [--skip-peer] [--cpu N|none]
                                       [--skip-spool (serve --spool none, no spooling row)] [--markdown PATH]
+                                      [--no-pause (the collector not under load keeps running)]
         Each collector runs pinned to --cpu; every cell of the matrix is measured --rounds times for --seconds each,
         the targets taking turns in every round; the summary reports medians and Flowmeter ÷ peer ratios.
         The Markdown summary goes to --markdown (default .build/bench/ingest-<commit>.md).
@@ -77,6 +80,9 @@ struct IngestOptions {
                     index -= 1
                 case "--skip-spool":
                     options.measuresSpool = false
+                    index -= 1
+                case "--no-pause":
+                    options.pausesIdleTarget = false
                     index -= 1
                 case "--cpu": options.cpu = value == "none" ? nil : Int(try number(value, flag: flag, in: 0...1023))
                 case "--markdown": options.markdownPath = value

@@ -44,9 +44,12 @@ final class MeasuredProcess {
             ?? ProcessCounters(cpuSeconds: 0, contextSwitches: ContextSwitches(), threads: 0, peakRSSMiB: 0)
     }
 
+    /// Whether `pause()` stops the process; off, it keeps running while another target is measured.
+    var pausesWhenIdle = true
+
     /// Stops the process (SIGSTOP) while another target is measured, so its idle timers take no CPU from it.
     func pause() {
-        if process.isRunning { kill(pid, SIGSTOP) }
+        if pausesWhenIdle, process.isRunning { kill(pid, SIGSTOP) }
     }
 
     /// Lets a paused process run again (SIGCONT).
