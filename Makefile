@@ -15,7 +15,11 @@ help:
 	@echo "make test          build and run every test, then swift format lint --strict (installs what is missing)"
 	@echo "make fuzz          every libFuzzer target for FUZZ_SECONDS each (default 60), ASan build in .build-fuzz"
 	@echo "make bench-decode  fast decode path vs Foundation Codable, events/s per core, same batches, same run"
-	@echo "make bench         collector under HTTP load vs the Python peer, side by side (bounded, loopback only)"
+	@echo "make bench         collector vs the Python peer per CPU-second: ack mode x connections x encoding x batch"
+	@echo "                   set, 3 rounds of 8 s each, medians, ratios and the issue-15 verdict (about 17 min);"
+	@echo "                   one row: make bench BENCH_ARGS=\"--ack delivered --connections 32 --encodings plain\""
+	@echo "                   (also --batches distinct,repeated --rounds N --seconds N --skip-peer --skip-spool"
+	@echo "                   --markdown PATH; Markdown summary in .build/bench/ingest-<commit>.md)"
 	@echo "make bench-store   the detector's queries over 30 days of minute rollups, SQLite and PostgreSQL"
 	@echo "make bench-reporter  the client SDK: ns per record, bytes on disk per event, upload bytes per 1,000 events"
 	@echo "make bench-instructions  instructions per event per ingest stage under callgrind (BASE=<commit> compares)"
@@ -67,11 +71,12 @@ demo: release
 bench-decode: release
 	$(RELEASE_BIN)/flowmeter-bench decode
 
-# Flowmeter's collector and ../shared/bench/peer_python under the same load; BENCH_ARGS adds options.
 # 30 days of minute rollups in SQLite and PostgreSQL, the detector's queries timed.
 bench-store: release
 	$(RELEASE_BIN)/flowmeter-bench store --postgres $(BENCH_ARGS)
 
+# Flowmeter's collector and ../shared/bench/peer_python under the same load, the matrix of docs/performance.md;
+# BENCH_ARGS narrows it (flowmeter-bench ingest --help lists the options).
 bench: release
 	$(RELEASE_BIN)/flowmeter-bench ingest $(BENCH_ARGS)
 

@@ -58,6 +58,8 @@ let package = Package(
         .target(
             name: "RollupStoreBenchmarks", dependencies: ["RollupStore", "Rollups", "FlowmeterModels"],
             swiftSettings: strictSettings),
+        // The ingest benchmark's /proc readings, medians, pairing and verdicts: for flowmeter-bench and its test.
+        .target(name: "IngestBenchmarks", swiftSettings: strictSettings),
         // Spikes, ungated types, typos, new types, deploy attribution, alerts.
         .target(name: "Detector", dependencies: ["Rollups", "FlowmeterModels"], swiftSettings: strictSettings),
         // Consumes flowmeter.rollups.v1 into a store.
@@ -104,7 +106,7 @@ let package = Package(
             name: "flowmeter-bench",
             dependencies: [
                 "FlowmeterModels", "FlowmeterReporter", "Kafka", "Gzip", "RollupStore", "RollupStoreBenchmarks",
-                "TestSupport", "CCallgrind", "Collector", "FlowmeterRuntime", "Logging",
+                "IngestBenchmarks", "TestSupport", "CCallgrind", "Collector", "FlowmeterRuntime", "Logging",
             ],
             swiftSettings: strictSettings
         ),
@@ -158,6 +160,7 @@ let package = Package(
         .testTarget(
             name: "RollupStoreTests", dependencies: ["RollupStore", "RollupStoreBenchmarks", "TestSupport"],
             swiftSettings: strictSettings),
+        .testTarget(name: "IngestBenchmarksTests", dependencies: ["IngestBenchmarks"], swiftSettings: strictSettings),
         .testTarget(
             name: "DetectorTests", dependencies: ["Detector", "Rollups", "FlowmeterModels", "TestSupport"],
             swiftSettings: strictSettings),

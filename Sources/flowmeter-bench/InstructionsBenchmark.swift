@@ -120,7 +120,7 @@ enum InstructionsBenchmark {
         var bodyBytes = 0
         for body in SyntheticBatches.batches(count: options.batchCount, seed: 7) {
             if options.uniqueIDs {
-                let request = IngestBenchmark.plainRequest(port: port, key: key, body: body)
+                let request = IngestBodies.plainRequest(port: port, key: key, body: body)
                 requests.messages.append(request.bytes)
                 requests.idRanges.append(request.batchIDRange)
                 bodyBytes += body.count
@@ -131,7 +131,7 @@ enum InstructionsBenchmark {
             let json = Array(try JSONEncoder().encode(batch))
             let sent = options.encoding == "gzip" ? Gzip.compress(json) : json
             requests.messages.append(
-                IngestBenchmark.httpRequest(port: port, key: key, body: sent, gzip: options.encoding == "gzip"))
+                IngestBodies.httpRequest(port: port, key: key, body: sent, gzip: options.encoding == "gzip"))
             requests.idRanges.append(nil)
             bodyBytes += sent.count
         }

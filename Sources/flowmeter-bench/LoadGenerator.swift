@@ -11,10 +11,10 @@ final class LoadGenerator: Sendable {
     /// One prepared request: the whole HTTP message, ready to write.
     struct Request: Sendable {
         var bytes: [UInt8]
-        var events: Int
+        var events = 50
         /// Where the batch id's 36 characters sit in `bytes`; each send writes a unique id there, so the collector's
         /// retry dedupe never mistakes a benchmark request for a retry.
-        var batchIDRange: Range<Int>?
+        var batchIDRange: Range<Int>? = nil
     }
 
     /// What one run measured.

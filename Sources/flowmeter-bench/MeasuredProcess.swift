@@ -1,11 +1,12 @@
 import Foundation
+import IngestBenchmarks
 
 #if canImport(Glibc)
     import Glibc
 #endif
 
-/// A child process under measurement: its CPU seconds and peak RSS come from /proc, so they are the process's own,
-/// not the load generator's.
+/// A child process under measurement: its CPU seconds, context switches and peak RSS come from /proc, so they are the
+/// process's own, not the load generator's.
 final class MeasuredProcess {
     let name: String
     let process: Process
@@ -36,26 +37,24 @@ final class MeasuredProcess {
 
     var pid: Int32 { process.processIdentifier }
 
-    /// User plus system CPU seconds the process has used so far.
-    func cpuSeconds() -> Double {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-            let close = stat.lastIndex(of: ")")
-        else { return 0 }
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        // After the command name: state is field 3, so utime (14) and stime (15) sit at offsets 11 and 12.
-        guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
-        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
-        return (user + system) / ticks
+    /// CPU time, context switches over all threads, thread count and peak RSS from /proc; zeros once the process
+    /// is gone.
+    func counters() -> ProcessCounters {
+        ProcessCounters.read(pid: pid)
+            ?? ProcessCounters(cpuSeconds: 0, contextSwitches: ContextSwitches(), threads: 0, peakRSSMiB: 0)
     }
 
-    /// The process's peak resident set size in MiB (VmHWM).
-    func peakRSSMiB() -> Double {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return 0 }
-        for line in status.split(separator: "\n") where line.hasPrefix("VmHWM:") {
-            let kilobytes = line.split(separator: " ").dropFirst().first.flatMap { Double($0) } ?? 0
-            return kilobytes / 1024
-        }
-        return 0
+    /// Whether `pause()` stops the process; off, it keeps running while another target is measured.
+    var pausesWhenIdle = true
+
+    /// Stops the process (SIGSTOP) while another target is measured, so its idle timers take no CPU from it.
+    func pause() {
+        if pausesWhenIdle, process.isRunning { kill(pid, SIGSTOP) }
+    }
+
+    /// Lets a paused process run again (SIGCONT).
+    func resume() {
+        if process.isRunning { kill(pid, SIGCONT) }
     }
 
     /// Waits until `GET path` on `port` answers 200, or throws after `timeout` seconds with the log's tail.
@@ -78,6 +77,8 @@ final class MeasuredProcess {
     func stop() {
         guard process.isRunning else { return }
         process.terminate()
+        // A stopped process keeps SIGTERM pending until it runs again.
+        resume()
         let deadline = Date().addingTimeInterval(10)
         while process.isRunning && Date() < deadline { usleep(50_000) }
         if process.isRunning { kill(pid, SIGKILL) }
