@@ -138,10 +138,13 @@ public struct CollectorConfiguration: Sendable {
     public var batchIDRetention: Duration = .seconds(600)
     /// `linger.ms` of the events producer; default 5 ms (DESIGN.md's budget).
     public var kafkaLinger: Duration = .milliseconds(5)
-    /// The events producer's local queue bound in bytes (`queue.buffering.max.kbytes`); past it a batch goes to the
-    /// spool (or is answered 503 without one). Default 64 MiB: with the spool behind it the queue is a buffer for
-    /// Kafka's pace, not the outage store, and the collector's resident memory stays within 256 MiB at full load.
-    public var kafkaQueueMaxBytes = 64 << 20
+    /// The events producer's local queue bound in payload bytes (`queue.buffering.max.kbytes`); past it a batch goes
+    /// to the spool (or is answered 503 without one). Default 32 MiB, about half a second of Kafka's pace at full
+    /// load: with the spool behind it the queue is a buffer, not the outage store. A queued batch holds about three
+    /// times its payload (its record block, librdkafka's per-message bookkeeping, the events kept for the rollups),
+    /// so under `make bench` in `--ack enqueue` (intake faster than the mock cluster drains) 64 MiB reached 264 MiB
+    /// resident, 48 MiB 262 MiB, 32 MiB 202 MiB.
+    public var kafkaQueueMaxBytes = 32 << 20
     /// Extra librdkafka producer properties, applied last.
     public var kafkaProperties: [String: String] = [:]
     /// How often accumulated rollups are flushed to `flowmeter.rollups.v1` (or the store); default 5 s.

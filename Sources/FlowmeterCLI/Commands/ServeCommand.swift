@@ -56,7 +56,7 @@ enum ServeCommand {
                 .value("kafka-linger", "DURATION", help: "Producer linger.ms.", default: "5ms"),
                 .value(
                     "kafka-queue-max-bytes", "BYTES", help: "Bound on the producer's local queue (then the spool).",
-                    default: "64MiB"),
+                    default: "32MiB"),
                 .value("store", "PATH|URL", help: "Rollup store (SQLite path or postgres://…); runs the sink here."),
                 .value("sink-group", "NAME", help: "Consumer group of the in-process sink.", default: "flowmeter-sink"),
                 SharedOptions.deadLetters,
