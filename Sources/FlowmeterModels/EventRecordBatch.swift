@@ -1,9 +1,9 @@
 /// What every record of one batch shares, escaped once: the `<batch id>/` of ids made from the batch's, and the
 /// record's tail (`"appID"` through `"collector"`, the same for every event of the batch).
 ///
-/// ``write(event:index:into:)`` then writes only the event's own fields and copies the rest, the same bytes as
-/// ``EventRecordWriter/write(event:index:batchID:client:installHash:receivedAt:collector:into:)`` (the tests hold
-/// them equal) at a fraction of the work: per event, seven strings and a timestamp fewer to escape and format.
+/// ``write(event:index:into:)`` then writes only the event's own fields and copies the rest: per event, seven strings
+/// and a timestamp fewer to escape and format than writing each record whole. ``EventRecordWriter``'s per-event entry
+/// points write through it too; the tests hold its records to the `Codable` encoding of ``EventRecord``.
 public struct EventRecordBatch: Sendable {
     /// `<batch id escaped>/`, for events without an id of their own.
     let idPrefix: [UInt8]
@@ -54,6 +54,12 @@ public struct EventRecordBatch: Sendable {
     public func write(event: DiagnosticEvent, index: Int, into memory: UnsafeMutableRawBufferPointer) -> Int {
         guard let base = memory.baseAddress else { return 0 }
         var sink = ByteSink(base.assumingMemoryBound(to: UInt8.self))
+        write(event: event, index: index, to: &sink)
+        precondition(sink.position <= memory.count, "EventRecordBatch.write: memory below maxLength")
+        return sink.position
+    }
+
+    func write(event: DiagnosticEvent, index: Int, to sink: inout ByteSink) {
         sink.byte(UInt8(ascii: "{"))
         sink.key("id", first: true)
         if let id = event.id {
@@ -69,8 +75,6 @@ public struct EventRecordBatch: Sendable {
             pageID: event.pageID, surface: event.surface, backendRelease: event.backendRelease, count: event.count,
             occurredAt: event.occurredAt, to: &sink)
         tail.withUnsafeBytes { sink.bytes($0) }
-        precondition(sink.position <= memory.count, "EventRecordBatch.write: memory below maxLength")
-        return sink.position
     }
 
     private static func optionalLength(_ value: String?) -> Int {

@@ -59,8 +59,9 @@ public enum EventRecordWriter {
     /// Writes the record of ``append(event:index:batchID:client:installHash:receivedAt:collector:to:)`` over the
     /// start of `buffer` and returns its length; the bytes after it are left as they were.
     ///
-    /// For a hot loop: keep one buffer and send `buffer[..<length]`. `buffer` grows (zero-filled) only when shorter
-    /// than ``maxLength(event:batchID:client:installHash:collector:)``; no per-byte checks, no allocation once grown.
+    /// `buffer` grows (zero-filled) only when shorter than ``maxLength(event:batchID:client:installHash:collector:)``.
+    /// The collector writes a batch's records through ``EventRecordBatch``, which escapes the batch's shared fields
+    /// once.
     public static func write(
         event: DiagnosticEvent, index: Int, batchID: String, client: ClientInfo, installHash: String?,
         receivedAt: Timestamp, collector: String, into buffer: inout [UInt8]
@@ -78,43 +79,14 @@ public enum EventRecordWriter {
         }
     }
 
-    /// Writes the same record into `memory`, which must hold at least
-    /// ``maxLength(event:batchID:client:installHash:collector:)`` bytes, and returns its length: for writing records
-    /// straight into the block a batch is sent from.
-    public static func write(
-        event: DiagnosticEvent, index: Int, batchID: String, client: ClientInfo, installHash: String?,
-        receivedAt: Timestamp, collector: String, into memory: UnsafeMutableRawBufferPointer
-    ) -> Int {
-        guard let base = memory.baseAddress else { return 0 }
-        var sink = ByteSink(base.assumingMemoryBound(to: UInt8.self))
-        write(
-            event: event, index: index, batchID: batchID, client: client, installHash: installHash,
-            receivedAt: receivedAt, collector: collector, to: &sink)
-        precondition(sink.position <= memory.count, "EventRecordWriter.write: memory below maxLength")
-        return sink.position
-    }
-
+    // One writer for the per-event entry points and the collector's per-batch one, so they cannot drift apart.
     static func write(
         event: DiagnosticEvent, index: Int, batchID: String, client: ClientInfo, installHash: String?,
         receivedAt: Timestamp, collector: String, to sink: inout ByteSink
     ) {
-        sink.byte(UInt8(ascii: "{"))
-        sink.key("id", first: true)
-        if let id = event.id {
-            sink.quoted(id)
-        } else {
-            sink.byte(UInt8(ascii: "\""))
-            sink.escaped(batchID)
-            sink.byte(UInt8(ascii: "/"))
-            sink.int(index)
-            sink.byte(UInt8(ascii: "\""))
-        }
-        writeBody(
-            kind: event.kind, widgetType: event.widgetType, codingPath: event.codingPath, message: event.message,
-            pageID: event.pageID, surface: event.surface, backendRelease: event.backendRelease, count: event.count,
-            occurredAt: event.occurredAt, appID: client.appID, appVersion: client.appVersion,
-            platform: client.platform, buildConfiguration: client.buildConfiguration, installHash: installHash,
-            receivedAt: receivedAt, collector: collector, to: &sink)
+        EventRecordBatch(
+            batchID: batchID, client: client, installHash: installHash, receivedAt: receivedAt, collector: collector
+        ).write(event: event, index: index, to: &sink)
     }
 
     /// Appends up to `bound` bytes that `body` writes, through a sink over the array's own storage.

@@ -57,10 +57,10 @@ import Testing
     }
 }
 
-/// The per-batch writer the collector uses: the same bytes as the per-event one, whatever the strings hold.
+/// The per-batch writer the collector uses: its records decode to the `Codable` record, whatever the strings hold.
 @Suite struct EventRecordBatchTests {
     @Test(arguments: [nil] + BatchGenerator.oddStrings.prefix(12).map { Optional($0) })
-    func writesTheSameBytesAsThePerEventWriter(odd: String?) {
+    func recordsDecodeToTheCodableRecord(odd: String?) throws {
         for seed in 0..<6 as Range<UInt64> {
             let batch = SyntheticBatches.batchValue(seed: seed, events: 12)
             var client = batch.client
@@ -68,19 +68,19 @@ import Testing
             let batchID = odd.map { "B/\($0)" } ?? "B-\(seed)"
             let installHash = seed % 2 == 0 ? "h\(seed)" : nil
             let receivedAt = Timestamp(secondsSinceEpoch: 1_796_029_200 + Int64(seed), nanoseconds: 7_000)
+            let collector = odd ?? "c-1"
             let shared = EventRecordBatch(
                 batchID: batchID, client: client, installHash: installHash, receivedAt: receivedAt,
-                collector: odd ?? "c-1")
+                collector: collector)
             for (index, original) in batch.events.enumerated() {
                 var event = original
                 if let odd, index % 3 == 0 { event.message = odd }
-                var expected: [UInt8] = []
-                let length = EventRecordWriter.write(
-                    event: event, index: index, batchID: batchID, client: client, installHash: installHash,
-                    receivedAt: receivedAt, collector: odd ?? "c-1", into: &expected)
                 var memory = [UInt8](repeating: 0, count: shared.maxLength(of: event))
                 let written = memory.withUnsafeMutableBytes { shared.write(event: event, index: index, into: $0) }
-                #expect(Array(memory[..<written]) == Array(expected[..<length]))
+                let record = EventRecord(
+                    event: event, index: index, batchID: batchID, client: client, installHash: installHash,
+                    receivedAt: receivedAt, collector: collector)
+                #expect(try JSONDecoder().decode(EventRecord.self, from: Data(memory[..<written])) == record)
             }
         }
     }
