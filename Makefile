@@ -51,7 +51,14 @@ TEST_PARALLELISM ?= 4
 test: deps-test
 	$(SWIFT_BUILD) --build-tests $(SWIFT_BUILD_FLAGS)
 	@$(CLEAN_BUILD_TMP)
-	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(TEST_PARALLELISM) $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS)
+	@# swift test's driver queries leave TemporaryDirectory.* folders in TMPDIR, which the tests themselves must keep
+	@# (their temporary folders live there): remove the driver's, the ones made during the run, whatever its outcome.
+	@marker=$$(mktemp); status=0; \
+	SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=$(TEST_PARALLELISM) $(SWIFT) test --skip-build $(SWIFT_BUILD_FLAGS) \
+		|| status=$$?; \
+	find "$${TMPDIR:-/tmp}" -maxdepth 1 -name 'TemporaryDirectory.*' -newer "$$marker" -user "$$(id -u)" \
+		-exec rm -rf {} +; \
+	rm -f "$$marker"; exit $$status
 	scripts/fuzz.sh corpus
 	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
 
