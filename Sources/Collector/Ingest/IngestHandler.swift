@@ -111,11 +111,8 @@ final class IngestHandler: Sendable {
             throw .invalidJSON(message: error.message, path: error.path)
         }
         let batch = decoded.batch
+        // At most maxEventsPerBatch: the decoder stopped at the one past it.
         let received = batch.events.count + decoded.dropped.count
-        guard received <= settings.maxEventsPerBatch else {
-            countEvents(received, kind: "__undecoded__", outcome: "rejected_too_many")
-            throw .tooManyEvents(limit: settings.maxEventsPerBatch)
-        }
         guard key.mayWrite(batch.client.appID) else {
             countEvents(received, kind: "__undecoded__", outcome: "rejected_forbidden")
             throw .forbidden
