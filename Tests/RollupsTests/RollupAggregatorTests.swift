@@ -211,6 +211,64 @@ import Testing
         }
     }
 
+    /// Batches that interleave kinds, types (and no type) and minutes come out as merging every event alone: the
+    /// aggregator walks a batch type by type and keeps one series index per type and minute, and what each series
+    /// sees, and in which order, does not change.
+    @Test func batchesInterleavingKindsTypesAndMinutesMatchMergingEverySingleEvent() throws {
+        let aggregator = RollupAggregator(configuration: .init(collectorID: "c", shardCount: 1))
+        var random = SeededGenerator(seed: 23)
+        var expected: [String: SeriesRollup] = [:]
+        let kinds: [DiagnosticKind] = [.unknownType, .malformedPayload, .droppedElement]
+        for _ in 0..<40 {
+            let batch = (0..<50).map { _ in
+                let kind = kinds[Int(random.next() % 3)]
+                let second = Int64(random.next() % 240)
+                return Self.event(
+                    kind == .droppedElement ? nil : "t\(random.next() % 5)", second: second,
+                    count: Int(random.next() % 4 + 1), release: "api@\(random.next() % 2)", kind: kind)
+            }
+            aggregator.record(
+                batch, client: Self.client, decodes: nil, installHash: nil,
+                receivedAt: Timestamp(secondsSinceEpoch: Self.base))
+            for event in batch {
+                let single = SeriesRollup(
+                    series: RollupSeries(
+                        version: VersionKey(client: Self.client), kind: event.kind, widgetType: event.widgetType),
+                    window: MinuteWindow(containing: event.occurredAt), events: Int64(event.count),
+                    installs: HyperLogLog(), firstSeen: event.occurredAt, lastSeen: event.occurredAt,
+                    releases: [event.backendRelease!: Int64(event.count)],
+                    samples: [RollupSample(codingPath: event.codingPath, message: event.message, pageID: event.pageID)])
+                let key = "\(event.kind)|\(single.series.widgetType)|\(single.window.start)"
+                if expected[key] != nil { expected[key]!.merge(single) } else { expected[key] = single }
+            }
+        }
+        let actual = seriesRollups(aggregator.drain())
+        #expect(actual.count == expected.count)
+        for rollup in actual {
+            let wanted = try #require(
+                expected["\(rollup.series.kind)|\(rollup.series.widgetType)|\(rollup.window.start)"])
+            #expect(rollup == wanted)
+        }
+    }
+
+    /// One batch of many new types and minutes past the soft cap: every event is in a series (its own or the
+    /// overflow) or counted as dropped, none twice.
+    @Test func aBatchPastTheSoftCapKeepsEveryEventOnce() {
+        let aggregator = RollupAggregator(configuration: .init(collectorID: "c", shardCount: 1, maxEntries: 8))
+        var random = SeededGenerator(seed: 29)
+        let batch = (0..<200).map { index in
+            Self.event("t\(index % 37)", second: Int64(random.next() % 600), count: Int(random.next() % 3 + 1))
+        }
+        aggregator.record(
+            batch, client: Self.client, decodes: nil, installHash: nil,
+            receivedAt: Timestamp(secondsSinceEpoch: Self.base))
+        let series = seriesRollups(aggregator.drain())
+        #expect(series.count <= 16)
+        #expect(series.contains { $0.series.widgetType == RollupAggregator.overflowLabel })
+        let total = batch.reduce(0) { $0 + $1.count }
+        #expect(series.reduce(0) { $0 + $1.events } + Int64(aggregator.droppedEvents) == Int64(total))
+    }
+
     @Test func overflowingSeriesCountUnderOtherAndMemoryStaysBounded() {
         let aggregator = RollupAggregator(configuration: .init(collectorID: "c", shardCount: 1, maxEntries: 10))
         let at = Timestamp(secondsSinceEpoch: Self.base)
