@@ -2,38 +2,29 @@
 /// messages, pages, releases), so a batch of 50 events does not allocate the same string 50 times, and later
 /// comparisons of two events' values (the rollup's series and samples) see the same storage and skip the bytes.
 ///
-/// Direct-mapped, 32 entries in one table made at the first string worth caching; a collision just replaces the entry.
-/// The table (800 bytes) stays a small-bin request for glibc, under 1,000 bytes: a larger one makes glibc consolidate
-/// its fast bins first, and the two 64-entry arrays this cache had were the first such request of every decode.
-/// Only strings too long for Swift's inline small-string form (over 15 UTF-8 bytes) and short enough to be likely
-/// repeats (at most 128 bytes) are worth it. One interner lives for one batch, so a hostile batch can only make its
-/// own decode miss the cache.
+/// Direct-mapped, 64 entries; a collision just replaces the entry. Only strings too long for Swift's inline small-string
+/// form (over 15 UTF-8 bytes) and short enough to be likely repeats (at most 128 bytes) are worth it. One interner
+/// lives for one batch, so a hostile batch can only make its own decode miss the cache.
 struct StringInterner {
-    static let capacity = 32
-    private struct Entry {
-        var hash: UInt64
-        var string: String
-    }
-    private var entries: [Entry] = []
+    private var hashes = [UInt64](repeating: 0, count: 64)
+    private var strings = [String](repeating: "", count: 64)
 
     mutating func string(_ bytes: UnsafeRawBufferPointer) -> String {
         guard bytes.count > 15 && bytes.count <= 128, let base = bytes.baseAddress else {
             return String(decoding: bytes, as: UTF8.self)
         }
-        if entries.isEmpty {
-            entries = [Entry](repeating: Entry(hash: 0, string: ""), count: Self.capacity)
-        }
         let hash = Self.hash(base, count: bytes.count)
-        let slot = Int(hash & UInt64(Self.capacity - 1))
-        if entries[slot].hash == hash {
-            var cached = entries[slot].string
+        let slot = Int(hash & 63)
+        if hashes[slot] == hash {
+            var cached = strings[slot]
             let same = cached.withUTF8 { utf8 in
                 utf8.count == bytes.count && memoryEqual(utf8.baseAddress!, bytes.baseAddress, bytes.count)
             }
             if same { return cached }
         }
         let made = String(decoding: bytes, as: UTF8.self)
-        entries[slot] = Entry(hash: hash, string: made)
+        hashes[slot] = hash
+        strings[slot] = made
         return made
     }
 

@@ -28,9 +28,6 @@ final class AggregatorShard: Sendable {
         var window: Int64
     }
 
-    /// Where a series sits in its ``VersionEntry``; valid until the next series is added.
-    typealias SeriesIndex = Dictionary<SeriesSlot, SeriesAccumulator>.Index
-
     /// A series rollup being built, with what lets repeated events skip work.
     struct SeriesAccumulator {
         var rollup: SeriesRollup
@@ -74,7 +71,7 @@ final class AggregatorShard: Sendable {
         }
 
         /// Records a batch; returns the events (by count) it had no room for.
-        mutating func record(_ events: [DiagnosticEvent], groups: EventTypeGroups, batch: Batch) -> Int {
+        mutating func record(_ events: [DiagnosticEvent], batch: Batch) -> Int {
             var key = batch.version
             if versions[key] == nil {
                 if entryCount >= softCap {
@@ -92,7 +89,7 @@ final class AggregatorShard: Sendable {
             // every nested dictionary and sketch.
             let index = versions.index(forKey: key)!
             let lost = versions.values[index].record(
-                events, groups: groups, batch: batch, version: key, entryCount: &count, softCap: softCap)
+                events, batch: batch, version: key, entryCount: &count, softCap: softCap)
             entryCount = count
             return lost
         }
@@ -101,59 +98,40 @@ final class AggregatorShard: Sendable {
 
 extension AggregatorShard.VersionEntry {
     mutating func record(
-        _ events: [DiagnosticEvent], groups: EventTypeGroups, batch: AggregatorShard.Batch, version: VersionKey,
-        entryCount: inout Int, softCap: Int
+        _ events: [DiagnosticEvent], batch: AggregatorShard.Batch, version: VersionKey, entryCount: inout Int,
+        softCap: Int
     ) -> Int {
         recordBatch(batch, version: version, entryCount: &entryCount, softCap: softCap)
         var lost = 0
-        // Type by type: a series is looked up once per type and minute, not once per event. Each series still sees
-        // its events in batch order. Only one index is kept at a time, so an insertion cannot leave a stale one.
-        for group in groups.groups {
-            let widgetType = group.widgetType ?? ""
-            var cached: (window: Int64, index: AggregatorShard.SeriesIndex)?
-            for member in group.range {
-                let position = groups.positions[member]
-                let occurredAt = batch.skew.apply(to: events[position].occurredAt)
-                let window = MinuteWindow(containing: occurredAt)
-                let index: AggregatorShard.SeriesIndex
-                if let cached, cached.window == window.start {
-                    index = cached.index
-                } else if let found = seriesIndex(
-                    kind: group.kind, widgetType: widgetType, window: window, occurredAt: occurredAt,
-                    version: version, entryCount: &entryCount, softCap: softCap)
-                {
-                    index = found
-                    cached = (window.start, found)
-                } else {
-                    cached = nil
-                    lost += events[position].count
-                    continue
+        // Index-based so an event's strings are borrowed, not copied and retained as a whole event.
+        for position in events.indices {
+            let occurredAt = batch.skew.apply(to: events[position].occurredAt)
+            let window = MinuteWindow(containing: occurredAt)
+            var slot = AggregatorShard.SeriesSlot(
+                kind: events[position].kind, widgetType: events[position].widgetType ?? "", window: window.start)
+            var index = series.index(forKey: slot)
+            if index == nil {
+                if entryCount >= softCap {
+                    slot.widgetType = RollupAggregator.overflowLabel
+                    index = series.index(forKey: slot)
                 }
-                series.values[index].add(events, at: position, occurredAt: occurredAt, install: batch.install)
+                if index == nil {
+                    guard entryCount < 2 * softCap else {
+                        lost += events[position].count
+                        continue
+                    }
+                    entryCount += 1
+                    let rollupSeries = RollupSeries(version: version, kind: slot.kind, widgetType: slot.widgetType)
+                    series[slot] = AggregatorShard.SeriesAccumulator(
+                        rollup: SeriesRollup(
+                            series: rollupSeries, window: window, events: 0, firstSeen: occurredAt,
+                            lastSeen: occurredAt))
+                    index = series.index(forKey: slot)
+                }
             }
+            series.values[index!].add(events, at: position, occurredAt: occurredAt, install: batch.install)
         }
         return lost
-    }
-
-    /// The series of `kind` and `widgetType` in `window`, made when new; under the soft cap's pressure the type's
-    /// overflow series; nil when even that would pass twice the cap.
-    private mutating func seriesIndex(
-        kind: DiagnosticKind, widgetType: String, window: MinuteWindow, occurredAt: Timestamp, version: VersionKey,
-        entryCount: inout Int, softCap: Int
-    ) -> AggregatorShard.SeriesIndex? {
-        var slot = AggregatorShard.SeriesSlot(kind: kind, widgetType: widgetType, window: window.start)
-        if let index = series.index(forKey: slot) { return index }
-        if entryCount >= softCap {
-            slot.widgetType = RollupAggregator.overflowLabel
-            if let index = series.index(forKey: slot) { return index }
-        }
-        guard entryCount < 2 * softCap else { return nil }
-        entryCount += 1
-        let rollupSeries = RollupSeries(version: version, kind: slot.kind, widgetType: slot.widgetType)
-        series[slot] = AggregatorShard.SeriesAccumulator(
-            rollup: SeriesRollup(
-                series: rollupSeries, window: window, events: 0, firstSeen: occurredAt, lastSeen: occurredAt))
-        return series.index(forKey: slot)
     }
 
     private mutating func recordBatch(

@@ -83,19 +83,6 @@ public final class RollupAggregator: Sendable {
         _ events: [DiagnosticEvent], client: ClientInfo, decodes: Int?, installHash: String?, receivedAt: Timestamp,
         clockSkew: Duration = .zero, droppedEvents: Int = 0, clientDiscarded: Int = 0
     ) {
-        record(
-            events, groups: EventTypeGroups(events), client: client, decodes: decodes, installHash: installHash,
-            receivedAt: receivedAt, clockSkew: clockSkew, droppedEvents: droppedEvents,
-            clientDiscarded: clientDiscarded)
-    }
-
-    /// Like ``record(_:client:decodes:installHash:receivedAt:clockSkew:droppedEvents:clientDiscarded:)``, with the
-    /// events already grouped by type (`groups` must be `EventTypeGroups(events)`), so the caller can group them once
-    /// for everything that counts per type.
-    public func record(
-        _ events: [DiagnosticEvent], groups: EventTypeGroups, client: ClientInfo, decodes: Int?, installHash: String?,
-        receivedAt: Timestamp, clockSkew: Duration = .zero, droppedEvents: Int = 0, clientDiscarded: Int = 0
-    ) {
         let batch = AggregatorShard.Batch(
             version: VersionKey(client: client), capabilities: client.capabilities, decodes: decodes ?? 0,
             install: installHash.map(HyperLogLog.hash(installHash:)), receivedAt: receivedAt,
@@ -104,7 +91,7 @@ public final class RollupAggregator: Sendable {
         // By app build, so each series lives in one shard: round-robin spreads locks evenly but holds a hot series
         // once per shard, multiplying memory and the work of every drain.
         let shard = shards[Int(UInt(bitPattern: batch.version.hashValue) % UInt(shards.count))]
-        let lost = shard.state.withLock { $0.record(events, groups: groups, batch: batch) }
+        let lost = shard.state.withLock { $0.record(events, batch: batch) }
         if lost > 0 { dropped.add(lost, ordering: .relaxed) }
     }
 

@@ -156,9 +156,7 @@ final class IngestHandler: Sendable {
         for (event, reason) in normalized.late {
             metrics.events.labels(metrics.kindLabel(event.kind), reason).increment()
         }
-        // Grouped by type once, here on the request's thread: the metrics and rollups at completion use the groups.
-        let groups = EventTypeGroups(normalized.accepted)
-        let acceptedByKind = Self.countByKindLabel(groups, metrics: metrics)
+        let acceptedByKind = Self.countByKindLabel(normalized.accepted, metrics: metrics)
         let answer = AcceptedAnswer.body(accepted: normalized.accepted.count, diagnostics: normalized.diagnostics)
         let pending = PendingBatch(
             answer: answer, responder: responder, scopedID: scopedID, acceptedByKind: acceptedByKind,
@@ -177,9 +175,9 @@ final class IngestHandler: Sendable {
         guard let producer, !normalized.accepted.isEmpty else {
             // Nothing to publish (or --kafka none): the batch is as durable as it will get.
             let events = normalized.accepted
-            metrics.recordDiagnostics(groups, appID: batch.client.appID, build: batch.client.buildConfiguration)
+            metrics.recordDiagnostics(events, appID: batch.client.appID, build: batch.client.buildConfiguration)
             metrics.recordClientReport(batch.clientReport, appID: batch.client.appID)
-            rollup?.record(events, groups: groups, client: batch.client)
+            rollup?.record(events, client: batch.client)
             succeed(pending)
             return
         }
@@ -219,9 +217,9 @@ final class IngestHandler: Sendable {
             delivery.send(records, headers: headers) { [self] outcome in
                 switch outcome {
                 case .persisted, .spooled:
-                    metrics.recordDiagnostics(groups, appID: client.appID, build: client.buildConfiguration)
+                    metrics.recordDiagnostics(events, appID: client.appID, build: client.buildConfiguration)
                     metrics.recordClientReport(clientReport, appID: client.appID)
-                    rollup?.record(events, groups: groups, client: client)
+                    rollup?.record(events, client: client)
                     succeed(pending)
                 case .unavailable(let reason):
                     fail(pending, reason: reason)
@@ -236,9 +234,9 @@ final class IngestHandler: Sendable {
             try producer.enqueueBorrowing(records, headers: headers, enqueued: &enqueued) { [self] outcome in
                 let isDurable = outcome.enqueued == expected && outcome.isFullyPersisted
                 if isDurable {
-                    metrics.recordDiagnostics(groups, appID: client.appID, build: client.buildConfiguration)
+                    metrics.recordDiagnostics(events, appID: client.appID, build: client.buildConfiguration)
                     metrics.recordClientReport(clientReport, appID: client.appID)
-                    rollup?.record(events, groups: groups, client: client)
+                    rollup?.record(events, client: client)
                 }
                 if isEnqueueAck {
                     if !isDurable {
@@ -296,15 +294,22 @@ final class IngestHandler: Sendable {
         metrics.events.labels(kind, outcome).increment(by: UInt64(count))
     }
 
-    /// Accepted events per kind label.
-    private static func countByKindLabel(_ groups: EventTypeGroups, metrics: CollectorMetrics) -> [String: UInt64] {
-        // Kinds are few: a short list beats resolving a kind's label once per group.
+    /// Accepted events per kind label; kinds are few, so a short list beats hashing every event's kind.
+    private static func countByKindLabel(_ events: [DiagnosticEvent], metrics: CollectorMetrics) -> [String: UInt64] {
         var kinds: [(kind: DiagnosticKind, count: UInt64)] = []
-        for group in groups.groups {
-            if let found = kinds.firstIndex(where: { $0.kind == group.kind }) {
-                kinds[found].count += UInt64(group.events)
+        var last = 0
+        for position in events.indices {
+            let kind = events[position].kind
+            if last < kinds.count && kinds[last].kind == kind {
+                kinds[last].count += 1
+                continue
+            }
+            if let found = kinds.firstIndex(where: { $0.kind == kind }) {
+                kinds[found].count += 1
+                last = found
             } else {
-                kinds.append((group.kind, UInt64(group.events)))
+                last = kinds.count
+                kinds.append((kind, 1))
             }
         }
         var byLabel: [String: UInt64] = [:]
@@ -324,10 +329,9 @@ final class IngestHandler: Sendable {
         let droppedEvents: Int
         let clientDiscarded: Int
 
-        func record(_ events: [DiagnosticEvent], groups: EventTypeGroups, client: ClientInfo) {
+        func record(_ events: [DiagnosticEvent], client: ClientInfo) {
             aggregator.record(
-                events, groups: groups, client: client, decodes: decodes, installHash: installHash,
-                receivedAt: receivedAt,
+                events, client: client, decodes: decodes, installHash: installHash, receivedAt: receivedAt,
                 clockSkew: clockSkew, droppedEvents: droppedEvents, clientDiscarded: clientDiscarded)
         }
     }

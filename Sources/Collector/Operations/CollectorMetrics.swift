@@ -339,27 +339,28 @@ public final class CollectorMetrics: Sendable {
     ///
     /// Every raw (app, build, kind, widget type) resolves its labels and child once and is then cached: limiter
     /// admission is first come, forever, so a cached child is what resolving again would give. A batch takes one
-    /// lock and does one lookup per kind and widget type (``EventTypeGroups``). The cache is emptied when it grows past `maxCachedSeries` (a flood of
+    /// lock and does one lookup per event. The cache is emptied when it grows past `maxCachedSeries` (a flood of
     /// random types), which costs only re-resolution.
-    func recordDiagnostics(_ groups: EventTypeGroups, appID: String, build: BuildConfiguration) {
-        guard !groups.groups.isEmpty else { return }
+    func recordDiagnostics(_ events: [DiagnosticEvent], appID: String, build: BuildConfiguration) {
+        guard !events.isEmpty else { return }
         diagnosticSeries.withLock { cache in
             if cache.count > Self.maxCachedApps { cache.removeAll() }
             let appKey = DiagnosticAppKey(appID: appID, build: build)
-            count(groups, appID: appID, build: build, into: &cache[appKey, default: [:]])
+            count(events, appID: appID, build: build, into: &cache[appKey, default: [:]])
         }
     }
 
     private func count(
-        _ groups: EventTypeGroups, appID: String, build: BuildConfiguration,
+        _ events: [DiagnosticEvent], appID: String, build: BuildConfiguration,
         into series: inout [DiagnosticTypeKey: Counter]
     ) {
         if series.count > Self.maxCachedSeries { series.removeAll() }
         var app: String?
-        for group in groups.groups {
-            let typeKey = DiagnosticTypeKey(kind: group.kind, widgetType: group.widgetType)
+        for position in events.indices {
+            let typeKey = DiagnosticTypeKey(kind: events[position].kind, widgetType: events[position].widgetType)
+            let occurrences = UInt64(events[position].count)
             if let counter = series[typeKey] {
-                counter.increment(by: group.occurrences)
+                counter.increment(by: occurrences)
                 continue
             }
             let appLabel = app ?? appLabel(appID)
@@ -368,7 +369,7 @@ public final class CollectorMetrics: Sendable {
             let type = widgetTypeLabel(typeKey.widgetType, app: appLabel, kind: kind)
             let counter = diagnosticEvents.labels(appLabel, kind, type, build.rawValue)
             series[typeKey] = counter
-            counter.increment(by: group.occurrences)
+            counter.increment(by: occurrences)
         }
     }
 
