@@ -61,6 +61,8 @@ enum IngestBenchmark {
             "flowmeter-bench-\(getpid())")
         try FileManager.default.createDirectory(at: workDirectory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: workDirectory) }
+        InterruptCleanup.install()
+        InterruptCleanup.register(folder: workDirectory)
         let cluster = try KafkaMockCluster(brokers: 3)
         for topic in ["flowmeter.events.v1", "flowmeter.rollups.v1", "flowmeter.alerts.v1", "flowmeter.deploys.v1"] {
             try cluster.createTopic(topic, partitions: 6, replicationFactor: 3)

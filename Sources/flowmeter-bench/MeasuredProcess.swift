@@ -33,6 +33,7 @@ final class MeasuredProcess {
         process.standardError = log
         try process.run()
         self.process = process
+        InterruptCleanup.register(child: process.processIdentifier)
     }
 
     var pid: Int32 { process.processIdentifier }
@@ -75,6 +76,7 @@ final class MeasuredProcess {
     }
 
     func stop() {
+        defer { InterruptCleanup.unregister(child: pid) }
         guard process.isRunning else { return }
         process.terminate()
         // A stopped process keeps SIGTERM pending until it runs again.
