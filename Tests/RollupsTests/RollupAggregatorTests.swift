@@ -21,6 +21,17 @@ import Testing
             occurredAt: Timestamp(secondsSinceEpoch: base + second))
     }
 
+    /// The series rollup one event alone makes, without an install.
+    static func single(_ event: DiagnosticEvent) -> SeriesRollup {
+        SeriesRollup(
+            series: RollupSeries(
+                version: VersionKey(client: client), kind: event.kind, widgetType: event.widgetType),
+            window: MinuteWindow(containing: event.occurredAt), events: Int64(event.count),
+            installs: HyperLogLog(), firstSeen: event.occurredAt, lastSeen: event.occurredAt,
+            releases: event.backendRelease.map { [$0: Int64(event.count)] } ?? [:],
+            samples: [RollupSample(codingPath: event.codingPath, message: event.message, pageID: event.pageID)])
+    }
+
     func seriesRollups(_ partials: [PartialRollup]) -> [SeriesRollup] {
         partials.compactMap { if case .series(let rollup) = $0.rollup { rollup } else { nil } }
     }
@@ -190,13 +201,7 @@ import Testing
                 batch, client: Self.client, decodes: nil, installHash: nil,
                 receivedAt: Timestamp(secondsSinceEpoch: Self.base))
             for event in batch {
-                let single = SeriesRollup(
-                    series: RollupSeries(
-                        version: VersionKey(client: Self.client), kind: event.kind, widgetType: event.widgetType),
-                    window: MinuteWindow(containing: event.occurredAt), events: Int64(event.count),
-                    installs: HyperLogLog(), firstSeen: event.occurredAt, lastSeen: event.occurredAt,
-                    releases: event.backendRelease.map { [$0: Int64(event.count)] } ?? [:],
-                    samples: [RollupSample(codingPath: event.codingPath, message: event.message, pageID: event.pageID)])
+                let single = Self.single(event)
                 let key = "\(single.series.widgetType)|\(single.window.start)"
                 if expected[key] != nil { expected[key]!.merge(single) } else { expected[key] = single }
             }
@@ -231,13 +236,7 @@ import Testing
                 batch, client: Self.client, decodes: nil, installHash: nil,
                 receivedAt: Timestamp(secondsSinceEpoch: Self.base))
             for event in batch {
-                let single = SeriesRollup(
-                    series: RollupSeries(
-                        version: VersionKey(client: Self.client), kind: event.kind, widgetType: event.widgetType),
-                    window: MinuteWindow(containing: event.occurredAt), events: Int64(event.count),
-                    installs: HyperLogLog(), firstSeen: event.occurredAt, lastSeen: event.occurredAt,
-                    releases: [event.backendRelease!: Int64(event.count)],
-                    samples: [RollupSample(codingPath: event.codingPath, message: event.message, pageID: event.pageID)])
+                let single = Self.single(event)
                 let key = "\(event.kind)|\(single.series.widgetType)|\(single.window.start)"
                 if expected[key] != nil { expected[key]!.merge(single) } else { expected[key] = single }
             }
