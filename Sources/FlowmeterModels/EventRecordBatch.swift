@@ -40,13 +40,11 @@ public struct EventRecordBatch: Sendable {
 
     /// The most bytes the record of `event` can take.
     public func maxLength(of event: DiagnosticEvent) -> Int {
-        var total = 160 + ByteSink.maxQuotedTimestampLength + ByteSink.maxIntLength + tail.count
-        total += event.id.map(ByteSink.maxQuotedLength) ?? (idPrefix.count + 2 + ByteSink.maxIntLength)
-        total += ByteSink.maxQuotedLength(event.kind.rawValue)
-        total += Self.optionalLength(event.widgetType) + Self.optionalLength(event.codingPath)
-        total += Self.optionalLength(event.message) + Self.optionalLength(event.pageID)
-        total += Self.optionalLength(event.surface) + Self.optionalLength(event.backendRelease)
-        return total
+        let id = event.id.map(ByteSink.maxQuotedLength) ?? (idPrefix.count + 2 + ByteSink.maxIntLength)
+        return id + tail.count
+            + EventRecordWriter.eventFieldsMaxLength(
+                kind: event.kind, widgetType: event.widgetType, codingPath: event.codingPath, message: event.message,
+                pageID: event.pageID, surface: event.surface, backendRelease: event.backendRelease)
     }
 
     /// Writes the record of event `index` into `memory`, which must hold at least ``maxLength(of:)`` bytes, and
@@ -75,9 +73,5 @@ public struct EventRecordBatch: Sendable {
             pageID: event.pageID, surface: event.surface, backendRelease: event.backendRelease, count: event.count,
             occurredAt: event.occurredAt, to: &sink)
         tail.withUnsafeBytes { sink.bytes($0) }
-    }
-
-    private static func optionalLength(_ value: String?) -> Int {
-        value.map(ByteSink.maxQuotedLength) ?? 0
     }
 }

@@ -102,21 +102,35 @@ public enum EventRecordWriter {
         buffer.removeLast(buffer.count - end)
     }
 
-    // Fixed text: braces, 17 keys with quotes, colons and commas, and `null`s; a generous round figure.
-    private static let fixedBodyLength = 320
+    // Fixed text of an event's own fields (braces, keys with quotes, colons, commas) and of the batch's, each a
+    // generous round figure.
+    private static let fixedEventFieldsLength = 160
+    private static let fixedTailLength = 160
 
     static func bodyMaxLength(
         kind: DiagnosticKind, widgetType: String?, codingPath: String?, message: String?, pageID: String?,
         surface: String?, backendRelease: String?, appID: String, appVersion: String, platform: String,
         installHash: String?, collector: String
     ) -> Int {
-        var total = fixedBodyLength + 2 * ByteSink.maxQuotedTimestampLength + ByteSink.maxIntLength
+        var total = eventFieldsMaxLength(
+            kind: kind, widgetType: widgetType, codingPath: codingPath, message: message, pageID: pageID,
+            surface: surface, backendRelease: backendRelease)
+        total += fixedTailLength + ByteSink.maxQuotedTimestampLength + optionalLength(installHash)
+        total += ByteSink.maxQuotedLength(appID) + ByteSink.maxQuotedLength(appVersion)
+        total += ByteSink.maxQuotedLength(platform) + ByteSink.maxQuotedLength(collector)
+        return total
+    }
+
+    /// The most bytes ``writeEventFields(kind:widgetType:codingPath:message:pageID:surface:backendRelease:count:occurredAt:to:)``
+    /// can write, with room for the record's braces and `"id":` key.
+    static func eventFieldsMaxLength(
+        kind: DiagnosticKind, widgetType: String?, codingPath: String?, message: String?, pageID: String?,
+        surface: String?, backendRelease: String?
+    ) -> Int {
+        var total = fixedEventFieldsLength + ByteSink.maxQuotedTimestampLength + ByteSink.maxIntLength
         total += ByteSink.maxQuotedLength(kind.rawValue)
         total += optionalLength(widgetType) + optionalLength(codingPath) + optionalLength(message)
         total += optionalLength(pageID) + optionalLength(surface) + optionalLength(backendRelease)
-        total += optionalLength(installHash)
-        total += ByteSink.maxQuotedLength(appID) + ByteSink.maxQuotedLength(appVersion)
-        total += ByteSink.maxQuotedLength(platform) + ByteSink.maxQuotedLength(collector)
         return total
     }
 
