@@ -7,6 +7,9 @@ public import Foundation
 public struct KafkaBatchWriter: ~Copyable {
     private let client: RDKafkaClient
     private let tracker: DeliveryTracker
+    /// The argument list of the last topic and headers appended to, reused while they repeat (see
+    /// ``RDKafkaMessageTemplate``).
+    private var template: RDKafkaMessageTemplate?
     /// How many messages this batch has enqueued so far.
     public private(set) var count = 0
 
@@ -83,7 +86,7 @@ public struct KafkaBatchWriter: ~Copyable {
         count += 1
     }
 
-    private func produce(
+    private mutating func produce(
         topic: String,
         partition: Int32? = nil,
         key: UnsafeRawBufferPointer?,
@@ -91,11 +94,16 @@ public struct KafkaBatchWriter: ~Copyable {
         headers: [KafkaHeader],
         copies: Bool = true
     ) -> KafkaError? {
+        do {
+            if template == nil || !template!.matches(topic: topic, headers: headers, copies: copies) {
+                template = try RDKafkaMessageTemplate(client: client, topic: topic, headers: headers, copies: copies)
+            }
+        } catch {
+            return error
+        }
         let opaque = tracker.beginMessage()
         do {
-            try client.produce(
-                topic: topic, partition: partition, key: key, value: value, headers: headers, opaque: opaque,
-                copies: copies)
+            try template!.produce(key: key, value: value, partition: partition, opaque: opaque)
             return nil
         } catch {
             tracker.abandonMessage()

@@ -33,6 +33,63 @@ import Testing
         }
     }
 
+    /// One batch that switches topic, headers and partitioning from message to message: each message keeps its own
+    /// topic, headers and partition, and a keyed message after a partitioned one goes back to the partitioner.
+    @Test func oneBatchMixingTopicsHeadersAndPartitionsKeepsEachMessagesOwn() async throws {
+        let fixture = try KafkaFixture()
+        let producer = try fixture.makeProducer()
+        let log = DeliveryLog()
+        let other = [KafkaHeader(name: "schema", value: "other"), KafkaHeader(name: "none", value: nil)]
+        let sameKey = Array("one-key".utf8)
+        try producer.enqueueBatch(completion: log.completion(for: Array(0..<40))) { batch in
+            for id in 0..<40 {
+                let value = Array("m-\(id)".utf8)
+                switch id % 4 {
+                case 0:
+                    try batch.append(
+                        topic: KafkaFixture.eventsTopic, key: sameKey, value: value, headers: TestEvents.headers)
+                case 1:
+                    try batch.append(topic: KafkaFixture.alertsTopic, key: sameKey, value: value, headers: other)
+                case 2:
+                    try batch.append(
+                        topic: KafkaFixture.eventsTopic, partition: 2, key: sameKey, value: value,
+                        headers: TestEvents.headers)
+                default:
+                    try batch.append(topic: KafkaFixture.eventsTopic, value: value)
+                }
+            }
+        }
+        #expect(try await log.waitFor(batches: 1))
+        #expect(log.persisted == 40)
+        #expect(await producer.shutdown(timeout: .seconds(5)) == 0)
+
+        let events = try await fixture.consumeAll(topic: KafkaFixture.eventsTopic, expecting: 30)
+        let alerts = try await fixture.consumeAll(topic: KafkaFixture.alertsTopic, expecting: 10)
+        #expect(events.count == 30)
+        #expect(alerts.count == 10)
+        func id(_ message: KafkaConsumerMessage) -> Int? {
+            Int(String(decoding: message.value.dropFirst(2), as: UTF8.self))
+        }
+        // Keyed messages with one key share one partition, whatever partition the explicit ones went to.
+        let keyedPartitions = Set(events.filter { id($0).map { $0 % 4 == 0 } ?? false }.map(\.partition))
+        #expect(keyedPartitions.count == 1)
+        for message in events {
+            let number = try #require(id(message))
+            switch number % 4 {
+            case 0:
+                #expect(message.headers == TestEvents.headers)
+                #expect(message.key == sameKey)
+            case 2:
+                #expect(message.headers == TestEvents.headers)
+                #expect(message.partition == 2)
+            default:
+                #expect(message.headers.isEmpty)
+                #expect(message.key == nil)
+            }
+        }
+        #expect(alerts.allSatisfy { $0.headers == other && id($0).map { $0 % 4 == 1 } == true })
+    }
+
     @Test func aBatchCompletesOnceWithEveryReport() async throws {
         let fixture = try KafkaFixture()
         let latencies = DeliveryCounter()
