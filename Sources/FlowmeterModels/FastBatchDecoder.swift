@@ -15,23 +15,38 @@ public enum FastBatchDecoder {
     /// limit begins, so an oversized batch costs no more than the limit's worth of decoding (and no report for each
     /// of a million broken elements); whatever follows is not looked at.
     public static func decode(_ bytes: [UInt8], maxEvents: Int = .max) throws(BatchDecodingError) -> DecodedBatch {
-        let result = bytes.withUnsafeBufferPointer { buffer in decode(buffer, maxEvents: maxEvents) }
+        var interner = StringInterner()
+        return try decode(bytes, maxEvents: maxEvents, interner: &interner)
+    }
+
+    /// Decodes as ``decode(_:maxEvents:)`` does, sharing repeated strings through `interner`, which keeps them for
+    /// the next decode that is lent it (the collector's ``StringInterner`` pool): the results are the same.
+    public static func decode(
+        _ bytes: [UInt8], maxEvents: Int = .max, interner: inout StringInterner
+    ) throws(BatchDecodingError) -> DecodedBatch {
+        let result = bytes.withUnsafeBufferPointer { buffer in decode(buffer, maxEvents: maxEvents, interner: &interner)
+        }
         return try result.get()
     }
 
     /// Decodes a batch from UTF-8 bytes in `data`; see ``decode(_:)-(Array<UInt8>)``.
     public static func decode(_ data: Data) throws(BatchDecodingError) -> DecodedBatch {
-        let result = data.withUnsafeBytes { raw in decode(raw.bindMemory(to: UInt8.self)) }
+        var interner = StringInterner()
+        let result = data.withUnsafeBytes { raw in decode(raw.bindMemory(to: UInt8.self), interner: &interner) }
         return try result.get()
     }
 
     static func decode(
-        _ buffer: UnsafeBufferPointer<UInt8>, maxEvents: Int = .max
+        _ buffer: UnsafeBufferPointer<UInt8>, maxEvents: Int = .max, interner: inout StringInterner
     ) -> Result<DecodedBatch, BatchDecodingError> {
         guard let base = buffer.baseAddress, buffer.count > 0 else {
             return .failure(BatchDecodingError(.invalidJSON, "Empty body at offset 0", path: ""))
         }
-        var parser = FastBatchParser(reader: ByteReader(base: base, count: buffer.count), maxEvents: maxEvents)
+        // The parser owns the interner while it runs (so its tables are mutated in place) and hands it back.
+        var parser = FastBatchParser(
+            reader: ByteReader(base: base, count: buffer.count), maxEvents: maxEvents, interner: interner)
+        interner = StringInterner.lent
+        defer { interner = parser.interner }
         do {
             return try parser.parse()
         } catch  where parser.exceededMaxEvents {

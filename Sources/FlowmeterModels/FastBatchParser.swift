@@ -10,16 +10,17 @@ struct FastBatchParser {
     var reader: ByteReader
     /// Reused per-object slot storage; `present` says which entries are filled.
     var slots: [Slot]
-    /// Shares repeated event strings across the batch.
-    var interner = StringInterner()
+    /// Shares repeated event strings across the batch (and across batches, when the caller lends a kept one).
+    var interner: StringInterner
     /// The most elements `events` may hold; the one past it stops the parse (see ``exceededMaxEvents``).
     let maxEvents: Int
     /// Whether the parse stopped at the element past ``maxEvents``: the syntax error it threw is only the way out.
     var exceededMaxEvents = false
 
-    init(reader: ByteReader, maxEvents: Int = .max) {
+    init(reader: ByteReader, maxEvents: Int = .max, interner: StringInterner = StringInterner()) {
         self.reader = reader
         self.maxEvents = maxEvents
+        self.interner = interner
         self.slots = Array(repeating: Slot(type: .null, start: 0, end: 0, flag: false), count: 10)
     }
 

@@ -19,3 +19,68 @@ import Testing
         }
     }
 }
+
+/// An interner kept across decodes, as the collector lends them: same results, and values repeated across batches
+/// come from the cache.
+@Suite struct KeptInternerTests {
+    /// The storage address of a string's UTF-8 bytes: equal for two strings that share one buffer.
+    static func address(_ string: String) -> UnsafeRawPointer? {
+        var copy = string
+        return copy.withUTF8 { UnsafeRawPointer($0.baseAddress) }
+    }
+
+    @Test func decodingWithAKeptInternerGivesWhatAFreshDecodeGives() throws {
+        var interner = StringInterner(slots: 1_024)
+        for seed in 0..<40 {
+            let body = SyntheticBatches.batch(seed: UInt64(seed % 13))
+            let kept = try FastBatchDecoder.decode(body, maxEvents: 1_000, interner: &interner)
+            let fresh = try FastBatchDecoder.decode(body)
+            #expect(kept.batch == fresh.batch, "seed \(seed)")
+            #expect(kept.dropped == fresh.dropped)
+            #expect(kept.droppedIndices == fresh.droppedIndices)
+        }
+        #expect(interner.slotCount == 1_024)
+    }
+
+    @Test func aValueRepeatedInALaterBatchIsTheCachedString() throws {
+        var interner = StringInterner(slots: 1_024)
+        let first = try FastBatchDecoder.decode(SyntheticBatches.batch(seed: 1), interner: &interner)
+        let second = try FastBatchDecoder.decode(SyntheticBatches.batch(seed: 2), interner: &interner)
+        let earlier = first.batch.events.compactMap(\.codingPath)
+        var repeated = 0
+        var cached = 0
+        for path in second.batch.events.compactMap(\.codingPath) {
+            guard let match = earlier.first(where: { $0 == path }) else { continue }
+            repeated += 1
+            if Self.address(path) == Self.address(match) { cached += 1 }
+        }
+        // Direct-mapped: a value the later batch's own values collided with is made again, the rest is cached.
+        #expect(repeated > 10)
+        #expect(cached * 10 >= repeated * 8, "\(cached) of \(repeated) repeats cached")
+    }
+
+    /// Values that differ only in a word's last byte (coding paths differing in one index digit) spread over the
+    /// table: an interner that took its slot from the hash's low bits put 72 such paths in 12 slots, so repeats
+    /// within a batch and across batches missed the cache.
+    @Test func valuesDifferingInOneDigitGetTheirOwnSlots() {
+        var interner = StringInterner(slots: 1_024)
+        let values = (0..<6).flatMap { section in
+            (0..<12).map { widget in "sections.Index \(section).widgets.Index \(widget)" }
+        }
+        let made = values.map { value in Array(value.utf8).withUnsafeBytes { interner.string($0) } }
+        let again = values.map { value in Array(value.utf8).withUnsafeBytes { interner.string($0) } }
+        #expect(zip(values, again).allSatisfy { $0 == $1 })
+        let hits = zip(made, again).filter { Self.address($0) == Self.address($1) }.count
+        // 72 values in 1,024 slots: a few collide at most.
+        #expect(hits >= 66, "\(hits) of 72 cached")
+    }
+
+    /// A batch that fills the table with its own values leaves the next batch's values exact.
+    @Test func aHostileBatchOnlyCostsTheNextOneItsCache() throws {
+        var interner = StringInterner(slots: 64)
+        let hostile = (0..<5_000).map { "junk-\($0)-\(String(repeating: "z", count: $0 % 90))" }
+        for value in hostile { _ = Array(value.utf8).withUnsafeBytes { interner.string($0) } }
+        let body = SyntheticBatches.batch(seed: 7)
+        #expect(try FastBatchDecoder.decode(body, interner: &interner).batch == FastBatchDecoder.decode(body).batch)
+    }
+}

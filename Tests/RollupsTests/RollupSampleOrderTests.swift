@@ -26,4 +26,34 @@ import Testing
             }
         }
     }
+
+    /// Random paths built from the pieces that matter (`Index `, digit runs, `*`, separators), long enough to cross
+    /// the eight-byte words the comparison skips equal bytes in, each against the normalized forms of the others.
+    @Test func ordersRandomPathsAsTheNormalizedPathWould() {
+        let pieces = ["Index ", "Index", " ", "1", "23", "4567890", "*", ".", "sections", "widgets", "x", "é"]
+        var generator = SystemRandomNumberGenerator()
+        var state = UInt64.random(in: 0 ... .max, using: &generator)
+        func next(_ bound: Int) -> Int {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return Int(state >> 33) % bound
+        }
+        let seed = state
+        let raws = (0..<300).map { _ in (0..<next(12)).map { _ in pieces[next(pieces.count)] }.joined() }
+        let normalized = raws.map(RollupSample.normalizedPath)
+        for raw in raws {
+            for _ in 0..<20 {
+                let other = normalized[next(normalized.count)]
+                #expect(
+                    RollupSample.compareNormalized(raw, to: other) == Self.expected(raw, other),
+                    "seed \(seed): \(raw) vs \(other)")
+            }
+            // A normalized path against itself, and against itself one byte longer or shorter.
+            let own = RollupSample.normalizedPath(raw)
+            for other in [own, own + "a", String(own.utf8.dropLast()) ?? ""] {
+                #expect(
+                    RollupSample.compareNormalized(raw, to: other) == Self.expected(raw, other),
+                    "seed \(seed): \(raw) vs \(other)")
+            }
+        }
+    }
 }

@@ -25,6 +25,7 @@ final class IngestHandler: Sendable {
     private let health: KafkaHealth
     private let logger: Logger
     private let deadlines: DeadlineQueue
+    private let interners: InternerPool
     private let headers: [KafkaHeader]
     private let spoolHeaders: [SpoolRecord.Header]
     private let isStopping = Atomic<Bool>(false)
@@ -46,6 +47,7 @@ final class IngestHandler: Sendable {
         self.logger = logger
         self.headers = KafkaHeader.json(schema: configuration.topics.events)
         self.spoolHeaders = headers.map { SpoolRecord.Header(name: $0.name, value: $0.value) }
+        self.interners = InternerPool(capacity: max(1, configuration.threads))
         let unavailable = IngestRejection.unavailable(reason: .deadline)
         self.deadlines = DeadlineQueue { [metrics] batch in
             if batch.responder.respond(unavailable.response) {
@@ -104,7 +106,9 @@ final class IngestHandler: Sendable {
         let decoded: DecodedBatch
         do {
             // One pass over the body: the decoder itself stops at the event past the limit.
-            decoded = try FastBatchDecoder.decode(body, maxEvents: settings.maxEventsPerBatch)
+            decoded = try interners.withInterner { interner throws(BatchDecodingError) in
+                try FastBatchDecoder.decode(body, maxEvents: settings.maxEventsPerBatch, interner: &interner)
+            }
         } catch  where error.code == .tooManyEvents {
             throw .tooManyEvents(limit: settings.maxEventsPerBatch)
         } catch {
