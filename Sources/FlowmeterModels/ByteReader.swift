@@ -427,6 +427,20 @@ struct ByteReader {
         return interner.string(UnsafeRawBufferPointer(rebasing: bytes[0..<length]))
     }
 
+    /// Like ``string(_:limit:interner:)``, with what ``IdentifierRule`` says of the string (remembered by the
+    /// interner for a cached one).
+    mutating func identifier(
+        _ slot: Slot, limit: Int, interner: inout StringInterner
+    ) -> (value: String, violation: IdentifierRule.Violation?) {
+        guard !slot.flag else {
+            let value = string(slot, limit: limit)
+            return (value, IdentifierRule.violation(in: value))
+        }
+        let bytes = UnsafeRawBufferPointer(start: base + slot.start, count: slot.end - slot.start)
+        let length = FieldLimits.truncatedLength(bytes, limit: limit)
+        return interner.identifier(UnsafeRawBufferPointer(rebasing: bytes[0..<length]))
+    }
+
     /// Runs `body` over the unescaped bytes of a string slot without making a `String`.
     mutating func withBytes<R>(_ slot: Slot, _ body: (UnsafeRawBufferPointer) -> R) -> R {
         if !slot.flag {

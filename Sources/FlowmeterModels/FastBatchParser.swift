@@ -463,9 +463,9 @@ struct FastBatchParser {
             guard let kindSlot = slot(0) else {
                 throw Problem(code: .missingKey, message: DecodeMessages.missingKey("kind"))
             }
-            guard let rawKind = try optionalString(kindSlot, key: "kind", limit: FieldLimits.other, interned: true)
+            guard let rawKind = try optionalIdentifier(kindSlot, key: "kind", interned: true)
             else { throw mismatch(expected: "String", key: "kind", found: .null) }
-            let kind = DiagnosticKind(unchecked: try identifier(rawKind, key: "kind"))
+            let kind = DiagnosticKind(unchecked: rawKind)
             guard let time = slot(1) else {
                 throw Problem(code: .missingKey, message: DecodeMessages.missingKey("occurredAt"))
             }
@@ -526,6 +526,12 @@ struct FastBatchParser {
     mutating func optionalIdentifier(
         _ slot: Slot?, key: String, limit: Int = FieldLimits.other, interned: Bool = false
     ) throws(Problem) -> String? {
+        if interned, let slot, slot.type == .string {
+            // Through the interner, which remembers a cached string's verdict.
+            let (value, violation) = reader.identifier(slot, limit: limit, interner: &interner)
+            if let violation { throw Problem(code: .invalidValue, message: violation.message(key: key), field: key) }
+            return value
+        }
         guard let value = try optionalString(slot, key: key, limit: limit, interned: interned) else { return nil }
         return try identifier(value, key: key)
     }

@@ -2,9 +2,10 @@
 /// so decoding does not allocate, validate and later free the same string again and again, and later comparisons of
 /// two events' values (the rollup's series and samples) see the same storage and skip the bytes.
 ///
-/// Direct-mapped; a collision just replaces the entry. Only strings too long for Swift's inline small-string form
-/// (over 15 UTF-8 bytes) and short enough to be likely repeats (at most 128 bytes) are worth it, so an interner holds
-/// at most `slots × 128` bytes of strings.
+/// Direct-mapped; a collision just replaces the entry. Strings of 1 to 128 UTF-8 bytes are cached (longer ones are
+/// unlikely repeats), so an interner holds at most `slots × 128` bytes of strings. A cached short string (up to 15
+/// bytes, Swift's inline form) saves no allocation but its UTF-8 validation, and every cached string remembers
+/// whether it passed ``IdentifierRule``, so a repeated kind, widget type, page or release is checked once.
 ///
 /// An interner made per batch (the default) saves only repeats within the batch. The collector keeps a few larger
 /// ones and lends one to each decode (see ``InternerPool``), so the values every batch repeats are made once per
@@ -13,6 +14,8 @@
 public struct StringInterner: Sendable {
     private var hashes: [UInt64]
     private var strings: [String]
+    /// Per slot: 0 not checked, 1 an identifier under ``IdentifierRule``, 2 not one (checked again when asked).
+    private var verdicts: [UInt8]
     /// The slot is the hash's top bits (`64 - shift` of them): a multiply carries every input bit up, never down, so
     /// the low bits miss whatever differs in a word's last bytes (the digits of two coding paths).
     private let shift: UInt64
@@ -22,6 +25,7 @@ public struct StringInterner: Sendable {
         let count = max(1, slots).nextPowerOfTwo
         hashes = [UInt64](repeating: 0, count: count)
         strings = [String](repeating: "", count: count)
+        verdicts = [UInt8](repeating: 0, count: count)
         shift = UInt64(64 - count.trailingZeroBitCount)
     }
 
@@ -33,23 +37,42 @@ public struct StringInterner: Sendable {
     public var slotCount: Int { hashes.count }
 
     mutating func string(_ bytes: UnsafeRawBufferPointer) -> String {
-        guard bytes.count > 15 && bytes.count <= 128, let base = bytes.baseAddress else {
-            return String(decoding: bytes, as: UTF8.self)
+        guard let slot = slot(for: bytes) else { return String(decoding: bytes, as: UTF8.self) }
+        return strings[slot]
+    }
+
+    /// The string `bytes` spell and what ``IdentifierRule`` says of it, the verdict remembered with a cached string.
+    mutating func identifier(_ bytes: UnsafeRawBufferPointer) -> (value: String, violation: IdentifierRule.Violation?) {
+        guard let slot = slot(for: bytes) else {
+            let value = String(decoding: bytes, as: UTF8.self)
+            return (value, IdentifierRule.violation(in: value))
         }
+        let value = strings[slot]
+        if verdicts[slot] == 1 { return (value, nil) }
+        // Checked on the string, not the bytes: decoding repairs invalid UTF-8, and the rule applies to the result.
+        let violation = IdentifierRule.violation(in: value)
+        verdicts[slot] = violation == nil ? 1 : 2
+        return (value, violation)
+    }
+
+    /// The slot holding the string `bytes` spell, made and cached there if it was not; nil for bytes not cached
+    /// (empty or over 128), with the string left to the caller.
+    @inline(__always)
+    private mutating func slot(for bytes: UnsafeRawBufferPointer) -> Int? {
+        guard bytes.count > 0 && bytes.count <= 128, let base = bytes.baseAddress else { return nil }
         let hash = Self.hash(base, count: bytes.count)
         // Shifting a UInt64 by 64 gives 0 in Swift, so a one-slot interner always uses slot 0.
         let slot = Int(truncatingIfNeeded: hash >> shift)
         if hashes[slot] == hash {
-            var cached = strings[slot]
-            let same = cached.withUTF8 { utf8 in
-                utf8.count == bytes.count && memoryEqual(utf8.baseAddress!, bytes.baseAddress, bytes.count)
+            let same = strings[slot].utf8.withContiguousStorageIfAvailable { utf8 in
+                utf8.count == bytes.count && memoryEqual(utf8.baseAddress!, base, bytes.count)
             }
-            if same { return cached }
+            if same == true { return slot }
         }
-        let made = String(decoding: bytes, as: UTF8.self)
         hashes[slot] = hash
-        strings[slot] = made
-        return made
+        strings[slot] = String(decoding: bytes, as: UTF8.self)
+        verdicts[slot] = 0
+        return slot
     }
 
     /// Eight bytes at a time, multiply-mixed; never 0 (an empty entry). Not for hostile-proof tables: a collision
@@ -57,6 +80,16 @@ public struct StringInterner: Sendable {
     @inline(__always)
     static func hash(_ base: UnsafeRawPointer, count: Int) -> UInt64 {
         var hash = UInt64(truncatingIfNeeded: count) &* 0x9E37_79B9_7F4A_7C15
+        if count < 8 {
+            // Too short for a word: the bytes one by one, as one partial word.
+            var word: UInt64 = 0
+            for offset in 0..<count {
+                word |= UInt64(base.load(fromByteOffset: offset, as: UInt8.self)) << UInt64(offset * 8)
+            }
+            hash = (hash ^ word) &* 0xBF58_476D_1CE4_E5B9
+            hash ^= hash >> 29
+            return hash | 1
+        }
         var offset = 0
         while offset + 8 <= count {
             hash = (hash ^ base.loadUnaligned(fromByteOffset: offset, as: UInt64.self)) &* 0xBF58_476D_1CE4_E5B9
@@ -64,7 +97,7 @@ public struct StringInterner: Sendable {
             offset += 8
         }
         if offset < count {
-            // The last eight bytes (overlapping what was mixed): the string is over 15 bytes long.
+            // The last eight bytes (overlapping what was mixed): the string is at least eight bytes long.
             hash = (hash ^ base.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)) &* 0x94D0_49BB_1331_11EB
             hash ^= hash >> 31
         }

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import FlowmeterModels
@@ -82,5 +83,55 @@ import Testing
         for value in hostile { _ = Array(value.utf8).withUnsafeBytes { interner.string($0) } }
         let body = SyntheticBatches.batch(seed: 7)
         #expect(try FastBatchDecoder.decode(body, interner: &interner).batch == FastBatchDecoder.decode(body).batch)
+    }
+}
+
+/// The interner's remembered ``IdentifierRule`` verdicts: the same answer as checking the string, on a miss, on a
+/// hit, and after a collision replaced the entry.
+@Suite struct InternerVerdictTests {
+    static let samples: [[UInt8]] = [
+        Array("unknownType".utf8), Array("ios".utf8), Array("hologram_projector".utf8), Array("   ".utf8),
+        Array("\u{A0}\u{2003}".utf8), Array("abc\u{7F}".utf8), Array("tab\there".utf8), Array("x\u{85}y".utf8),
+        // Invalid UTF-8: decoding repairs it, and the rule applies to the repaired string (C2 41 is "\u{FFFD}A",
+        // not the control character a byte check of C2 followed by a byte up to 9F would see).
+        [0xC2, 0x41], [0xC2], [0xFF, 0x61, 0x62], [0xC2, 0x85],
+        Array("page-api@2026.11.30-2".utf8), Array(String(repeating: "w", count: 128).utf8),
+        Array(String(repeating: "w", count: 129).utf8), [],
+    ]
+
+    @Test(arguments: [1, 4, 1_024])
+    func verdictsMatchTheRuleOnMissesAndHits(slots: Int) {
+        var interner = StringInterner(slots: slots)
+        for round in 0..<3 {
+            for bytes in Self.samples.shuffled() {
+                let expected = String(decoding: bytes, as: UTF8.self)
+                let (value, violation) = bytes.withUnsafeBytes { interner.identifier($0) }
+                #expect(value == expected, "round \(round)")
+                #expect(violation == IdentifierRule.violation(in: expected), "round \(round): \(bytes)")
+                // A plain lookup of the same bytes in between must not change the next verdict.
+                #expect(bytes.withUnsafeBytes { interner.string($0) } == expected)
+            }
+        }
+    }
+
+    @Test func aBatchWithBadIdentifiersIsDecodedTheSameWithAKeptInterner() throws {
+        let body = Array(
+            #"""
+            {"client":{"appID":"a","appVersion":"1","platform":"ios"},"events":[
+            {"kind":"unknownType","occurredAt":"2026-12-01T00:00:00Z","widgetType":"   ","pageID":"home"},
+            {"kind":"unknownType","occurredAt":"2026-12-01T00:00:00Z","widgetType":"ok_type","pageID":"home\u007f"},
+            {"kind":"  ","occurredAt":"2026-12-01T00:00:00Z"},
+            {"kind":"unknownType","occurredAt":"2026-12-01T00:00:00Z","widgetType":"   ","pageID":"home"},
+            {"kind":"unknownType","occurredAt":"2026-12-01T00:00:00Z","widgetType":"ok_type","pageID":"ho\#u{7F}"},
+            {"kind":"unknownType","occurredAt":"2026-12-01T00:00:00Z","widgetType":"ok_type","pageID":"home"}]}
+            """#.utf8)
+        var interner = StringInterner(slots: 8)
+        for round in 0..<3 {
+            let kept = try FastBatchDecoder.decode(body, interner: &interner)
+            let reference = try CodableBatchDecoder.decode(Data(body))
+            #expect(kept.batch == reference.batch, "round \(round)")
+            #expect(kept.dropped == reference.dropped, "round \(round)")
+            #expect(kept.batch.events.count == 1)
+        }
     }
 }
