@@ -20,12 +20,18 @@ import Testing
         #expect(pool.count == 1)
         #expect(pool.take(size: 32 << 10) == first, "the same memory comes back")
         #expect(pool.count == 0)
-        let many = (0..<(BlockPool.maxPerSize + 4)).map { _ in pool.take(size: 64 << 10) }
+        // 4 MiB of each size: 64 blocks of 64 KiB (32 connections' batches in flight fit), 16 of 256 KiB.
+        #expect(BlockPool.maxKept(ofSize: 64 << 10) == 64)
+        #expect(BlockPool.maxKept(ofSize: 256 << 10) == 16)
+        let many = (0..<(64 + 4)).map { _ in pool.take(size: 64 << 10) }
         for buffer in many { pool.give(buffer, size: 64 << 10) }
-        #expect(pool.count == BlockPool.maxPerSize)
+        #expect(pool.count == 64)
+        let largest = (0..<(16 + 2)).map { _ in pool.take(size: 256 << 10) }
+        for buffer in largest { pool.give(buffer, size: 256 << 10) }
+        #expect(pool.count == 64 + 16)
         let large = pool.take(size: 1 << 20)
         pool.give(large, size: 1 << 20)
-        #expect(pool.count == BlockPool.maxPerSize, "blocks past the largest size are freed, not kept")
+        #expect(pool.count == 64 + 16, "blocks past the largest size are freed, not kept")
         pool.give(first, size: 32 << 10)
     }
 
