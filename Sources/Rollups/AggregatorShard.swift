@@ -22,10 +22,40 @@ final class AggregatorShard: Sendable {
     }
 
     /// A series within an app build: the per-event hash key.
+    ///
+    /// It hashes the digests of its kind and widget type (their `hashValue`s, from the shard's
+    /// ``StringDigestCache``) and its window, not the strings' bytes; equal slots have equal digests, so the digests
+    /// also make most unequal slots differ at the first comparison.
     struct SeriesSlot: Hashable {
         var kind: DiagnosticKind
         var widgetType: String
         var window: Int64
+        var kindDigest: Int
+        var typeDigest: Int
+
+        init(kind: DiagnosticKind, widgetType: String, window: Int64, digests: inout StringDigestCache) {
+            self.kind = kind
+            self.widgetType = widgetType
+            self.window = window
+            self.kindDigest = digests.digest(kind.rawValue)
+            self.typeDigest = digests.digest(widgetType)
+        }
+
+        mutating func setWidgetType(_ type: String, digests: inout StringDigestCache) {
+            widgetType = type
+            typeDigest = digests.digest(type)
+        }
+
+        static func == (left: SeriesSlot, right: SeriesSlot) -> Bool {
+            left.window == right.window && left.typeDigest == right.typeDigest && left.kindDigest == right.kindDigest
+                && left.widgetType == right.widgetType && left.kind == right.kind
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(kindDigest)
+            hasher.combine(typeDigest)
+            hasher.combine(window)
+        }
     }
 
     /// A series rollup being built, with what lets repeated events skip work.
@@ -57,6 +87,8 @@ final class AggregatorShard: Sendable {
         let softCap: Int
         var versions: [VersionKey: VersionEntry] = [:]
         var entryCount = 0
+        /// Kinds' and widget types' digests for ``SeriesSlot``; kept across drains (it holds strings, no counts).
+        var digests = StringDigestCache()
 
         init(softCap: Int) {
             self.softCap = softCap
@@ -89,7 +121,7 @@ final class AggregatorShard: Sendable {
             // every nested dictionary and sketch.
             let index = versions.index(forKey: key)!
             let lost = versions.values[index].record(
-                events, batch: batch, version: key, entryCount: &count, softCap: softCap)
+                events, batch: batch, version: key, entryCount: &count, softCap: softCap, digests: &digests)
             entryCount = count
             return lost
         }
@@ -99,7 +131,7 @@ final class AggregatorShard: Sendable {
 extension AggregatorShard.VersionEntry {
     mutating func record(
         _ events: [DiagnosticEvent], batch: AggregatorShard.Batch, version: VersionKey, entryCount: inout Int,
-        softCap: Int
+        softCap: Int, digests: inout StringDigestCache
     ) -> Int {
         recordBatch(batch, version: version, entryCount: &entryCount, softCap: softCap)
         var lost = 0
@@ -108,11 +140,12 @@ extension AggregatorShard.VersionEntry {
             let occurredAt = batch.skew.apply(to: events[position].occurredAt)
             let window = MinuteWindow(containing: occurredAt)
             var slot = AggregatorShard.SeriesSlot(
-                kind: events[position].kind, widgetType: events[position].widgetType ?? "", window: window.start)
+                kind: events[position].kind, widgetType: events[position].widgetType ?? "", window: window.start,
+                digests: &digests)
             var index = series.index(forKey: slot)
             if index == nil {
                 if entryCount >= softCap {
-                    slot.widgetType = RollupAggregator.overflowLabel
+                    slot.setWidgetType(RollupAggregator.overflowLabel, digests: &digests)
                     index = series.index(forKey: slot)
                 }
                 if index == nil {

@@ -46,6 +46,38 @@ import Testing
         #expect(Hex.encode(code).hasPrefix(vector.expectedHex))
     }
 
+    /// The keyed form (the key's padded blocks hashed once) gives the RFC's codes, called again and again and from
+    /// several threads at once.
+    @Test(arguments: rfc4231)
+    func theKeyedFormMatchesRFC4231(vector: Vector) async {
+        let mac = KeyedHMACSHA256(key: vector.key)
+        let codes = await withTaskGroup(of: [UInt8].self) { group in
+            for _ in 0..<8 {
+                group.addTask { vector.data.withUnsafeBytes { mac.authenticationCode(for: $0) } }
+            }
+            return await group.reduce(into: []) { $0.append($1) }
+        }
+        #expect(codes.count == 8)
+        #expect(codes.allSatisfy { Hex.encode($0).hasPrefix(vector.expectedHex) })
+    }
+
+    /// Against the one-shot form: keys of every length around the 64-byte block (and empty), messages of every
+    /// length around it (and empty), as bytes and as strings.
+    @Test func theKeyedFormAgreesWithTheOneShotForm() {
+        for keyLength in [0, 1, 20, 63, 64, 65, 131] {
+            let key = (0..<keyLength).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+            let mac = KeyedHMACSHA256(key: key)
+            for messageLength in [0, 1, 36, 55, 56, 63, 64, 65, 200] {
+                let message = (0..<messageLength).map { UInt8(truncatingIfNeeded: $0 &* 13 &+ 7) }
+                #expect(
+                    message.withUnsafeBytes { mac.authenticationCode(for: $0) }
+                        == HMACSHA256.authenticationCode(for: message, key: key),
+                    "key \(keyLength), message \(messageLength)")
+            }
+            #expect(mac.authenticationCode(for: "héllo") == HMACSHA256.authenticationCode(for: "héllo", key: key))
+        }
+    }
+
     @Test func stringAndByteMessagesAgree() {
         let key = Array("k".utf8)
         #expect(
