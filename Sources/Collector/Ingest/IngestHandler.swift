@@ -204,17 +204,21 @@ final class IngestHandler: Sendable {
         // The batch's own fields of every record (app, version, install hash, receipt, collector) escaped once.
         let shared = EventRecordBatch(
             batchID: batchID, client: client, installHash: installHash, receivedAt: receivedAt, collector: collector)
-        for offset in events.indices {
-            records.append(
-                keyBound: SeriesKey.maxLength(
-                    appID: client.appID, kind: events[offset].kind, widgetType: events[offset].widgetType),
-                valueBound: shared.maxLength(of: events[offset])
-            ) { memory in
-                SeriesKey.write(
-                    appID: client.appID, kind: events[offset].kind, widgetType: events[offset].widgetType,
-                    into: memory)
-            } value: { memory in
-                shared.write(event: events[offset], index: positions[offset], into: memory)
+        // Through the buffer, so each event is borrowed where it is read: indexing the array inside the closures
+        // copied the whole event (retaining its eight strings) three times per event, then released the copies.
+        events.withUnsafeBufferPointer { events in
+            for offset in events.indices {
+                records.append(
+                    keyBound: SeriesKey.maxLength(
+                        appID: client.appID, kind: events[offset].kind, widgetType: events[offset].widgetType),
+                    valueBound: shared.maxLength(of: events[offset])
+                ) { memory in
+                    SeriesKey.write(
+                        appID: client.appID, kind: events[offset].kind, widgetType: events[offset].widgetType,
+                        into: memory)
+                } value: { memory in
+                    shared.write(event: events[offset], index: positions[offset], into: memory)
+                }
             }
         }
         if let delivery, !isEnqueueAck {
@@ -302,18 +306,19 @@ final class IngestHandler: Sendable {
     private static func countByKindLabel(_ events: [DiagnosticEvent], metrics: CollectorMetrics) -> [String: UInt64] {
         var kinds: [(kind: DiagnosticKind, count: UInt64)] = []
         var last = 0
-        for position in events.indices {
-            let kind = events[position].kind
-            if last < kinds.count && kinds[last].kind == kind {
-                kinds[last].count += 1
-                continue
-            }
-            if let found = kinds.firstIndex(where: { $0.kind == kind }) {
-                kinds[found].count += 1
-                last = found
-            } else {
-                last = kinds.count
-                kinds.append((kind, 1))
+        events.withUnsafeBufferPointer { events in
+            for position in events.indices {
+                if last < kinds.count && kinds[last].kind == events[position].kind {
+                    kinds[last].count += 1
+                    continue
+                }
+                if let found = kinds.firstIndex(where: { $0.kind == events[position].kind }) {
+                    kinds[found].count += 1
+                    last = found
+                } else {
+                    last = kinds.count
+                    kinds.append((events[position].kind, 1))
+                }
             }
         }
         var byLabel: [String: UInt64] = [:]
