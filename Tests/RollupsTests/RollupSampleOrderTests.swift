@@ -56,4 +56,20 @@ import Testing
             }
         }
     }
+
+    /// `utf8Less` (memcmp over the bytes) against the generic byte-by-byte order: prefixes, empty strings, bytes
+    /// above 0x7F (which must sort after ASCII, as unsigned bytes), small and heap strings.
+    @Test func utf8LessIsTheOrderOfTheBytes() {
+        let values = [
+            "", "a", "ab", "abc", "abd", "b", "Z", "é", "e\u{301}", "ü", "😀", "home", "home2", "product_detail",
+            "page-api@2026.11.30-2", "page-api@2026.11.30-10", String(repeating: "x", count: 40),
+            String(repeating: "x", count: 41), "Unknown type 'hologram_projector'", "Unknown type 'title_block'",
+        ]
+        for left in values {
+            for right in values {
+                #expect(
+                    utf8Less(left, right) == left.utf8.lexicographicallyPrecedes(right.utf8), "\(left) < \(right)")
+            }
+        }
+    }
 }
