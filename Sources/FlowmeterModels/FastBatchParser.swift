@@ -263,17 +263,16 @@ struct FastBatchParser {
         }
         do throws(Problem) {
             func slot(_ field: Int) -> Slot? { present & (1 << field) == 0 ? nil : slots[field] }
-            let appID = try identifier(requiredString(slot(0), key: "appID", limit: FieldLimits.other), key: "appID")
-            let appVersion = try identifier(
-                requiredString(slot(1), key: "appVersion", limit: FieldLimits.other), key: "appVersion")
-            let build = try optionalIdentifier(slot(2), key: "build")
-            let platform = try identifier(
-                requiredString(slot(3), key: "platform", limit: FieldLimits.other), key: "platform")
-            let osVersion = try optionalIdentifier(slot(4), key: "osVersion")
-            let sdkVersion = try optionalIdentifier(slot(5), key: "sdkVersion")
+            // Interned: every batch of an app build repeats them (never the install ID, which stays out of any cache).
+            let appID = try requiredIdentifier(slot(0), key: "appID")
+            let appVersion = try requiredIdentifier(slot(1), key: "appVersion")
+            let build = try optionalIdentifier(slot(2), key: "build", interned: true)
+            let platform = try requiredIdentifier(slot(3), key: "platform")
+            let osVersion = try optionalIdentifier(slot(4), key: "osVersion", interned: true)
+            let sdkVersion = try optionalIdentifier(slot(5), key: "sdkVersion", interned: true)
             let installID = try optionalIdentifier(slot(6), key: "installID")
-            let configuration = try optionalIdentifier(slot(7), key: "buildConfiguration")
-            let policy = try optionalIdentifier(slot(8), key: "unknownPolicy")
+            let configuration = try optionalIdentifier(slot(7), key: "buildConfiguration", interned: true)
+            let policy = try optionalIdentifier(slot(8), key: "unknownPolicy", interned: true)
             var header: Capabilities?
             if let capabilities {
                 switch capabilities {
@@ -320,8 +319,9 @@ struct FastBatchParser {
                     let element = try reader.scanValue(depth: 4)
                     if element.type == .string {
                         guard badType == nil && badIdentifier == nil else { continue }
-                        let type = reader.string(element, limit: FieldLimits.other)
-                        if let violation = IdentifierRule.violation(in: type) {
+                        let (type, violation) = reader.identifier(
+                            element, limit: FieldLimits.other, interner: &interner)
+                        if let violation {
                             badIdentifier = (index, violation)
                         } else {
                             types.append(type)
@@ -534,6 +534,16 @@ struct FastBatchParser {
         }
         guard let value = try optionalString(slot, key: key, limit: limit, interned: interned) else { return nil }
         return try identifier(value, key: key)
+    }
+
+    /// A required string field that must be an identifier, through the interner: missing is `missingKey`, any
+    /// other type (null too) a mismatch, as ``requiredString(_:key:limit:)`` and ``identifier(_:key:)`` report them.
+    mutating func requiredIdentifier(_ slot: Slot?, key: String) throws(Problem) -> String {
+        guard let slot else { throw Problem(code: .missingKey, message: DecodeMessages.missingKey(key)) }
+        guard slot.type == .string else { throw mismatch(expected: "String", key: key, found: slot.type) }
+        let (value, violation) = reader.identifier(slot, limit: FieldLimits.other, interner: &interner)
+        if let violation { throw Problem(code: .invalidValue, message: violation.message(key: key), field: key) }
+        return value
     }
 
     mutating func optionalInt(_ slot: Slot?, key: String) throws(Problem) -> Int? {

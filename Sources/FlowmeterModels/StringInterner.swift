@@ -33,6 +33,11 @@ public struct StringInterner: Sendable {
     /// and never written to.
     static let lent = StringInterner(slots: 1)
 
+    /// Whether some entry holds `value` (the privacy tests check that no install ID is ever cached).
+    func holds(_ value: String) -> Bool {
+        strings.contains(value)
+    }
+
     /// How many entries it has.
     public var slotCount: Int { hashes.count }
 

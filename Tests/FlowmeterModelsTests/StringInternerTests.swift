@@ -76,6 +76,19 @@ import Testing
         #expect(hits >= 66, "\(hits) of 72 cached")
     }
 
+    /// The client's fields are cached (every batch of an app build repeats them), the install ID never: a kept
+    /// interner must not hold a raw install ID past its batch.
+    @Test func theInstallIDIsNeverCachedAndTheClientsFieldsAre() throws {
+        var interner = StringInterner(slots: 1_024)
+        let decoded = try FastBatchDecoder.decode(SyntheticBatches.batch(seed: 3), interner: &interner)
+        let client = decoded.batch.client
+        let installID = try #require(client.installID)
+        #expect(!interner.holds(installID))
+        #expect(interner.holds(client.appID))
+        #expect(interner.holds(client.appVersion))
+        #expect(interner.holds(client.platform))
+    }
+
     /// A batch that fills the table with its own values leaves the next batch's values exact.
     @Test func aHostileBatchOnlyCostsTheNextOneItsCache() throws {
         var interner = StringInterner(slots: 64)
