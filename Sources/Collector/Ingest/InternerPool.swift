@@ -18,6 +18,11 @@ final class InternerPool: Sendable {
         self.slots = slots
     }
 
+    /// How many interners the pool holds now (at most its capacity).
+    var keptCount: Int {
+        idle.withLock { $0.count }
+    }
+
     /// Runs `body` with an interner of the pool's, or a fresh one when every kept one is lent out.
     func withInterner<Result, Failure: Error>(
         _ body: (inout StringInterner) throws(Failure) -> Result
