@@ -422,9 +422,13 @@ struct ByteReader {
     /// Like ``string(_:limit:)``, but shares repeated values through `interner`.
     mutating func string(_ slot: Slot, limit: Int, interner: inout StringInterner) -> String {
         guard !slot.flag else { return string(slot, limit: limit) }
+        return interner.string(truncatedBytes(slot, limit: limit))
+    }
+
+    /// The bytes of an unescaped string slot, cut to `limit` scalars.
+    private func truncatedBytes(_ slot: Slot, limit: Int) -> UnsafeRawBufferPointer {
         let bytes = UnsafeRawBufferPointer(start: base + slot.start, count: slot.end - slot.start)
-        let length = FieldLimits.truncatedLength(bytes, limit: limit)
-        return interner.string(UnsafeRawBufferPointer(rebasing: bytes[0..<length]))
+        return UnsafeRawBufferPointer(rebasing: bytes[0..<FieldLimits.truncatedLength(bytes, limit: limit)])
     }
 
     /// Like ``string(_:limit:interner:)``, with what ``IdentifierRule`` says of the string (remembered by the
@@ -436,9 +440,7 @@ struct ByteReader {
             let value = string(slot, limit: limit)
             return (value, IdentifierRule.violation(in: value))
         }
-        let bytes = UnsafeRawBufferPointer(start: base + slot.start, count: slot.end - slot.start)
-        let length = FieldLimits.truncatedLength(bytes, limit: limit)
-        return interner.identifier(UnsafeRawBufferPointer(rebasing: bytes[0..<length]))
+        return interner.identifier(truncatedBytes(slot, limit: limit))
     }
 
     /// Runs `body` over the unescaped bytes of a string slot without making a `String`.

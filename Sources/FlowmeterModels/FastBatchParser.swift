@@ -501,12 +501,6 @@ struct FastBatchParser {
             message: DecodeMessages.typeMismatch(expected: expected, key: key, found: found.name))
     }
 
-    mutating func requiredString(_ slot: Slot?, key: String, limit: Int) throws(Problem) -> String {
-        guard let slot else { throw Problem(code: .missingKey, message: DecodeMessages.missingKey(key)) }
-        guard slot.type == .string else { throw mismatch(expected: "String", key: key, found: slot.type) }
-        return reader.string(slot, limit: limit)
-    }
-
     mutating func optionalString(
         _ slot: Slot?, key: String, limit: Int, interned: Bool = false
     ) throws(Problem) -> String? {
@@ -515,35 +509,38 @@ struct FastBatchParser {
         return interned ? reader.string(slot, limit: limit, interner: &interner) : reader.string(slot, limit: limit)
     }
 
+    /// The problem a field that breaks ``IdentifierRule`` reports, naming the field.
+    func invalid(_ violation: IdentifierRule.Violation, key: String) -> Problem {
+        Problem(code: .invalidValue, message: violation.message(key: key), field: key)
+    }
+
     /// `value` when it is an identifier under ``IdentifierRule``; otherwise the problem, naming the field.
     func identifier(_ value: String, key: String) throws(Problem) -> String {
-        if let violation = IdentifierRule.violation(in: value) {
-            throw Problem(code: .invalidValue, message: violation.message(key: key), field: key)
-        }
+        if let violation = IdentifierRule.violation(in: value) { throw invalid(violation, key: key) }
+        return value
+    }
+
+    /// A string slot's identifier through the interner, which remembers a cached string's verdict.
+    mutating func internedIdentifier(_ slot: Slot, key: String, limit: Int) throws(Problem) -> String {
+        let (value, violation) = reader.identifier(slot, limit: limit, interner: &interner)
+        if let violation { throw invalid(violation, key: key) }
         return value
     }
 
     mutating func optionalIdentifier(
         _ slot: Slot?, key: String, limit: Int = FieldLimits.other, interned: Bool = false
     ) throws(Problem) -> String? {
-        if interned, let slot, slot.type == .string {
-            // Through the interner, which remembers a cached string's verdict.
-            let (value, violation) = reader.identifier(slot, limit: limit, interner: &interner)
-            if let violation { throw Problem(code: .invalidValue, message: violation.message(key: key), field: key) }
-            return value
-        }
+        if interned, let slot, slot.type == .string { return try internedIdentifier(slot, key: key, limit: limit) }
         guard let value = try optionalString(slot, key: key, limit: limit, interned: interned) else { return nil }
         return try identifier(value, key: key)
     }
 
     /// A required string field that must be an identifier, through the interner: missing is `missingKey`, any
-    /// other type (null too) a mismatch, as ``requiredString(_:key:limit:)`` and ``identifier(_:key:)`` report them.
+    /// other type (null too) a mismatch.
     mutating func requiredIdentifier(_ slot: Slot?, key: String) throws(Problem) -> String {
         guard let slot else { throw Problem(code: .missingKey, message: DecodeMessages.missingKey(key)) }
         guard slot.type == .string else { throw mismatch(expected: "String", key: key, found: slot.type) }
-        let (value, violation) = reader.identifier(slot, limit: FieldLimits.other, interner: &interner)
-        if let violation { throw Problem(code: .invalidValue, message: violation.message(key: key), field: key) }
-        return value
+        return try internedIdentifier(slot, key: key, limit: FieldLimits.other)
     }
 
     mutating func optionalInt(_ slot: Slot?, key: String) throws(Problem) -> Int? {

@@ -22,8 +22,7 @@ public struct StringDigestCache: Sendable {
 
     /// An empty cache with `slots` entries, rounded up to a power of two.
     public init(slots: Int = 256) {
-        var count = 1
-        while count < slots { count <<= 1 }
+        let count = max(1, slots).nextPowerOfTwo
         entries = [Entry](repeating: Entry(), count: count)
         shift = UInt64(64 - count.trailingZeroBitCount)
     }

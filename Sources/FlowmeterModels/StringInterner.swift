@@ -111,7 +111,8 @@ public struct StringInterner: Sendable {
 }
 
 extension Int {
-    fileprivate var nextPowerOfTwo: Int {
+    /// The least power of two at or above this positive value (1 for 1 and below).
+    var nextPowerOfTwo: Int {
         self <= 1 ? 1 : 1 << (Int.bitWidth - (self - 1).leadingZeroBitCount)
     }
 }

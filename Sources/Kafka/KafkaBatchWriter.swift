@@ -94,20 +94,29 @@ public struct KafkaBatchWriter: ~Copyable {
         headers: [KafkaHeader],
         copies: Bool = true
     ) -> KafkaError? {
+        let message: RDKafkaMessageTemplate
         do {
-            if template == nil || !template!.matches(topic: topic, headers: headers, copies: copies) {
-                template = try RDKafkaMessageTemplate(client: client, topic: topic, headers: headers, copies: copies)
-            }
+            message = try template(topic: topic, headers: headers, copies: copies)
         } catch {
             return error
         }
         let opaque = tracker.beginMessage()
         do {
-            try template!.produce(key: key, value: value, partition: partition, opaque: opaque)
+            try message.produce(key: key, value: value, partition: partition, opaque: opaque)
             return nil
         } catch {
             tracker.abandonMessage()
             return error
         }
+    }
+
+    /// The argument list for `topic` and `headers`: the last one while they repeat, a new one when they change.
+    private mutating func template(
+        topic: String, headers: [KafkaHeader], copies: Bool
+    ) throws(KafkaError) -> RDKafkaMessageTemplate {
+        if let template, template.matches(topic: topic, headers: headers, copies: copies) { return template }
+        let made = try RDKafkaMessageTemplate(client: client, topic: topic, headers: headers, copies: copies)
+        template = made
+        return made
     }
 }

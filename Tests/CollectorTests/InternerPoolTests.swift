@@ -1,15 +1,11 @@
 import FlowmeterModels
+import TestSupport
 import Testing
 
 @testable import Collector
 
 /// The ingest threads' interners: lent one per decode, kept between decodes, bounded in number.
 @Suite struct InternerPoolTests {
-    static func address(_ string: String) -> UnsafeRawPointer? {
-        var copy = string
-        return copy.withUTF8 { UnsafeRawPointer($0.baseAddress) }
-    }
-
     /// Two decodes through the pool, one after the other, share the strings the second repeats.
     @Test func anInternerGoesBackToThePoolAndIsLentAgain() throws {
         let pool = InternerPool(capacity: 2)
@@ -25,7 +21,7 @@ import Testing
             guard let left = pair.0.codingPath, let right = pair.1.codingPath else { return nil }
             return (left, right)
         }
-        let shared = paths.filter { Self.address($0.0) == Self.address($0.1) }.count
+        let shared = paths.filter { storageAddress(of: $0.0) == storageAddress(of: $0.1) }.count
         #expect(shared * 10 >= paths.count * 8, "\(shared) of \(paths.count) coding paths shared")
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import FlowmeterModels
@@ -24,12 +25,6 @@ import Testing
 /// An interner kept across decodes, as the collector lends them: same results, and values repeated across batches
 /// come from the cache.
 @Suite struct KeptInternerTests {
-    /// The storage address of a string's UTF-8 bytes: equal for two strings that share one buffer.
-    static func address(_ string: String) -> UnsafeRawPointer? {
-        var copy = string
-        return copy.withUTF8 { UnsafeRawPointer($0.baseAddress) }
-    }
-
     @Test func decodingWithAKeptInternerGivesWhatAFreshDecodeGives() throws {
         var interner = StringInterner(slots: 1_024)
         for seed in 0..<40 {
@@ -53,7 +48,7 @@ import Testing
         for path in second.batch.events.compactMap(\.codingPath) {
             guard let match = earlier.first(where: { $0 == path }) else { continue }
             repeated += 1
-            if Self.address(path) == Self.address(match) { cached += 1 }
+            if storageAddress(of: path) == storageAddress(of: match) { cached += 1 }
         }
         // Direct-mapped: a value the later batch's own values collided with is made again, the rest is cached.
         #expect(repeated > 10)
@@ -71,7 +66,7 @@ import Testing
         let made = values.map { value in Array(value.utf8).withUnsafeBytes { interner.string($0) } }
         let again = values.map { value in Array(value.utf8).withUnsafeBytes { interner.string($0) } }
         #expect(zip(values, again).allSatisfy { $0 == $1 })
-        let hits = zip(made, again).filter { Self.address($0) == Self.address($1) }.count
+        let hits = zip(made, again).filter { storageAddress(of: $0) == storageAddress(of: $1) }.count
         // 72 values in 1,024 slots: a few collide at most.
         #expect(hits >= 66, "\(hits) of 72 cached")
     }

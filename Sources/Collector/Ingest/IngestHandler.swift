@@ -306,19 +306,18 @@ final class IngestHandler: Sendable {
     private static func countByKindLabel(_ events: [DiagnosticEvent], metrics: CollectorMetrics) -> [String: UInt64] {
         var kinds: [(kind: DiagnosticKind, count: UInt64)] = []
         var last = 0
-        events.withUnsafeBufferPointer { events in
-            for position in events.indices {
-                if last < kinds.count && kinds[last].kind == events[position].kind {
-                    kinds[last].count += 1
-                    continue
-                }
-                if let found = kinds.firstIndex(where: { $0.kind == events[position].kind }) {
-                    kinds[found].count += 1
-                    last = found
-                } else {
-                    last = kinds.count
-                    kinds.append((events[position].kind, 1))
-                }
+        for position in events.indices {
+            let kind = events[position].kind
+            if last < kinds.count && kinds[last].kind == kind {
+                kinds[last].count += 1
+                continue
+            }
+            if let found = kinds.firstIndex(where: { $0.kind == kind }) {
+                kinds[found].count += 1
+                last = found
+            } else {
+                last = kinds.count
+                kinds.append((kind, 1))
             }
         }
         var byLabel: [String: UInt64] = [:]
