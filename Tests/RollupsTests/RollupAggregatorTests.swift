@@ -32,6 +32,21 @@ import Testing
             samples: [RollupSample(codingPath: event.codingPath, message: event.message, pageID: event.pageID)])
     }
 
+    /// Records `batch` and merges each of its events, alone, into `expected` under the key `key` gives its rollup:
+    /// what the aggregator's rollups must equal.
+    static func record(
+        _ batch: [DiagnosticEvent], in aggregator: RollupAggregator, expecting expected: inout [String: SeriesRollup],
+        key: (SeriesRollup) -> String
+    ) {
+        aggregator.record(
+            batch, client: client, decodes: nil, installHash: nil, receivedAt: Timestamp(secondsSinceEpoch: base))
+        for event in batch {
+            let alone = Self.single(event)
+            let name = key(alone)
+            if expected[name] != nil { expected[name]!.merge(alone) } else { expected[name] = alone }
+        }
+    }
+
     func seriesRollups(_ partials: [PartialRollup]) -> [SeriesRollup] {
         partials.compactMap { if case .series(let rollup) = $0.rollup { rollup } else { nil } }
     }
@@ -197,14 +212,7 @@ import Testing
                         count: Int(random.next() % 3 + 1),
                         occurredAt: Timestamp(secondsSinceEpoch: Self.base + Int64(random.next() % 120))))
             }
-            aggregator.record(
-                batch, client: Self.client, decodes: nil, installHash: nil,
-                receivedAt: Timestamp(secondsSinceEpoch: Self.base))
-            for event in batch {
-                let single = Self.single(event)
-                let key = "\(single.series.widgetType)|\(single.window.start)"
-                if expected[key] != nil { expected[key]!.merge(single) } else { expected[key] = single }
-            }
+            Self.record(batch, in: aggregator, expecting: &expected) { "\($0.series.widgetType)|\($0.window.start)" }
         }
         let actual = seriesRollups(aggregator.drain())
         #expect(actual.count == expected.count)
@@ -216,9 +224,8 @@ import Testing
         }
     }
 
-    /// Batches that interleave kinds, types (and no type) and minutes come out as merging every event alone: the
-    /// aggregator walks a batch type by type and keeps one series index per type and minute, and what each series
-    /// sees, and in which order, does not change.
+    /// Batches that interleave kinds, types (and no type) and minutes come out as merging every event alone: each
+    /// series sees its own events, in their order, whatever else the batch holds.
     @Test func batchesInterleavingKindsTypesAndMinutesMatchMergingEverySingleEvent() throws {
         let aggregator = RollupAggregator(configuration: .init(collectorID: "c", shardCount: 1))
         var random = SeededGenerator(seed: 23)
@@ -232,13 +239,8 @@ import Testing
                     kind == .droppedElement ? nil : "t\(random.next() % 5)", second: second,
                     count: Int(random.next() % 4 + 1), release: "api@\(random.next() % 2)", kind: kind)
             }
-            aggregator.record(
-                batch, client: Self.client, decodes: nil, installHash: nil,
-                receivedAt: Timestamp(secondsSinceEpoch: Self.base))
-            for event in batch {
-                let single = Self.single(event)
-                let key = "\(event.kind)|\(single.series.widgetType)|\(single.window.start)"
-                if expected[key] != nil { expected[key]!.merge(single) } else { expected[key] = single }
+            Self.record(batch, in: aggregator, expecting: &expected) {
+                "\($0.series.kind)|\($0.series.widgetType)|\($0.window.start)"
             }
         }
         let actual = seriesRollups(aggregator.drain())
