@@ -21,10 +21,17 @@ public enum FastBatchDecoder {
 
     /// Decodes as ``decode(_:maxEvents:)`` does, sharing repeated strings through `interner`, which keeps them for
     /// the next decode that is lent it (the collector's ``StringInterner`` pool): the results are the same.
+    ///
+    /// The events are decoded into `eventStorage`, emptied first, so a caller that keeps the arrays of finished
+    /// batches (the collector's ``EventStoragePool``) allocates none per batch; the results are the same.
     public static func decode(
-        _ bytes: [UInt8], maxEvents: Int = .max, interner: inout StringInterner
+        _ bytes: [UInt8], maxEvents: Int = .max, interner: inout StringInterner,
+        eventStorage: consuming [DiagnosticEvent] = []
     ) throws(BatchDecodingError) -> DecodedBatch {
-        let result = bytes.withUnsafeBufferPointer { buffer in decode(buffer, maxEvents: maxEvents, interner: &interner)
+        // Moved, not copied, all the way into the parser: a second reference would make emptying it allocate anew.
+        var storage = consume eventStorage
+        let result = bytes.withUnsafeBufferPointer { buffer in
+            decode(buffer, maxEvents: maxEvents, interner: &interner, eventStorage: &storage)
         }
         return try result.get()
     }
@@ -32,20 +39,26 @@ public enum FastBatchDecoder {
     /// Decodes a batch from UTF-8 bytes in `data`; see ``decode(_:)-(Array<UInt8>)``.
     public static func decode(_ data: Data) throws(BatchDecodingError) -> DecodedBatch {
         var interner = StringInterner()
-        let result = data.withUnsafeBytes { raw in decode(raw.bindMemory(to: UInt8.self), interner: &interner) }
+        var storage: [DiagnosticEvent] = []
+        let result = data.withUnsafeBytes { raw in
+            decode(raw.bindMemory(to: UInt8.self), interner: &interner, eventStorage: &storage)
+        }
         return try result.get()
     }
 
     static func decode(
-        _ buffer: UnsafeBufferPointer<UInt8>, maxEvents: Int = .max, interner: inout StringInterner
+        _ buffer: UnsafeBufferPointer<UInt8>, maxEvents: Int = .max, interner: inout StringInterner,
+        eventStorage: inout [DiagnosticEvent]
     ) -> Result<DecodedBatch, BatchDecodingError> {
         guard let base = buffer.baseAddress, buffer.count > 0 else {
             return .failure(BatchDecodingError(.invalidJSON, "Empty body at offset 0", path: ""))
         }
         // The parser owns the interner while it runs (so its tables are mutated in place) and hands it back.
         var parser = FastBatchParser(
-            reader: ByteReader(base: base, count: buffer.count), maxEvents: maxEvents, interner: interner)
+            reader: ByteReader(base: base, count: buffer.count), maxEvents: maxEvents, interner: interner,
+            eventStorage: eventStorage)
         interner = StringInterner.lent
+        eventStorage = []
         defer { interner = parser.interner }
         do {
             return try parser.parse()

@@ -16,11 +16,17 @@ struct FastBatchParser {
     let maxEvents: Int
     /// Whether the parse stopped at the element past ``maxEvents``: the syntax error it threw is only the way out.
     var exceededMaxEvents = false
+    /// The array the events are decoded into, emptied first: a caller's kept one saves allocating one per batch.
+    var eventStorage: [DiagnosticEvent]
 
-    init(reader: ByteReader, maxEvents: Int = .max, interner: StringInterner = StringInterner()) {
+    init(
+        reader: ByteReader, maxEvents: Int = .max, interner: StringInterner = StringInterner(),
+        eventStorage: [DiagnosticEvent] = []
+    ) {
         self.reader = reader
         self.maxEvents = maxEvents
         self.interner = interner
+        self.eventStorage = eventStorage
         self.slots = Array(repeating: Slot(type: .null, start: 0, end: 0, flag: false), count: 10)
     }
 
@@ -170,7 +176,9 @@ struct FastBatchParser {
         var sawEvents = false
         var sawReport = false
         var clientReport: ClientReport?
-        var events: [DiagnosticEvent] = []
+        var events = eventStorage
+        eventStorage = []
+        events.removeAll(keepingCapacity: true)
         var dropped: [DecodeDiagnostic] = []
         var droppedIndices: [Int] = []
         var isFirst = true

@@ -16,7 +16,8 @@ import Synchronization
 ///   byte: what the collector publishes is what it decoded.
 ///
 /// - The decode with an interner kept from earlier inputs (as the collector lends them, here with few slots so
-///   inputs evict each other) gives the same result, byte for byte, as a decode with a fresh one.
+///   inputs evict each other), into the events array of the input before (as the collector's kept arrays are),
+///   gives the same result, byte for byte, as a decode with a fresh one.
 ///
 /// One known Foundation difference is allowed (the same as in `DifferentialTests`): a number out of range in a
 /// member that a later duplicate key overwrites; `JSONSerialization` forgets it, the fast path rejects it anyway.
@@ -25,8 +26,12 @@ package enum BatchDecoderFuzzTarget: FuzzTarget {
 
     package static func check(_ input: [UInt8]) throws(FuzzFailure) {
         let fast = Result { () throws(BatchDecodingError) in try FastBatchDecoder.decode(input) }
-        let kept = keptInterner.withLock { interner in
-            Result { () throws(BatchDecodingError) in try FastBatchDecoder.decode(input, interner: &interner) }
+        let kept = Self.kept.withLock { kept in
+            let result = Result { () throws(BatchDecodingError) in
+                try FastBatchDecoder.decode(input, interner: &kept.interner, eventStorage: kept.events)
+            }
+            kept.events = (try? result.get())?.batch.events ?? []
+            return result
         }
         switch (fast, kept) {
         case (.success(let left), .success(let right)):
@@ -66,7 +71,13 @@ package enum BatchDecoderFuzzTarget: FuzzTarget {
     }
 
     /// Shared by every input of a run, so one input's strings are in the cache when the next is decoded.
-    private static let keptInterner = Mutex(StringInterner(slots: 16))
+    /// What the collector keeps between decodes: an interner, and the last batch's events array to decode into.
+    private struct Kept {
+        var interner = StringInterner(slots: 16)
+        var events: [DiagnosticEvent] = []
+    }
+
+    private static let kept = Mutex(Kept())
 
     /// Writes every event as the collector does and reads it back.
     private static func checkRecords(of batch: DiagnosticBatch) throws(FuzzFailure) {

@@ -54,6 +54,26 @@ import Testing
         #expect(batch.frameEnd(2) == batch.bytes.count)
     }
 
+    /// The batch's own index of its frames (what the producer reads keys and values through) says where each key
+    /// and value is: with and without keys, empty ones, and long ones; and an index entry is 16 bytes.
+    @Test func theFrameIndexPointsAtEachKeyAndValue() {
+        let keys: [[UInt8]?] = [Array("key-0".utf8), nil, [], Array(repeating: 0x6B, count: 3_000), nil, [0x00]]
+        let values: [[UInt8]] = [Array("{\"a\":1}".utf8), [], Array(repeating: 0x76, count: 70_000), [0x7B], [], []]
+        var batch = SpoolBatch(topic: "t", headers: Self.headers)
+        for (key, value) in zip(keys, values) {
+            batch.append(key: key?[...], value: value[...])
+        }
+        for index in keys.indices {
+            #expect(batch.key(index).map { Array($0) } == keys[index], "key \(index)")
+            #expect(Array(batch.value(index)) == values[index], "value \(index)")
+        }
+        batch.sealChecksums()
+        let records = Self.records(in: batch.bytes)
+        #expect(records.map(\.key) == keys)
+        #expect(records.map(\.value) == values)
+        #expect(MemoryLayout<SpoolBatch.Frame>.stride == 16)
+    }
+
     @Test func anUnsealedOrAlteredFrameIsCorrupt() {
         var unsealed = SpoolBatch(topic: "t", headers: [])
         unsealed.append(key: nil, value: Array("value".utf8)[...])

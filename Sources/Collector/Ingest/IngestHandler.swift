@@ -26,6 +26,7 @@ final class IngestHandler: Sendable {
     private let logger: Logger
     private let deadlines: DeadlineQueue
     private let interners: InternerPool
+    private let eventStorage = EventStoragePool()
     private let headers: [KafkaHeader]
     private let spoolHeaders: [SpoolRecord.Header]
     private let isStopping = Atomic<Bool>(false)
@@ -107,7 +108,8 @@ final class IngestHandler: Sendable {
         do {
             // One pass over the body: the decoder itself stops at the event past the limit.
             decoded = try interners.withInterner { interner throws(BatchDecodingError) in
-                try FastBatchDecoder.decode(body, maxEvents: settings.maxEventsPerBatch, interner: &interner)
+                try FastBatchDecoder.decode(
+                    body, maxEvents: settings.maxEventsPerBatch, interner: &interner, eventStorage: eventStorage.take())
             }
         } catch  where error.code == .tooManyEvents {
             throw .tooManyEvents(limit: settings.maxEventsPerBatch)
@@ -182,6 +184,7 @@ final class IngestHandler: Sendable {
             metrics.recordDiagnostics(events, appID: batch.client.appID, build: batch.client.buildConfiguration)
             metrics.recordClientReport(batch.clientReport, appID: batch.client.appID)
             rollup?.record(events, client: batch.client)
+            eventStorage.recycle(events)
             succeed(pending)
             return
         }
@@ -232,6 +235,7 @@ final class IngestHandler: Sendable {
                 case .unavailable(let reason):
                     fail(pending, reason: reason)
                 }
+                eventStorage.recycle(events)
             }
             deadlines.add(pending)
             return
@@ -246,6 +250,7 @@ final class IngestHandler: Sendable {
                     metrics.recordClientReport(clientReport, appID: client.appID)
                     rollup?.record(events, client: client)
                 }
+                eventStorage.recycle(events)
                 if isEnqueueAck {
                     if !isDurable {
                         logger.warning(

@@ -1,0 +1,63 @@
+import Testing
+
+@testable import FlowmeterModels
+
+/// Decoding into a caller's array (`eventStorage`, the collector's kept arrays): the result is a fresh decode's,
+/// whatever the array held, and an array someone else still holds is never written to.
+@Suite struct DecodeEventStorageTests {
+    private static let client = #"{"client":{"appID":"a","appVersion":"1","platform":"ios"},"#
+
+    private static func baseAddress(_ events: [DiagnosticEvent]) -> UnsafeRawPointer? {
+        events.withUnsafeBufferPointer { $0.baseAddress.map(UnsafeRawPointer.init) }
+    }
+
+    /// A full array of another batch's events: emptied, refilled in place, equal to a fresh decode.
+    @Test func aStaleArrayIsEmptiedAndRefilledInPlace() throws {
+        var interner = StringInterner()
+        for seed in 0..<12 {
+            var storage = try FastBatchDecoder.decode(SyntheticBatches.batch(seed: UInt64(seed + 100), events: 60))
+                .batch.events
+            storage.reserveCapacity(64)
+            let address = Self.baseAddress(storage)
+            let body = SyntheticBatches.batch(seed: UInt64(seed), events: seed % 3 == 0 ? 5 : 50)
+            let reused = try FastBatchDecoder.decode(body, interner: &interner, eventStorage: consume storage)
+            let fresh = try FastBatchDecoder.decode(body)
+            #expect(reused == fresh, "seed \(seed)")
+            // `storage` was moved into the decode, so the refill happened in its memory.
+            #expect(Self.baseAddress(reused.batch.events) == address, "seed \(seed)")
+        }
+    }
+
+    /// The caller keeps a reference to the array it passes: its events stay as they were.
+    @Test func anArrayStillHeldElsewhereIsLeftAlone() throws {
+        let held = try FastBatchDecoder.decode(SyntheticBatches.batch(seed: 7)).batch.events
+        let before = held
+        var interner = StringInterner()
+        let body = SyntheticBatches.batch(seed: 8)
+        let decoded = try FastBatchDecoder.decode(body, interner: &interner, eventStorage: held)
+        #expect(held == before)
+        #expect(decoded == (try FastBatchDecoder.decode(body)))
+    }
+
+    /// Dropped events, rejected batches and oversized ones decode as they do fresh; a rejected batch only costs the
+    /// array.
+    @Test func droppedAndRejectedBatchesDecodeAsTheyDoFresh() throws {
+        let stale = try FastBatchDecoder.decode(SyntheticBatches.batch(seed: 5)).batch.events
+        let bodies: [[UInt8]] = [
+            Array(
+                (Self.client + #""events":[{"kind":1},{"kind":"unknownType","occurredAt":"2026-12-01T00:00:00Z"}]}"#)
+                    .utf8),
+            Array((Self.client + #""events":{}}"#).utf8),
+            Array("{".utf8),
+            SyntheticBatches.batch(seed: 6),
+        ]
+        for (position, body) in bodies.enumerated() {
+            var interner = StringInterner()
+            let reused = Result { () throws(BatchDecodingError) in
+                try FastBatchDecoder.decode(body, maxEvents: 40, interner: &interner, eventStorage: stale)
+            }
+            let fresh = Result { () throws(BatchDecodingError) in try FastBatchDecoder.decode(body, maxEvents: 40) }
+            #expect(reused == fresh, "body \(position)")
+        }
+    }
+}
