@@ -51,7 +51,7 @@ let package = Package(
         .target(name: "Metrics", swiftSettings: strictSettings),
 
         // Rollups: mergeable minute aggregates, HyperLogLog, the rollups-topic codec, deploy markers.
-        .target(name: "Rollups", dependencies: ["FlowmeterModels"], swiftSettings: strictSettings),
+        .target(name: "Rollups", dependencies: ["FlowmeterModels", "Metrics"], swiftSettings: strictSettings),
         // The rollup store: one protocol, SQLite and PostgreSQL.
         .target(name: "RollupStore", dependencies: ["Rollups", "CSQLite", "CLibPQ"], swiftSettings: strictSettings),
         // Fills a store in bulk and times the detector's queries: for flowmeter-bench and its test, not shipped.

@@ -1,4 +1,5 @@
 import FlowmeterModels
+import Metrics
 import Synchronization
 
 /// One lock's worth of a ``RollupAggregator``: the rollups recorded since the last drain, grouped by app build.
@@ -19,6 +20,15 @@ final class AggregatorShard: Sendable {
         var skew: SkewShift
         var isClean: Bool
         var clientDiscarded = 0
+        var counters: (any SeriesCounterSource)?
+
+        /// Adds `event`'s count to its counter, asked for alone (an event kept in no series of its own).
+        func countAlone(_ event: DiagnosticEvent) {
+            counters?.counter(
+                appID: version.appID, build: version.buildConfiguration, kind: event.kind,
+                widgetType: event.widgetType
+            ).increment(by: UInt64(max(0, event.count)))
+        }
     }
 
     /// A series within an app build: the per-event hash key.
@@ -69,6 +79,10 @@ final class AggregatorShard: Sendable {
         /// a release is added: only value updates happen in between).
         var lastRelease: String?
         var lastReleaseIndex: Dictionary<String, Int64>.Index?
+        /// The batch's ``SeriesCounterSource`` counter for this series, and the raw widget type it counts: an
+        /// event of another one (the overflow series holds many types) is counted alone.
+        var counter: Counter?
+        var counterType: String?
 
         init(rollup: SeriesRollup) {
             self.rollup = rollup
@@ -111,7 +125,12 @@ final class AggregatorShard: Sendable {
                     key.appVersion = RollupAggregator.overflowLabel
                 }
                 if versions[key] == nil {
-                    guard entryCount < 2 * softCap else { return events.reduce(0) { $0 + $1.count } }
+                    guard entryCount < 2 * softCap else {
+                        if batch.counters != nil {
+                            for position in events.indices { batch.countAlone(events[position]) }
+                        }
+                        return events.reduce(0) { $0 + $1.count }
+                    }
                     versions[key] = VersionEntry()
                 }
             }
@@ -134,6 +153,7 @@ extension AggregatorShard.VersionEntry {
         softCap: Int, digests: inout StringDigestCache
     ) -> Int {
         recordBatch(batch, version: version, entryCount: &entryCount, softCap: softCap)
+        let isCounting = batch.counters != nil
         var lost = 0
         // Index-based so an event's strings are borrowed, not copied and retained as a whole event.
         for position in events.indices {
@@ -151,18 +171,28 @@ extension AggregatorShard.VersionEntry {
                 if index == nil {
                     guard entryCount < 2 * softCap else {
                         lost += events[position].count
+                        batch.countAlone(events[position])
                         continue
                     }
                     entryCount += 1
                     let rollupSeries = RollupSeries(version: version, kind: slot.kind, widgetType: slot.widgetType)
-                    series[slot] = AggregatorShard.SeriesAccumulator(
+                    var accumulator = AggregatorShard.SeriesAccumulator(
                         rollup: SeriesRollup(
                             series: rollupSeries, window: window, events: 0, firstSeen: occurredAt,
                             lastSeen: occurredAt))
+                    if let counters = batch.counters {
+                        accumulator.counterType = events[position].widgetType
+                        accumulator.counter = counters.counter(
+                            appID: batch.version.appID, build: batch.version.buildConfiguration, kind: slot.kind,
+                            widgetType: accumulator.counterType)
+                    }
+                    series[slot] = accumulator
                     index = series.index(forKey: slot)
                 }
             }
-            series.values[index!].add(events, at: position, occurredAt: occurredAt, install: batch.install)
+            let counted = series.values[index!].add(
+                events, at: position, occurredAt: occurredAt, install: batch.install)
+            if !counted && isCounting { batch.countAlone(events[position]) }
         }
         return lost
     }
@@ -206,7 +236,11 @@ extension VersionRollup {
 }
 
 extension AggregatorShard.SeriesAccumulator {
-    mutating func add(_ events: [DiagnosticEvent], at position: Int, occurredAt: Timestamp, install: UInt64?) {
+    /// Adds the event at `position`; returns whether its count also went to the series' counter (false without
+    /// one, or for an event of another widget type than the counter's).
+    mutating func add(
+        _ events: [DiagnosticEvent], at position: Int, occurredAt: Timestamp, install: UInt64?
+    ) -> Bool {
         let count = Int64(events[position].count)
         rollup.events += count
         if occurredAt < rollup.firstSeen { rollup.firstSeen = occurredAt }
@@ -221,6 +255,9 @@ extension AggregatorShard.SeriesAccumulator {
         addSample(
             codingPath: events[position].codingPath, message: events[position].message,
             pageID: events[position].pageID)
+        guard let counter, counterType == events[position].widgetType else { return false }
+        counter.increment(by: UInt64(max(0, count)))
+        return true
     }
 
     private mutating func addRelease(_ release: String, count: Int64) {

@@ -79,15 +79,18 @@ public final class RollupAggregator: Sendable {
     ///   - droppedEvents: events of the batch that were dropped (undecodable, too old, too far ahead); a batch is
     ///     clean when it has no accepted and no dropped event.
     ///   - clientDiscarded: events the app's SDK reported dropping before sending (its `clientReport` total).
+    ///   - counters: where every event's `count` is also added (by app, build, kind and widget type), whether or not
+    ///     the aggregator had room for it; nil for none.
     public func record(
         _ events: [DiagnosticEvent], client: ClientInfo, decodes: Int?, installHash: String?, receivedAt: Timestamp,
-        clockSkew: Duration = .zero, droppedEvents: Int = 0, clientDiscarded: Int = 0
+        clockSkew: Duration = .zero, droppedEvents: Int = 0, clientDiscarded: Int = 0,
+        counters: (any SeriesCounterSource)? = nil
     ) {
         let batch = AggregatorShard.Batch(
             version: VersionKey(client: client), capabilities: client.capabilities, decodes: decodes ?? 0,
             install: installHash.map(HyperLogLog.hash(installHash:)), receivedAt: receivedAt,
             skew: SkewShift(clockSkew), isClean: events.isEmpty && droppedEvents == 0,
-            clientDiscarded: clientDiscarded)
+            clientDiscarded: clientDiscarded, counters: counters)
         // By app build, so each series lives in one shard: round-robin spreads locks evenly but holds a hot series
         // once per shard, multiplying memory and the work of every drain.
         let shard = shards[Int(UInt(bitPattern: batch.version.hashValue) % UInt(shards.count))]

@@ -159,14 +159,24 @@ import Testing
         await fixture.shutdown()
     }
 
-    @Test func randomWidgetTypesAreCappedInMetrics() async throws {
-        let fixture = try CollectorFixture { $0.metricsTypeCap = 3 }
+    /// Without Kafka the metric is counted by a lookup per event; with Kafka, as the rollup aggregator records the
+    /// durable batch (each series holding its child): the cap holds either way, and so do the counts, also for a
+    /// second batch of the same and of new types.
+    @Test(arguments: [false, true]) func randomWidgetTypesAreCappedInMetrics(withKafka: Bool) async throws {
+        let kafka = withKafka ? try KafkaFixture() : nil
+        let fixture = try CollectorFixture(kafka: kafka) { $0.metricsTypeCap = 3 }
         let events = (0..<20).map { Batches.event(widgetType: "random_\($0)") }
         #expect(try await fixture.post(Batches.batch(events: events)).status == 202)
         let text = try await fixture.get("/metrics").bodyText
         let series = text.split(separator: "\n").filter { $0.hasPrefix("flowmeter_diagnostic_events_total{") }
         #expect(series.count == 4)
         #expect(series.contains { $0.contains(#"widget_type="__other__""#) && $0.hasSuffix(" 17") })
+        let more = (15..<25).map { Batches.event(widgetType: "random_\($0)") }
+        #expect(try await fixture.post(Batches.batch(events: more)).status == 202)
+        let again = try await fixture.get("/metrics").bodyText.split(separator: "\n")
+            .filter { $0.hasPrefix("flowmeter_diagnostic_events_total{") }
+        #expect(again.count == 4)
+        #expect(again.contains { $0.contains(#"widget_type="__other__""#) && $0.hasSuffix(" 27") })
         await fixture.shutdown()
     }
 }

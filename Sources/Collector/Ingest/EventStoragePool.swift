@@ -4,8 +4,8 @@ import Synchronization
 /// The event arrays of finished batches, kept for the next decodes (``FastBatchDecoder``'s `eventStorage`).
 ///
 /// A batch's events array is one allocation of about 10 KiB (64 events' worth), too large for glibc's per-thread
-/// cache: every one went through `malloc`'s locked path and first made it consolidate the fast bins, about 5 % of
-/// the collector's CPU under `make bench`. A batch gives its array back once the delivery report has recorded its
+/// cache: every one went through `malloc`'s locked path and first made it consolidate the fast bins (about 5 % of
+/// the collector's CPU in a perf profile under one `make bench` cell, docs/performance.md). A batch gives its array back once the delivery report has recorded its
 /// events (``recycle(_:)``); the next decode ``take()``s it, and emptying it there releases the old events on an
 /// ingest thread instead of on the poll thread.
 ///

@@ -27,6 +27,7 @@ final class IngestHandler: Sendable {
     private let deadlines: DeadlineQueue
     private let interners: InternerPool
     private let eventStorage = EventStoragePool()
+    private let diagnosticCounters: DiagnosticSeriesCounters
     private let headers: [KafkaHeader]
     private let spoolHeaders: [SpoolRecord.Header]
     private let isStopping = Atomic<Bool>(false)
@@ -44,6 +45,7 @@ final class IngestHandler: Sendable {
         self.producer = producer
         self.recentBatches = RecentBatchIDs(retention: configuration.batchIDRetention)
         self.metrics = metrics
+        self.diagnosticCounters = DiagnosticSeriesCounters(metrics: metrics)
         self.health = health
         self.logger = logger
         self.headers = KafkaHeader.json(schema: configuration.topics.events)
@@ -181,9 +183,7 @@ final class IngestHandler: Sendable {
         guard let producer, !normalized.accepted.isEmpty else {
             // Nothing to publish (or --kafka none): the batch is as durable as it will get.
             let events = normalized.accepted
-            metrics.recordDiagnostics(events, appID: batch.client.appID, build: batch.client.buildConfiguration)
-            metrics.recordClientReport(batch.clientReport, appID: batch.client.appID)
-            rollup?.record(events, client: batch.client)
+            recordDurable(events, client: batch.client, clientReport: batch.clientReport, rollup: rollup)
             eventStorage.recycle(events)
             succeed(pending)
             return
@@ -228,9 +228,7 @@ final class IngestHandler: Sendable {
             delivery.send(records, headers: headers) { [self] outcome in
                 switch outcome {
                 case .persisted, .spooled:
-                    metrics.recordDiagnostics(events, appID: client.appID, build: client.buildConfiguration)
-                    metrics.recordClientReport(clientReport, appID: client.appID)
-                    rollup?.record(events, client: client)
+                    recordDurable(events, client: client, clientReport: clientReport, rollup: rollup)
                     succeed(pending)
                 case .unavailable(let reason):
                     fail(pending, reason: reason)
@@ -246,9 +244,7 @@ final class IngestHandler: Sendable {
             try producer.enqueueBorrowing(records, headers: headers, enqueued: &enqueued) { [self] outcome in
                 let isDurable = outcome.enqueued == expected && outcome.isFullyPersisted
                 if isDurable {
-                    metrics.recordDiagnostics(events, appID: client.appID, build: client.buildConfiguration)
-                    metrics.recordClientReport(clientReport, appID: client.appID)
-                    rollup?.record(events, client: client)
+                    recordDurable(events, client: client, clientReport: clientReport, rollup: rollup)
                 }
                 eventStorage.recycle(events)
                 if isEnqueueAck {
@@ -278,6 +274,19 @@ final class IngestHandler: Sendable {
         } else {
             deadlines.add(pending)
         }
+    }
+
+    /// Counts a durable batch in the metrics and the rollups. With an aggregator, the diagnostics metric is counted
+    /// as it records the events (each series holds its child); without one, by a lookup per event.
+    private func recordDurable(
+        _ events: [DiagnosticEvent], client: ClientInfo, clientReport: ClientReport?, rollup: RollupInput?
+    ) {
+        if let rollup {
+            rollup.record(events, client: client, counters: diagnosticCounters)
+        } else {
+            metrics.recordDiagnostics(events, appID: client.appID, build: client.buildConfiguration)
+        }
+        metrics.recordClientReport(clientReport, appID: client.appID)
     }
 
     private func succeed(_ pending: PendingBatch) {
@@ -342,10 +351,11 @@ final class IngestHandler: Sendable {
         let droppedEvents: Int
         let clientDiscarded: Int
 
-        func record(_ events: [DiagnosticEvent], client: ClientInfo) {
+        func record(_ events: [DiagnosticEvent], client: ClientInfo, counters: DiagnosticSeriesCounters) {
             aggregator.record(
                 events, client: client, decodes: decodes, installHash: installHash, receivedAt: receivedAt,
-                clockSkew: clockSkew, droppedEvents: droppedEvents, clientDiscarded: clientDiscarded)
+                clockSkew: clockSkew, droppedEvents: droppedEvents, clientDiscarded: clientDiscarded,
+                counters: counters)
         }
     }
 

@@ -354,7 +354,6 @@ public final class CollectorMetrics: Sendable {
         _ events: [DiagnosticEvent], appID: String, build: BuildConfiguration,
         into series: inout [DiagnosticTypeKey: Counter]
     ) {
-        if series.count > Self.maxCachedSeries { series.removeAll() }
         var app: String?
         for position in events.indices {
             let typeKey = DiagnosticTypeKey(kind: events[position].kind, widgetType: events[position].widgetType)
@@ -363,13 +362,38 @@ public final class CollectorMetrics: Sendable {
                 counter.increment(by: occurrences)
                 continue
             }
-            let appLabel = app ?? appLabel(appID)
-            app = appLabel
-            let kind = kindLabel(typeKey.kind)
-            let type = widgetTypeLabel(typeKey.widgetType, app: appLabel, kind: kind)
-            let counter = diagnosticEvents.labels(appLabel, kind, type, build.rawValue)
-            series[typeKey] = counter
-            counter.increment(by: occurrences)
+            resolve(typeKey, appID: appID, build: build, app: &app, into: &series).increment(by: occurrences)
+        }
+    }
+
+    /// Resolves and caches the child for `typeKey`; `app` is the app's label once one resolution made it.
+    private func resolve(
+        _ typeKey: DiagnosticTypeKey, appID: String, build: BuildConfiguration, app: inout String?,
+        into series: inout [DiagnosticTypeKey: Counter]
+    ) -> Counter {
+        if series.count > Self.maxCachedSeries { series.removeAll() }
+        let appLabel = app ?? appLabel(appID)
+        app = appLabel
+        let kind = kindLabel(typeKey.kind)
+        let type = widgetTypeLabel(typeKey.widgetType, app: appLabel, kind: kind)
+        let counter = diagnosticEvents.labels(appLabel, kind, type, build.rawValue)
+        series[typeKey] = counter
+        return counter
+    }
+
+    /// The `flowmeter_diagnostic_events_total` child of one raw app, build, kind and widget type, from the same
+    /// cache as ``recordDiagnostics(_:appID:build:)`` (the rollup aggregator holds it per series, see
+    /// ``DiagnosticSeriesCounters``).
+    func diagnosticCounter(
+        appID: String, build: BuildConfiguration, kind: DiagnosticKind, widgetType: String?
+    ) -> Counter {
+        diagnosticSeries.withLock { cache in
+            if cache.count > Self.maxCachedApps { cache.removeAll() }
+            let appKey = DiagnosticAppKey(appID: appID, build: build)
+            let typeKey = DiagnosticTypeKey(kind: kind, widgetType: widgetType)
+            if let counter = cache[appKey]?[typeKey] { return counter }
+            var app: String?
+            return resolve(typeKey, appID: appID, build: build, app: &app, into: &cache[appKey, default: [:]])
         }
     }
 
@@ -417,5 +441,15 @@ public final class CollectorMetrics: Sendable {
     func widgetTypeLabel(_ widgetType: String?, app: String, kind: String) -> String {
         guard let widgetType else { return "none" }
         return widgetTypeLimiter.admit(widgetType, kind: app + "\u{1F}" + kind)
+    }
+}
+
+/// The diagnostics metric as the rollup aggregator's ``SeriesCounterSource``: a durable batch's events are counted
+/// in `flowmeter_diagnostic_events_total` as the aggregator records them, through a child each series holds.
+struct DiagnosticSeriesCounters: SeriesCounterSource {
+    let metrics: CollectorMetrics
+
+    func counter(appID: String, build: BuildConfiguration, kind: DiagnosticKind, widgetType: String?) -> Counter {
+        metrics.diagnosticCounter(appID: appID, build: build, kind: kind, widgetType: widgetType)
     }
 }
