@@ -56,7 +56,7 @@ final class IngestHandler: Sendable {
             if batch.responder.respond(unavailable.response) {
                 Self.count(batch, outcome: "unavailable", metrics: metrics)
                 metrics.rejections.labels(unavailable.reason).increment()
-                metrics.batches.labels("unavailable").increment()
+                metrics.unavailableBatches.increment()
             }
         }
     }
@@ -89,9 +89,9 @@ final class IngestHandler: Sendable {
         guard responder.respond(rejection.response) else { return }
         metrics.rejections.labels(rejection.reason).increment()
         if case .unavailable = rejection {
-            metrics.batches.labels("unavailable").increment()
+            metrics.unavailableBatches.increment()
         } else {
-            metrics.batches.labels("rejected").increment()
+            metrics.rejectedBatches.increment()
         }
     }
 
@@ -136,7 +136,7 @@ final class IngestHandler: Sendable {
             case .completed(let answer):
                 if responder.respond(.json(status: .accepted, answer)) {
                     countEvents(received, kind: "__undecoded__", outcome: "duplicate")
-                    metrics.batches.labels("duplicate").increment()
+                    metrics.duplicateBatches.increment()
                 }
                 return
             }
@@ -293,7 +293,7 @@ final class IngestHandler: Sendable {
         if let scopedID = pending.scopedID { recentBatches.complete(scopedID, answer: pending.answer) }
         guard pending.responder.respond(.json(status: .accepted, pending.answer)) else { return }
         Self.count(pending, outcome: "accepted", metrics: metrics)
-        metrics.batches.labels("accepted").increment()
+        metrics.acceptedBatches.increment()
     }
 
     private func fail(_ pending: PendingBatch, reason: IngestRejection.UnavailableReason) {
@@ -302,7 +302,7 @@ final class IngestHandler: Sendable {
         guard pending.responder.respond(rejection.response) else { return }
         Self.count(pending, outcome: "unavailable", metrics: metrics)
         metrics.rejections.labels(rejection.reason).increment()
-        metrics.batches.labels("unavailable").increment()
+        metrics.unavailableBatches.increment()
     }
 
     private static func count(_ pending: PendingBatch, outcome: String, metrics: CollectorMetrics) {

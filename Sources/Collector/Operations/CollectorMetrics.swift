@@ -18,6 +18,11 @@ public final class CollectorMetrics: Sendable {
     let events: CounterFamily
     let diagnosticEvents: CounterFamily
     let batches: CounterFamily
+    /// `flowmeter_batches_total`'s children, resolved once: one is counted on every request.
+    let acceptedBatches: Counter
+    let rejectedBatches: Counter
+    let unavailableBatches: Counter
+    let duplicateBatches: Counter
     let rejections: CounterFamily
     let rateLimited: CounterFamily
     let decodes: CounterFamily
@@ -105,6 +110,10 @@ public final class CollectorMetrics: Sendable {
             labelNames: ["app", "kind", "widget_type", "build_configuration"], maxChildren: 20_000)
         batches = registry.counter(
             "flowmeter_batches_total", help: "Ingest requests by outcome.", labelNames: ["outcome"])
+        acceptedBatches = batches.labels("accepted")
+        rejectedBatches = batches.labels("rejected")
+        unavailableBatches = batches.labels("unavailable")
+        duplicateBatches = batches.labels("duplicate")
         rejections = registry.counter(
             "flowmeter_rejections_total", help: "Ingest requests answered with an error, by reason.",
             labelNames: ["reason"])
