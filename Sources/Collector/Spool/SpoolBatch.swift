@@ -12,7 +12,7 @@ struct SpoolBatch: Sendable {
     /// Where one record's key and value lie in ``bytes``.
     ///
     /// 16 bytes, so a batch's 50 of them (800 bytes) fit glibc's per-thread cache: as `Int`s and ranges they took
-    /// 56 each, and that larger allocation, once per request, went through `malloc`'s locked path.
+    /// 48 each, and that larger allocation, once per request, went through `malloc`'s locked path.
     struct Frame: Sendable, Hashable {
         private let storedStart: UInt32
         private let valueStart: UInt32
