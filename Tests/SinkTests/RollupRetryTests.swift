@@ -64,8 +64,10 @@ import Testing
         try fixture.kafka.cluster.setBrokerUp(KafkaMockCluster.allBrokers)
         let sink = try fixture.makeSink(group: "retry-\(UUID().uuidString)")
         defer { sink.stop() }
+        // Alone this takes about 5 s (the producer's reconnect backoff and the sink's group join); under a parallel
+        // `swift test` on two cores it took over 30 s twice, so the bound is generous: the loop ends when caught up.
         let caughtUp = try await onThread { () throws -> Bool in
-            let deadline = ContinuousClock.now + .seconds(30)
+            let deadline = ContinuousClock.now + .seconds(90)
             while ContinuousClock.now < deadline {
                 if collector.pendingRollups > 0 { collector.flushRollupsNow() }
                 try sink.pollOnce()
