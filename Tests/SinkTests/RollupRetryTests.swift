@@ -64,8 +64,9 @@ import Testing
         try fixture.kafka.cluster.setBrokerUp(KafkaMockCluster.allBrokers)
         let sink = try fixture.makeSink(group: "retry-\(UUID().uuidString)")
         defer { sink.stop() }
-        // Alone this takes about 5 s (the producer's reconnect backoff and the sink's group join); under a parallel
-        // `swift test` on two cores it took over 30 s twice, so the bound is generous: the loop ends when caught up.
+        // Alone the whole test takes about 10 s; under a filtered parallel `swift test` on two cores this wait missed
+        // a 30 s bound twice (the producer's reconnect backoff, the sink's group join), so the bound is generous: the
+        // loop ends as soon as the store has caught up.
         let caughtUp = try await onThread { () throws -> Bool in
             let deadline = ContinuousClock.now + .seconds(90)
             while ContinuousClock.now < deadline {
