@@ -22,7 +22,8 @@ final class AggregatorShard: Sendable {
         var clientDiscarded = 0
         var counters: (any SeriesCounterSource)?
 
-        /// Adds `event`'s count to its counter, asked for alone (an event kept in no series of its own).
+        /// Adds `event`'s count to its counter, asked for alone (an event kept in no series of its own); nothing
+        /// without `counters`.
         func countAlone(_ event: DiagnosticEvent) {
             counters?.counter(
                 appID: version.appID, build: version.buildConfiguration, kind: event.kind,
@@ -126,9 +127,7 @@ final class AggregatorShard: Sendable {
                 }
                 if versions[key] == nil {
                     guard entryCount < 2 * softCap else {
-                        if batch.counters != nil {
-                            for position in events.indices { batch.countAlone(events[position]) }
-                        }
+                        for position in events.indices { batch.countAlone(events[position]) }
                         return events.reduce(0) { $0 + $1.count }
                     }
                     versions[key] = VersionEntry()
