@@ -80,10 +80,11 @@ final class AggregatorShard: Sendable {
         /// a release is added: only value updates happen in between).
         var lastRelease: String?
         var lastReleaseIndex: Dictionary<String, Int64>.Index?
-        /// The batch's ``SeriesCounterSource`` counter for this series, and the raw widget type it counts: an
-        /// event of another one (the overflow series holds many types) is counted alone.
+        /// The batch's ``SeriesCounterSource`` counter for this series' own widget type, and whether that type is
+        /// nil (the series of "" holds both). Events of other types (the overflow series holds many) are counted
+        /// alone; a series made for the overflow has none.
         var counter: Counter?
-        var counterType: String?
+        var counterTypeIsNil = false
 
         init(rollup: SeriesRollup) {
             self.rollup = rollup
@@ -162,9 +163,12 @@ extension AggregatorShard.VersionEntry {
                 kind: events[position].kind, widgetType: events[position].widgetType ?? "", window: window.start,
                 digests: &digests)
             var index = series.index(forKey: slot)
+            // Whether the event went to the overflow series instead of its own: its type is not the series'.
+            var isRedirected = false
             if index == nil {
                 if entryCount >= softCap {
                     slot.setWidgetType(RollupAggregator.overflowLabel, digests: &digests)
+                    isRedirected = true
                     index = series.index(forKey: slot)
                 }
                 if index == nil {
@@ -179,18 +183,18 @@ extension AggregatorShard.VersionEntry {
                         rollup: SeriesRollup(
                             series: rollupSeries, window: window, events: 0, firstSeen: occurredAt,
                             lastSeen: occurredAt))
-                    if let counters = batch.counters {
-                        accumulator.counterType = events[position].widgetType
+                    if let counters = batch.counters, !isRedirected {
+                        accumulator.counterTypeIsNil = events[position].widgetType == nil
                         accumulator.counter = counters.counter(
                             appID: batch.version.appID, build: batch.version.buildConfiguration, kind: slot.kind,
-                            widgetType: accumulator.counterType)
+                            widgetType: events[position].widgetType)
                     }
                     series[slot] = accumulator
                     index = series.index(forKey: slot)
                 }
             }
             let counted = series.values[index!].add(
-                events, at: position, occurredAt: occurredAt, install: batch.install)
+                events, at: position, occurredAt: occurredAt, install: batch.install, isOwnType: !isRedirected)
             if !counted && isCounting { batch.countAlone(events[position]) }
         }
         return lost
@@ -236,9 +240,10 @@ extension VersionRollup {
 
 extension AggregatorShard.SeriesAccumulator {
     /// Adds the event at `position`; returns whether its count also went to the series' counter (false without
-    /// one, or for an event of another widget type than the counter's).
+    /// one, or for an event of another widget type than the counter's). `isOwnType` says the event's type is the
+    /// series' own (or nil for the series of ""), not redirected to the overflow series.
     mutating func add(
-        _ events: [DiagnosticEvent], at position: Int, occurredAt: Timestamp, install: UInt64?
+        _ events: [DiagnosticEvent], at position: Int, occurredAt: Timestamp, install: UInt64?, isOwnType: Bool
     ) -> Bool {
         let count = Int64(events[position].count)
         rollup.events += count
@@ -254,7 +259,7 @@ extension AggregatorShard.SeriesAccumulator {
         addSample(
             codingPath: events[position].codingPath, message: events[position].message,
             pageID: events[position].pageID)
-        guard let counter, counterType == events[position].widgetType else { return false }
+        guard isOwnType, let counter, (events[position].widgetType == nil) == counterTypeIsNil else { return false }
         counter.increment(by: UInt64(max(0, count)))
         return true
     }
