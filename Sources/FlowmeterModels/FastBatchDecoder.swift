@@ -55,13 +55,11 @@ public enum FastBatchDecoder {
         }
         // The parser owns the interner while it runs (so its tables are mutated in place) and hands it back.
         var parser = FastBatchParser(
-            reader: ByteReader(base: base, count: buffer.count), maxEvents: maxEvents, interner: interner,
-            eventStorage: eventStorage)
+            reader: ByteReader(base: base, count: buffer.count), maxEvents: maxEvents, interner: interner)
         interner = StringInterner.lent
-        eventStorage = []
         defer { interner = parser.interner }
         do {
-            return try parser.parse()
+            return try parser.parse(eventStorage: &eventStorage)
         } catch  where parser.exceededMaxEvents {
             return .failure(
                 BatchDecodingError(.tooManyEvents, "More than \(maxEvents) events in the batch", path: "events"))

@@ -16,17 +16,11 @@ struct FastBatchParser {
     let maxEvents: Int
     /// Whether the parse stopped at the element past ``maxEvents``: the syntax error it threw is only the way out.
     var exceededMaxEvents = false
-    /// The array the events are decoded into, emptied first: a caller's kept one saves allocating one per batch.
-    var eventStorage: [DiagnosticEvent]
 
-    init(
-        reader: ByteReader, maxEvents: Int = .max, interner: StringInterner = StringInterner(),
-        eventStorage: [DiagnosticEvent] = []
-    ) {
+    init(reader: ByteReader, maxEvents: Int = .max, interner: StringInterner = StringInterner()) {
         self.reader = reader
         self.maxEvents = maxEvents
         self.interner = interner
-        self.eventStorage = eventStorage
         self.slots = Array(repeating: Slot(type: .null, start: 0, end: 0, flag: false), count: 10)
     }
 
@@ -157,7 +151,11 @@ struct FastBatchParser {
 
     // MARK: - Batch
 
-    mutating func parse() throws(JSONSyntaxError) -> Result<DecodedBatch, BatchDecodingError> {
+    /// Parses the batch; its events go into `eventStorage`, taken (left empty) and emptied first, so a caller's kept
+    /// array saves allocating one per batch.
+    mutating func parse(
+        eventStorage: inout [DiagnosticEvent]
+    ) throws(JSONSyntaxError) -> Result<DecodedBatch, BatchDecodingError> {
         if reader.count >= 3 && reader.base[0] == 0xEF && reader.base[1] == 0xBB && reader.base[2] == 0xBF {
             reader.index = 3
         }

@@ -70,8 +70,8 @@ package enum BatchDecoderFuzzTarget: FuzzTarget {
         }
     }
 
-    /// Shared by every input of a run, so one input's strings are in the cache when the next is decoded.
-    /// What the collector keeps between decodes: an interner, and the last batch's events array to decode into.
+    /// What the collector keeps between decodes, shared by every input of a run: an interner (so one input's strings
+    /// are in the cache when the next is decoded) and the last batch's events array to decode into.
     private struct Kept {
         var interner = StringInterner(slots: 16)
         var events: [DiagnosticEvent] = []

@@ -5,9 +5,9 @@ import Synchronization
 ///
 /// A batch's events array is one allocation of about 10 KiB (64 events' worth), too large for glibc's per-thread
 /// cache: every one went through `malloc`'s locked path and first made it consolidate the fast bins (about 5 % of
-/// the collector's CPU in a perf profile under one `make bench` cell, docs/performance.md). A batch gives its array back once the delivery report has recorded its
-/// events (``recycle(_:)``); the next decode ``take()``s it, and emptying it there releases the old events on an
-/// ingest thread instead of on the poll thread.
+/// the collector's CPU in a perf profile under one `make bench` cell, docs/performance.md). A batch gives its array
+/// back once the delivery report has recorded its events (``recycle(_:)``); the next decode ``take()``s it, and
+/// emptying it there releases the old events on an ingest thread instead of on the poll thread.
 ///
 /// The pool keeps at most `maxKept` arrays, each of at most `maxCapacity` events, so it holds at most
 /// `maxKept × maxCapacity` events' storage (about 2.5 MiB at the defaults); a larger array, or one past the bound,
