@@ -31,8 +31,10 @@ public struct HTTPServerConfiguration: Sendable {
     /// The answer given when `responseDeadline` expires; default 503 `unavailable` with `Retry-After`.
     public var timeoutResponse: HTTPResponse = .defaultTimeout
     /// The memory libmicrohttpd may use per connection for the request line, headers and read buffer; default
-    /// 64 KiB. Requests with larger headers are refused by libmicrohttpd itself.
-    public var connectionMemoryLimit: Int = 64 * 1024
+    /// 16 KiB (Node.js's header limit). Requests with larger headers are refused by libmicrohttpd itself (414, 431);
+    /// bodies are not held there, they stream to the handler. libmicrohttpd 0.9.75 zeroes the whole pool between two
+    /// requests of a connection, so a larger pool costs a `memset` of its size per request.
+    public var connectionMemoryLimit: Int = 16 * 1024
     /// The step by which libmicrohttpd grows a connection's read buffer; default 4 KiB.
     public var connectionMemoryIncrement: Int = 4 * 1024
     /// The `listen()` backlog of the server socket; default 1024.

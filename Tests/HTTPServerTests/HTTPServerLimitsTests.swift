@@ -31,6 +31,39 @@ import Testing
         }
     }
 
+    // The connection's memory pool holds the request line, headers and read buffer, not the body; libmicrohttpd
+    // zeroes it between requests, so it is kept small (16 KiB). Headers of 8 KiB and a body 16 times the pool pass
+    // twice on one connection; a header past the pool is refused and the server goes on.
+    @Test func defaultConnectionMemoryTakesLargeHeadersAndBodiesAndRefusesLargerHeaders() async throws {
+        #expect(HTTPServerConfiguration().connectionMemoryLimit == 16 * 1024)
+        try await ServerFixture.withServer { server in
+            let port = server.port
+            let body = (0..<(256 * 1024)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+            let (first, second, oversized, next) = try await HTTPTestClient.onThread {
+                let client = try HTTPTestClient(port: port)
+                let headers = [
+                    ("X-Custom", String(repeating: "h", count: 4096)),
+                    ("X-Padding", String(repeating: "p", count: 4096)),
+                ]
+                let first = try client.request("POST", "/echo", headers: headers, body: body)
+                let second = try client.request("POST", "/echo", headers: headers, body: body)
+                let refused = try HTTPTestClient(port: port)
+                let oversized = try refused.request(
+                    "GET", "/healthz", headers: [("X-Padding", String(repeating: "x", count: 20_000))])
+                let next = try HTTPTestClient(port: port).request("GET", "/healthz")
+                return (first, second, oversized, next)
+            }
+            for response in [first, second] {
+                #expect(response.status == 200)
+                #expect(response.header("X-Body-Length") == String(body.count))
+                #expect(response.header("X-Seen-Header") == String(repeating: "h", count: 4096))
+                #expect(response.body == body)
+            }
+            #expect(oversized.status == 431)
+            #expect(next.status == 200)
+        }
+    }
+
     @Test func chunkedBodyOverLimitClosesTheConnectionWithoutResponse() async throws {
         try await ServerFixture.withServer(Self.limited()) { server in
             let port = server.port
