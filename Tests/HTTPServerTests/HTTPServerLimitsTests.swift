@@ -47,8 +47,7 @@ import Testing
                 ]
                 let first = try client.request("POST", "/echo", headers: headers, body: body)
                 let second = try client.request("POST", "/echo", headers: headers, body: body)
-                let refused = try HTTPTestClient(port: port)
-                let oversized = try refused.request(
+                let oversized = try HTTPTestClient(port: port).request(
                     "GET", "/healthz", headers: [("X-Padding", String(repeating: "x", count: 20_000))])
                 let next = try HTTPTestClient(port: port).request("GET", "/healthz")
                 return (first, second, oversized, next)
