@@ -179,6 +179,7 @@ public final class Collector: Sendable {
         serverConfiguration.host = configuration.host
         serverConfiguration.port = configuration.port
         serverConfiguration.threadPoolSize = configuration.threads
+        serverConfiguration.connectionMemoryLimit = configuration.connectionMemory
         serverConfiguration.connectionLimit = configuration.connectionLimit
         serverConfiguration.perIPConnectionLimit = configuration.perIPConnectionLimit
         serverConfiguration.requestDeadline = configuration.requestDeadline
@@ -311,6 +312,9 @@ public final class Collector: Sendable {
         try require(configuration.connectionLimit > 0, "connection-limit must be positive")
         try require(configuration.perIPConnectionLimit > 0, "per-ip-connection-limit must be positive")
         try require(configuration.threads > 0, "threads must be positive")
+        try require(
+            (4 * 1024...16 * 1024 * 1024).contains(configuration.connectionMemory),
+            "http-connection-memory must be between 4KiB and 16MiB")
         try require(configuration.metricsTypeCap >= 0, "metrics-type-cap must not be negative")
         try require(!configuration.collectorID.isEmpty, "collector-id must not be empty")
         try require(configuration.salt.map { !$0.isEmpty } ?? true, "the salt must not be empty")

@@ -126,6 +126,10 @@ public struct CollectorConfiguration: Sendable {
     /// HTTP worker threads; default the processors the process may use (its CPU affinity and cgroup quota, see
     /// ``ProcessorBudget``), so a collector pinned to one core runs one worker instead of contending with itself.
     public var threads = ProcessorBudget.available()
+    /// The memory libmicrohttpd keeps per connection for the request line, headers and read buffer; default 16 KiB,
+    /// at least 4 KiB. A request whose headers do not fit gets 414 or 431; bodies stream past it. libmicrohttpd
+    /// 0.9.75 clears the whole of it between two requests, so more costs a `memset` of its size per request.
+    public var connectionMemory = 16 * 1024
     /// The topic names.
     public var topics = Topics()
     /// The per-key rate limit for keys without their own; default 1,000 events/s, bursts of 5,000.

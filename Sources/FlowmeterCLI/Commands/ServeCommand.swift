@@ -47,6 +47,9 @@ enum ServeCommand {
                 .value("connection-limit", "N", help: "Most open connections.", default: "1024"),
                 .value("per-ip-connection-limit", "N", help: "Most open connections per IP.", default: "256"),
                 .value("threads", "N", help: "HTTP worker threads.", default: "the CPUs this process may use"),
+                .value(
+                    "http-connection-memory", "BYTES", help: "Per-connection memory for headers (431 past it).",
+                    default: "16KiB"),
                 .value("rate-limit", "EVENTS/S", help: "Per-key rate for keys without their own.", default: "1000"),
                 .value("rate-burst", "EVENTS", help: "Per-key burst for keys without their own.", default: "5000"),
                 .value("events-topic", "NAME", help: "Topic of accepted events.", default: "flowmeter.events.v1"),
@@ -217,6 +220,9 @@ enum ServeCommand {
         configuration.perIPConnectionLimit =
             try positive(arguments, "per-ip-connection-limit") ?? configuration.perIPConnectionLimit
         if arguments.isSet("threads") { configuration.threads = try positive(arguments, "threads") ?? 1 }
+        configuration.connectionMemory =
+            try arguments.parsed("http-connection-memory", as: bytes, OptionValues.bytes)
+            ?? configuration.connectionMemory
         let rate = try arguments.parsed("rate-limit", as: "a positive number") {
             Double($0).flatMap { $0 > 0 ? $0 : nil }
         }
