@@ -143,3 +143,37 @@ import Testing
         }
     }
 }
+
+/// `memoryEqual`, which the parser's key match and the interner's hit check use: word-wise, with overlapping tails.
+@Suite struct MemoryEqualTests {
+    /// Every length from 0 to 70 at every alignment: equal ranges are equal, and one changed byte anywhere (the
+    /// first, the last, inside the overlapped tail word) is found.
+    @Test func everyLengthAndEveryDifferingByte() {
+        let source = (0..<160).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+        for count in 0...70 {
+            for shift in 0..<8 {
+                var copy = Array(source[shift..<(shift + count)])
+                source.withUnsafeBufferPointer { original in
+                    let left = original.baseAddress! + shift
+                    copy.withUnsafeBytes { #expect(memoryEqual(left, $0.baseAddress, count), "count \(count)") }
+                    for position in 0..<count {
+                        copy[position] ^= 0x80
+                        copy.withUnsafeBytes {
+                            #expect(!memoryEqual(left, $0.baseAddress, count), "count \(count), byte \(position)")
+                        }
+                        copy[position] ^= 0x80
+                    }
+                }
+            }
+        }
+    }
+
+    /// A nil right side is equal only to nothing.
+    @Test func aNilRangeIsEqualOnlyWhenEmpty() {
+        let bytes: [UInt8] = [1, 2, 3]
+        bytes.withUnsafeBufferPointer { buffer in
+            #expect(memoryEqual(buffer.baseAddress!, nil, 0))
+            #expect(!memoryEqual(buffer.baseAddress!, nil, 3))
+        }
+    }
+}
