@@ -16,6 +16,8 @@ struct FastBatchParser {
     let maxEvents: Int
     /// Whether the parse stopped at the element past ``maxEvents``: the syntax error it threw is only the way out.
     var exceededMaxEvents = false
+    /// The date and minute of the last time parsed, which the next one in the batch mostly shares.
+    var minuteCache = Timestamp.MinutePrefixCache()
 
     init(reader: ByteReader, maxEvents: Int = .max, interner: StringInterner = StringInterner()) {
         self.reader = reader
@@ -432,9 +434,7 @@ struct FastBatchParser {
                 throw reader.fail("More than \(maxEvents) events")
             }
             if reader.peek == UInt8(ascii: "{") {
-                switch try parseEvent() {
-                case .success(let event): events.append(event)
-                case .failure(let problem):
+                if let problem = try parseEvent(into: &events) {
                     let path = problem.field.map { "events.Index \(index).\($0)" } ?? "events.Index \(index)"
                     dropped.append(DecodeDiagnostic(path: path, message: problem.message))
                     droppedIndices.append(index)
@@ -451,7 +451,9 @@ struct FastBatchParser {
         }
     }
 
-    mutating func parseEvent() throws(JSONSyntaxError) -> Result<DiagnosticEvent, Problem> {
+    /// Parses one event object and appends it to `events`, or returns the problem that drops it (no `Result` of
+    /// an event to build and take apart per event).
+    mutating func parseEvent(into events: inout [DiagnosticEvent]) throws(JSONSyntaxError) -> Problem? {
         reader.index += 1
         var present: UInt16 = 0
         var isFirst = true
@@ -489,13 +491,14 @@ struct FastBatchParser {
             guard count >= 1 else {
                 throw Problem(code: .invalidValue, message: DecodeMessages.invalidCount(count, key: "count"))
             }
-            return .success(
+            events.append(
                 DiagnosticEvent(
                     id: id, kind: kind, widgetType: widgetType, codingPath: codingPath, message: message,
                     pageID: pageID, surface: surface, backendRelease: backendRelease, count: count,
                     occurredAt: occurredAt))
+            return nil
         } catch {
-            return .failure(error)
+            return error
         }
     }
 
@@ -559,7 +562,10 @@ struct FastBatchParser {
 
     mutating func timestamp(_ slot: Slot, key: String) throws(Problem) -> Timestamp {
         guard slot.type == .string else { throw mismatch(expected: "String", key: key, found: slot.type) }
-        if let time = reader.withBytes(slot, Timestamp.parse) { return time }
+        var cache = minuteCache
+        let parsed = reader.withBytes(slot) { Timestamp.parse($0, cache: &cache) }
+        minuteCache = cache
+        if let time = parsed { return time }
         throw Problem(
             code: .invalidValue,
             message: DecodeMessages.invalidTime(reader.string(slot, limit: FieldLimits.quotedValue), key: key))

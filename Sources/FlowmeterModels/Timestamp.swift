@@ -104,26 +104,54 @@ public struct Timestamp: Hashable, Comparable, Sendable, Codable, CustomStringCo
 
     /// Parses RFC 3339 from UTF-8 bytes; the shared core of both decode paths.
     static func parse(_ bytes: UnsafeRawBufferPointer) -> Timestamp? {
-        let count = bytes.count
-        guard count >= 20 else { return nil }
-        func digits(_ start: Int, _ length: Int) -> Int? {
-            var value = 0
-            for index in start..<(start + length) {
-                let digit = Int(bytes[index]) &- 48
-                guard digit >= 0 && digit <= 9 else { return nil }
-                value = value * 10 + digit
-            }
-            return value
+        guard bytes.count >= 20, let minute = parseMinute(bytes) else { return nil }
+        return parse(bytes, minute: minute)
+    }
+
+    /// As ``parse(_:)``, reusing the date and time to the minute of the previous call when `bytes` start with the
+    /// same 17 bytes (`YYYY-MM-DDTHH:MM:`): the events of one batch mostly share their minute.
+    static func parse(_ bytes: UnsafeRawBufferPointer, cache: inout MinutePrefixCache) -> Timestamp? {
+        guard bytes.count >= 20, let base = bytes.baseAddress else { return nil }
+        let head = base.loadUnaligned(as: UInt64.self)
+        let middle = base.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+        let last = base.load(fromByteOffset: 16, as: UInt8.self)
+        if cache.isFilled && cache.head == head && cache.middle == middle && cache.last == last {
+            return parse(bytes, minute: cache.minute)
         }
-        guard let year = digits(0, 4), bytes[4] == UInt8(ascii: "-"), let month = digits(5, 2),
-            bytes[7] == UInt8(ascii: "-"), let day = digits(8, 2),
+        guard let minute = parseMinute(bytes) else { return nil }
+        cache = MinutePrefixCache(isFilled: true, head: head, middle: middle, last: last, minute: minute)
+        return parse(bytes, minute: minute)
+    }
+
+    /// The first 17 bytes of the last timestamp parsed through it and the seconds since the epoch they spell (UTC
+    /// midnight of the date plus the hour and minute); only ever filled from a prefix that parsed.
+    struct MinutePrefixCache {
+        var isFilled = false
+        var head: UInt64 = 0
+        var middle: UInt64 = 0
+        var last: UInt8 = 0
+        var minute: Int64 = 0
+    }
+
+    /// `YYYY-MM-DDTHH:MM:` of at least 20 bytes as seconds since the epoch, checked (month, day of the month, hour
+    /// and minute in range); nil when it is not one.
+    private static func parseMinute(_ bytes: UnsafeRawBufferPointer) -> Int64? {
+        guard let year = digits(bytes, 0, 4), bytes[4] == UInt8(ascii: "-"), let month = digits(bytes, 5, 2),
+            bytes[7] == UInt8(ascii: "-"), let day = digits(bytes, 8, 2),
             bytes[10] == UInt8(ascii: "T") || bytes[10] == UInt8(ascii: "t"),
-            let hour = digits(11, 2), bytes[13] == UInt8(ascii: ":"), let minute = digits(14, 2),
-            bytes[16] == UInt8(ascii: ":"), let second = digits(17, 2)
+            let hour = digits(bytes, 11, 2), bytes[13] == UInt8(ascii: ":"), let minute = digits(bytes, 14, 2),
+            bytes[16] == UInt8(ascii: ":")
         else { return nil }
         guard month >= 1 && month <= 12, day >= 1, day <= daysInMonth(year: year, month: month), hour <= 23,
-            minute <= 59, second <= 59
+            minute <= 59
         else { return nil }
+        return daysFromCivil(year: year, month: month, day: day) * 86_400 + Int64(hour * 3600 + minute * 60)
+    }
+
+    /// The rest of a timestamp of at least 20 bytes whose first 17 spell `minute`: seconds, fraction, zone.
+    private static func parse(_ bytes: UnsafeRawBufferPointer, minute: Int64) -> Timestamp? {
+        let count = bytes.count
+        guard let second = digits(bytes, 17, 2), second <= 59 else { return nil }
         var index = 19
         var nanos = 0
         if bytes[index] == UInt8(ascii: ".") {
@@ -143,8 +171,9 @@ public struct Timestamp: Hashable, Comparable, Sendable, Codable, CustomStringCo
         case UInt8(ascii: "Z"), UInt8(ascii: "z"):
             index += 1
         case UInt8(ascii: "+"), UInt8(ascii: "-"):
-            guard index + 6 == count, let offsetHour = digits(index + 1, 2), bytes[index + 3] == UInt8(ascii: ":"),
-                let offsetMinute = digits(index + 4, 2), offsetHour <= 23, offsetMinute <= 59
+            guard index + 6 == count, let offsetHour = digits(bytes, index + 1, 2),
+                bytes[index + 3] == UInt8(ascii: ":"), let offsetMinute = digits(bytes, index + 4, 2),
+                offsetHour <= 23, offsetMinute <= 59
             else { return nil }
             offsetSeconds = (offsetHour * 3600 + offsetMinute * 60) * (bytes[index] == UInt8(ascii: "+") ? 1 : -1)
             index += 6
@@ -152,11 +181,22 @@ public struct Timestamp: Hashable, Comparable, Sendable, Codable, CustomStringCo
             return nil
         }
         guard index == count else { return nil }
-        let days = daysFromCivil(year: year, month: month, day: day)
-        let seconds = days * 86_400 + Int64(hour * 3600 + minute * 60 + second - offsetSeconds)
+        let seconds = minute + Int64(second - offsetSeconds)
         // Years 0000–9999 in UTC, so formatting always writes four digits.
         guard seconds >= -62_167_219_200 && seconds <= 253_402_300_799 else { return nil }
         return Timestamp(secondsSinceEpoch: seconds, nanoseconds: Int32(nanos))
+    }
+
+    /// The decimal value of `length` ASCII digits at `start`, or nil when one is not a digit.
+    @inline(__always)
+    private static func digits(_ bytes: UnsafeRawBufferPointer, _ start: Int, _ length: Int) -> Int? {
+        var value = 0
+        for index in start..<(start + length) {
+            let digit = Int(bytes[index]) &- 48
+            guard digit >= 0 && digit <= 9 else { return nil }
+            value = value * 10 + digit
+        }
+        return value
     }
 
     static func daysInMonth(year: Int, month: Int) -> Int {

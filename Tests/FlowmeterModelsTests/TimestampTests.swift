@@ -48,6 +48,34 @@ import Testing
         }
     }
 
+    /// Through one minute cache, as the decoder parses a batch's times, every string parses as it does alone: the
+    /// same minute with other seconds, fractions and zones, a bad rest after a good prefix, a bad prefix twice,
+    /// and the valid and invalid cases above in a shuffled, repeated order.
+    @Test func theMinuteCacheParsesWhatTheParserParses() {
+        var texts = [
+            "2026-11-30T08:59:58Z", "2026-11-30T08:59:01.5Z", "2026-11-30T08:59:60Z", "2026-11-30T08:59:59+01:00",
+            "2026-11-30T08:59:5xZ", "2026-11-30T08:59:", "2026-11-30T08:59:00-23:59", "2026-02-30T08:59:58Z",
+            "2026-02-30T08:59:58Z", "2026-11-30T08:58:58Z", "2026-11-30T08:59:58Z", "9999-12-31T23:59:59Z",
+            "9999-12-31T23:59:59-00:01", "9999-12-31T23:59:59-00:01", "0000-01-01T00:00:00+00:01",
+        ]
+        texts += [
+            "1970-01-01T00:00:00Z", "2026-11-30T08:59:58.250Z", "2026-11-30T10:59:58+02:00",
+            "2026-11-30T03:29:58-05:30", "2026-11-30t08:59:58.123456789999z", "2024-02-29T00:00:00Z",
+            "1969-12-31T23:59:59.5Z", "2026-13-01T00:00:00Z", "2026-11-30T24:00:00Z", "2026-11-30 08:59:58Z",
+            "2026-11-30T08:59:58.Z", "2026-11-30T08:59:58+0200", "2026-11-30T08:59:58Z ", "", "yesterday",
+        ]
+        var random = TestRandom(seed: 11)
+        var cache = Timestamp.MinutePrefixCache()
+        for round in 0..<4 {
+            let order = round == 0 ? texts : texts.shuffled(using: &random)
+            for text in order {
+                let alone = Timestamp(rfc3339: text)
+                let cached = Array(text.utf8).withUnsafeBytes { Timestamp.parse($0, cache: &cache) }
+                #expect(cached == alone, "round \(round): \(text)")
+            }
+        }
+    }
+
     @Test func agreesWithFoundation() throws {
         let formatter = ISO8601DateFormatter()
         formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]

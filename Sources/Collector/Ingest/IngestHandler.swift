@@ -334,7 +334,7 @@ final class IngestHandler: Sendable {
                 kinds.append((kind, 1))
             }
         }
-        var byLabel: [String: UInt64] = [:]
+        var byLabel: [String: UInt64] = Dictionary(minimumCapacity: kinds.count)
         for (kind, count) in kinds {
             byLabel[metrics.kindLabel(kind), default: 0] += count
         }
