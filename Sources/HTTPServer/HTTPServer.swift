@@ -1,3 +1,4 @@
+import FlowmeterModels
 import Glibc
 import Synchronization
 

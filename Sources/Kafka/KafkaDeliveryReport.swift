@@ -10,6 +10,9 @@ public struct KafkaDeliveryReport: Sendable {
     public var partition: Int
     /// The message's offset in the partition, or -1 when unknown (not persisted).
     public var offset: Int64
+    /// The time from enqueue to this report, in nanoseconds of `MonotonicClock`.
+    public var latencyNanoseconds: Int64
+
     /// The time from enqueue to this report.
-    public var latency: Duration
+    public var latency: Duration { .nanoseconds(latencyNanoseconds) }
 }

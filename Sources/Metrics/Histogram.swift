@@ -31,6 +31,12 @@ public final class Histogram: Sendable {
         }
     }
 
+    /// Records a time given in nanoseconds, in seconds (the Prometheus base unit), without `Duration`'s 128-bit
+    /// arithmetic.
+    public func observe(nanoseconds: Int64) {
+        observe(Double(nanoseconds) * 1e-9)
+    }
+
     /// Records a duration in seconds, the Prometheus base unit.
     public func observe(_ duration: Duration) {
         let (seconds, attoseconds) = duration.components

@@ -1,3 +1,4 @@
+import FlowmeterModels
 import Kafka
 import TestSupport
 import Testing
@@ -15,10 +16,15 @@ import Testing
                 headers: [KafkaHeader(name: "empty", value: nil), KafkaHeader(name: "blank", value: [])]),
         ]
         for message in messages {
+            let before = MonotonicClock.nanoseconds()
             let report = try await producer.send(message)
+            let elapsed = MonotonicClock.nanoseconds() - before
             #expect(report.persistence == .persisted)
             #expect(report.error == nil)
             #expect(report.offset >= 0)
+            // The latency is the producer's own enqueue-to-report time, on the same clock: inside the send.
+            #expect(report.latencyNanoseconds > 0 && report.latencyNanoseconds <= elapsed)
+            #expect(report.latency == .nanoseconds(report.latencyNanoseconds))
         }
         #expect(await producer.shutdown(timeout: .seconds(5)) == 0)
 

@@ -75,6 +75,10 @@ import Testing
         #expect(histogram.sum == 6166.5)
         histogram.observe(Duration.milliseconds(1500))
         #expect(histogram.cumulativeCounts == [2, 5, 7, 9])
+        histogram.observe(nanoseconds: 2_500_000_000)
+        histogram.observe(nanoseconds: 999_999_999)
+        #expect(histogram.cumulativeCounts == [3, 7, 9, 11])
+        #expect(abs(histogram.sum - (6166.5 + 1.5 + 2.5 + 0.999999999)) < 1e-9)
     }
 
     @Test func gaugesSetAndMoveBothWays() {

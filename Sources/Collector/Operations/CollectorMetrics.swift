@@ -322,7 +322,7 @@ public final class CollectorMetrics: Sendable {
 
     /// Records one delivery report; runs on the producer's poll thread.
     func recordDelivery(_ report: KafkaDeliveryReport) {
-        deliveryLatency.observe(report.latency)
+        deliveryLatency.observe(nanoseconds: report.latencyNanoseconds)
         if let error = report.error {
             deliveryErrors.labels(error.code.description).increment()
         } else {

@@ -1,3 +1,4 @@
+import FlowmeterModels
 import Foundation
 import Synchronization
 

@@ -1,4 +1,5 @@
 import CMicroHTTPD
+import FlowmeterModels
 
 /// The request path through libmicrohttpd's access handler: limits, body, handler, suspend, resume, queue.
 extension ServerCore {

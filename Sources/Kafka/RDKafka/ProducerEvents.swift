@@ -1,4 +1,5 @@
 import CRdKafka
+import FlowmeterModels
 import Synchronization
 
 /// What the producer's librdkafka callbacks report into: one per `KafkaProducer`, shared by every handle it builds.
@@ -32,7 +33,7 @@ final class ProducerEvents: Sendable {
             error: error,
             partition: Int(message.pointee.partition),
             offset: message.pointee.offset,
-            latency: .now - tracker.enqueuedAt
+            latencyNanoseconds: MonotonicClock.nanoseconds() - tracker.enqueuedAt
         )
         if error == nil {
             delivered.wrappingAdd(1, ordering: .relaxed)
