@@ -48,6 +48,44 @@ public enum SeriesKey {
         sink.byte(UInt8(ascii: "["))
         sink.quoted(appID)
         sink.byte(UInt8(ascii: ","))
+        writeRest(kind: kind, widgetType: widgetType, to: &sink)
+        precondition(sink.position <= memory.count, "SeriesKey.write: memory below maxLength")
+        return sink.position
+    }
+
+    /// What every key of one app starts with, `["<appID>",`, escaped once for a batch's keys.
+    public struct AppPrefix: Sendable {
+        let bytes: [UInt8]
+
+        /// Escapes the app's part of its keys.
+        public init(appID: String) {
+            var bytes: [UInt8] = []
+            bytes.append(UInt8(ascii: "["))
+            JSONString.append(appID, to: &bytes)
+            bytes.append(UInt8(ascii: ","))
+            self.bytes = bytes
+        }
+
+        /// The most bytes a key with this prefix can take.
+        public func maxLength(kind: DiagnosticKind, widgetType: String?) -> Int {
+            bytes.count + 2 + ByteSink.maxQuotedLength(kind.rawValue) + (widgetType.map(ByteSink.maxQuotedLength) ?? 4)
+        }
+
+        /// Writes the key of the app's series into `memory`, which must hold at least
+        /// ``maxLength(kind:widgetType:)`` bytes, and returns its length: the bytes `write(appID:…)` writes.
+        public func write(kind: DiagnosticKind, widgetType: String?, into memory: UnsafeMutableRawBufferPointer) -> Int
+        {
+            guard let base = memory.baseAddress else { return 0 }
+            var sink = ByteSink(base.assumingMemoryBound(to: UInt8.self))
+            bytes.withUnsafeBytes { sink.bytes($0) }
+            SeriesKey.writeRest(kind: kind, widgetType: widgetType, to: &sink)
+            precondition(sink.position <= memory.count, "SeriesKey.AppPrefix.write: memory below maxLength")
+            return sink.position
+        }
+    }
+
+    /// `"<kind>",<widget type or null>]`, the part of a key after the app's.
+    private static func writeRest(kind: DiagnosticKind, widgetType: String?, to sink: inout ByteSink) {
         sink.quoted(kind.rawValue)
         sink.byte(UInt8(ascii: ","))
         if let widgetType {
@@ -56,8 +94,6 @@ public enum SeriesKey {
             sink.literal("null")
         }
         sink.byte(UInt8(ascii: "]"))
-        precondition(sink.position <= memory.count, "SeriesKey.write: memory below maxLength")
-        return sink.position
     }
 
     /// The key bytes for one series.

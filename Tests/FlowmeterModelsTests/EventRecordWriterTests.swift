@@ -55,6 +55,27 @@ import Testing
             String(decoding: SeriesKey.bytes(appID: "x", kind: .duplicateID, widgetType: nil), as: UTF8.self)
                 == #"["x","duplicateID",null]"#)
     }
+
+    /// A batch's keys written after its app's prefix, escaped once, are the bytes of the whole-key writer, at the
+    /// bound, for odd app ids, kinds and widget types, with and without a type.
+    @Test func keysAfterAnAppPrefixAreTheWholeKeys() {
+        let odd = BatchGenerator.oddStrings.prefix(16)
+        for appID in ["com.example.shop"] + odd {
+            let prefix = SeriesKey.AppPrefix(appID: appID)
+            for (index, text) in odd.enumerated() {
+                let kind = DiagnosticKind(rawValue: text) ?? .unknownType
+                let widgetType: String? = index % 4 == 3 ? nil : text
+                let expected = SeriesKey.bytes(appID: appID, kind: kind, widgetType: widgetType)
+                let bound = prefix.maxLength(kind: kind, widgetType: widgetType)
+                #expect(bound <= SeriesKey.maxLength(appID: appID, kind: kind, widgetType: widgetType))
+                var memory = [UInt8](repeating: 0xEE, count: bound)
+                let written = memory.withUnsafeMutableBytes {
+                    prefix.write(kind: kind, widgetType: widgetType, into: $0)
+                }
+                #expect(Array(memory[..<written]) == expected, "\(appID) \(text)")
+            }
+        }
+    }
 }
 
 /// The per-batch writer the collector uses: its records decode to the `Codable` record, whatever the strings hold.

@@ -204,21 +204,20 @@ final class IngestHandler: Sendable {
             topic: topic, headers: spoolHeaders,
             appendedAt: receivedAt.secondsSinceEpoch * 1000 + Int64(receivedAt.nanoseconds / 1_000_000),
             records: expected, bytesPerRecord: 768)
-        // The batch's own fields of every record (app, version, install hash, receipt, collector) escaped once.
+        // The batch's own fields of every record (app, version, install hash, receipt, collector) and the app's
+        // part of every key escaped once.
         let shared = EventRecordBatch(
             batchID: batchID, client: client, installHash: installHash, receivedAt: receivedAt, collector: collector)
+        let keyPrefix = SeriesKey.AppPrefix(appID: client.appID)
         // Through the buffer, so each event is borrowed where it is read: indexing the array inside the closures
         // copied the whole event (retaining its eight strings) three times per event, then released the copies.
         events.withUnsafeBufferPointer { events in
             for offset in events.indices {
                 records.append(
-                    keyBound: SeriesKey.maxLength(
-                        appID: client.appID, kind: events[offset].kind, widgetType: events[offset].widgetType),
+                    keyBound: keyPrefix.maxLength(kind: events[offset].kind, widgetType: events[offset].widgetType),
                     valueBound: shared.maxLength(of: events[offset])
                 ) { memory in
-                    SeriesKey.write(
-                        appID: client.appID, kind: events[offset].kind, widgetType: events[offset].widgetType,
-                        into: memory)
+                    keyPrefix.write(kind: events[offset].kind, widgetType: events[offset].widgetType, into: memory)
                 } value: { memory in
                     shared.write(event: events[offset], index: positions[offset], into: memory)
                 }
