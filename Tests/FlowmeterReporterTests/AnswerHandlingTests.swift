@@ -8,7 +8,7 @@ import Testing
 /// CONTRACT §6's answer table end to end: a real reporter uploading to a real HTTP server on 127.0.0.1 that gives
 /// the scripted answers, with the reporter's clock moved by hand (no sleeps).
 @Suite struct AnswerHandlingTests {
-    /// Records one event and starts a flush; returns once the first attempt was answered and the reporter sleeps.
+    /// Records one event and starts a flush; returns once its first upload has reached the stub.
     private func firstAttempt(
         _ stub: StubCollector, _ fixture: ReporterFixture, clock: ManualClock,
         configure: (inout ReporterConfiguration) -> Void = { _ in }
@@ -17,7 +17,12 @@ import Testing
         configure(&configuration)
         let reporter = try FlowmeterReporter(configuration: configuration)
         reporter.record(ReporterFixture.event(id: "event-1", at: clock.now()))
-        return (reporter, startFlush(reporter))
+        let flush = startFlush(reporter)
+        // Until the upload arrives the reporter's loop may still sleep toward its batching deadline, and that sleeper
+        // with the flush's own makes the two a caller waits for (seen under a loaded `make test`). Once the upload
+        // is in, the loop's next sleeper is the decision about the answer.
+        try #require(try await stub.waitForUploads(1), "the first attempt never arrived")
+        return (reporter, flush)
     }
 
     @Test(arguments: [(429, "120", 120.0), (503, "45", 45), (503, nil, 60), (429, nil, 60)])

@@ -60,6 +60,16 @@ final class StubCollector: Sendable {
     /// Every upload received so far, in order.
     var received: [Upload] { uploads.list.withLock { $0 } }
 
+    /// Waits (at most 120 s of real time, a hang guard) until `count` uploads have arrived; false if they did not.
+    func waitForUploads(_ count: Int) async throws -> Bool {
+        let guardDeadline = ContinuousClock.now + .seconds(120)
+        while ContinuousClock.now < guardDeadline {
+            if received.count >= count { return true }
+            try await Task.sleep(for: .milliseconds(1))
+        }
+        return false
+    }
+
     /// 202 as the collector says it.
     static func accepted(_ count: Int = 1) -> HTTPResponse {
         .json(status: .accepted, #"{"accepted":\#(count),"dropped":0,"diagnostics":[]}"#)

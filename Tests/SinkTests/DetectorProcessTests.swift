@@ -93,19 +93,10 @@ import Testing
     }
 
     @Test func serveRefusesABadAlertmanagerURLAndDetectInterval() async throws {
-        let keys = try TemporaryDirectory(prefix: "flowmeter-serve-usage")
-        defer { keys.remove() }
-        let file = keys.file("keys.json")
-        try Data(#"{"ingestKeys": [{"key": "k-0123456789", "apps": ["*"]}]}"#.utf8).write(
-            to: URL(fileURLWithPath: file))
-        let badURL = try await FlowmeterExecutable.run([
-            "serve", "--keys", file, "--kafka", "none", "--alertmanager", "ftp://example", "--listen", "127.0.0.1:0",
-        ])
+        let badURL = try await ServeProcess.runRefusing(["--alertmanager", "ftp://example"])
         #expect(badURL.status == 2)
         #expect(badURL.errors.contains("--alertmanager"))
-        let badInterval = try await FlowmeterExecutable.run([
-            "serve", "--keys", file, "--kafka", "none", "--detect-interval", "soon", "--listen", "127.0.0.1:0",
-        ])
+        let badInterval = try await ServeProcess.runRefusing(["--detect-interval", "soon"])
         #expect(badInterval.status == 2)
         #expect(badInterval.errors.contains("--detect-interval"))
     }

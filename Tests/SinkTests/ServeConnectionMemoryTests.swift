@@ -22,16 +22,8 @@ import Testing
 
     /// Below 4 KiB or above 16 MiB, or not a byte count, serve refuses to start and says why.
     @Test func outOfRangeConnectionMemoryIsRefused() async throws {
-        let keys = try TemporaryDirectory(prefix: "flowmeter-serve-memory")
-        defer { keys.remove() }
-        let file = keys.file("keys.json")
-        try Data(#"{"ingestKeys": [{"key": "k-0123456789", "apps": ["*"]}]}"#.utf8).write(
-            to: URL(fileURLWithPath: file))
         for value in ["1KiB", "32MiB", "lots"] {
-            let result = try await FlowmeterExecutable.run([
-                "serve", "--keys", file, "--kafka", "none", "--spool", "none", "--listen", "127.0.0.1:0",
-                "--http-connection-memory", value,
-            ])
+            let result = try await ServeProcess.runRefusing(["--spool", "none", "--http-connection-memory", value])
             #expect(result.status != 0, "\(value)")
             #expect(result.errors.contains("http-connection-memory"), "\(value): \(result.errors)")
         }

@@ -82,3 +82,17 @@ final class ServeProcess: Sendable {
         await server.child.stop(timeout: timeout)
     }
 }
+
+extension ServeProcess {
+    /// Runs `flowmeter serve --kafka none --listen 127.0.0.1:0` with a one-key keys file and `arguments`, for
+    /// settings it must refuse before it listens; returns how it ended.
+    static func runRefusing(_ arguments: [String]) async throws -> ChildProcess.Result {
+        let keys = try TemporaryDirectory(prefix: "flowmeter-serve-usage")
+        defer { keys.remove() }
+        let file = keys.file("keys.json")
+        try Data(#"{"ingestKeys": [{"key": "k-0123456789", "apps": ["*"]}]}"#.utf8).write(
+            to: URL(fileURLWithPath: file))
+        return try await FlowmeterExecutable.run(
+            ["serve", "--keys", file, "--kafka", "none", "--listen", "127.0.0.1:0"] + arguments)
+    }
+}
