@@ -16,7 +16,7 @@ struct FastBatchParser {
     let maxEvents: Int
     /// Whether the parse stopped at the element past ``maxEvents``: the syntax error it threw is only the way out.
     var exceededMaxEvents = false
-    /// The date and minute of the last time parsed, which the next one in the batch mostly shares.
+    /// The date and minute of the last time parsed, which the next one in the batch often shares.
     var minuteCache = Timestamp.MinutePrefixCache()
 
     init(reader: ByteReader, maxEvents: Int = .max, interner: StringInterner = StringInterner()) {

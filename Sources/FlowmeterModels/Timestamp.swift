@@ -109,7 +109,7 @@ public struct Timestamp: Hashable, Comparable, Sendable, Codable, CustomStringCo
     }
 
     /// As ``parse(_:)``, reusing the date and time to the minute of the previous call when `bytes` start with the
-    /// same 17 bytes (`YYYY-MM-DDTHH:MM:`): the events of one batch mostly share their minute.
+    /// same 17 bytes (`YYYY-MM-DDTHH:MM:`): the events of a batch an SDK flushes every few seconds share their minute.
     static func parse(_ bytes: UnsafeRawBufferPointer, cache: inout MinutePrefixCache) -> Timestamp? {
         guard bytes.count >= 20, let base = bytes.baseAddress else { return nil }
         let head = base.loadUnaligned(as: UInt64.self)
