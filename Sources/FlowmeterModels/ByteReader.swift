@@ -443,6 +443,31 @@ struct ByteReader {
         return interner.identifier(truncatedBytes(slot, limit: limit))
     }
 
+    /// Like ``string(_:limit:interner:)``, as an index into a batch's `table` (see ``StringInterner/index(_:table:)``).
+    mutating func stringIndex(
+        _ slot: Slot, limit: Int, interner: inout StringInterner, table: inout [String]
+    ) -> Int32 {
+        guard !slot.flag else {
+            table.append(string(slot, limit: limit))
+            return Int32(table.count - 1)
+        }
+        return interner.index(truncatedBytes(slot, limit: limit), table: &table)
+    }
+
+    /// Like ``identifier(_:limit:interner:)``, as an index into a batch's `table`; nothing is appended for a value
+    /// that breaks the rule.
+    mutating func identifierIndex(
+        _ slot: Slot, limit: Int, interner: inout StringInterner, table: inout [String]
+    ) -> (index: Int32, violation: IdentifierRule.Violation?) {
+        guard !slot.flag else {
+            let value = string(slot, limit: limit)
+            if let violation = IdentifierRule.violation(in: value) { return (CompactEvent.absent, violation) }
+            table.append(value)
+            return (Int32(table.count - 1), nil)
+        }
+        return interner.identifierIndex(truncatedBytes(slot, limit: limit), table: &table)
+    }
+
     /// Runs `body` over the unescaped bytes of a string slot without making a `String`.
     mutating func withBytes<R>(_ slot: Slot, _ body: (UnsafeRawBufferPointer) -> R) -> R {
         if !slot.flag {

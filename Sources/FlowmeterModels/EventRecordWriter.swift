@@ -104,7 +104,7 @@ public enum EventRecordWriter {
 
     // Fixed text of an event's own fields (braces, keys with quotes, colons, commas) and of the batch's, each a
     // generous round figure.
-    private static let fixedEventFieldsLength = 160
+    static let fixedEventFieldsLength = 160
     private static let fixedTailLength = 160
 
     static func bodyMaxLength(

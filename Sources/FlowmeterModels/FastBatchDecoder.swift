@@ -21,17 +21,26 @@ public enum FastBatchDecoder {
 
     /// Decodes as ``decode(_:maxEvents:)`` does, sharing repeated strings through `interner`, which keeps them for
     /// the next decode that is lent it (the collector's ``StringInterner`` pool): the results are the same.
-    ///
-    /// The events are decoded into `eventStorage`, emptied first, so a caller that keeps the arrays of finished
-    /// batches (the collector's ``EventStoragePool``) allocates none per batch; the results are the same.
     public static func decode(
-        _ bytes: [UInt8], maxEvents: Int = .max, interner: inout StringInterner,
-        eventStorage: consuming [DiagnosticEvent] = []
+        _ bytes: [UInt8], maxEvents: Int = .max, interner: inout StringInterner
     ) throws(BatchDecodingError) -> DecodedBatch {
+        try decodeCompact(bytes, maxEvents: maxEvents, interner: &interner).decoded
+    }
+
+    /// Decodes as ``decode(_:maxEvents:)`` does, into a ``CompactBatch`` (whose ``CompactBatch/decoded`` is that
+    /// result): the collector's ingest path.
+    ///
+    /// The events and their strings are decoded into `storage`'s arrays, emptied first, so a caller that keeps the
+    /// arrays of finished batches (the collector's `EventStoragePool`) allocates neither per batch; the results are
+    /// the same.
+    public static func decodeCompact(
+        _ bytes: [UInt8], maxEvents: Int = .max, interner: inout StringInterner,
+        storage: consuming EventTableStorage = EventTableStorage()
+    ) throws(BatchDecodingError) -> CompactBatch {
         // Moved, not copied, all the way into the parser: a second reference would make emptying it allocate anew.
-        var storage = consume eventStorage
+        var storage = consume storage
         let result = bytes.withUnsafeBufferPointer { buffer in
-            decode(buffer, maxEvents: maxEvents, interner: &interner, eventStorage: &storage)
+            decode(buffer, maxEvents: maxEvents, interner: &interner, storage: &storage)
         }
         return try result.get()
     }
@@ -39,17 +48,17 @@ public enum FastBatchDecoder {
     /// Decodes a batch from UTF-8 bytes in `data`; see ``decode(_:)-(Array<UInt8>)``.
     public static func decode(_ data: Data) throws(BatchDecodingError) -> DecodedBatch {
         var interner = StringInterner()
-        var storage: [DiagnosticEvent] = []
+        var storage = EventTableStorage()
         let result = data.withUnsafeBytes { raw in
-            decode(raw.bindMemory(to: UInt8.self), interner: &interner, eventStorage: &storage)
+            decode(raw.bindMemory(to: UInt8.self), interner: &interner, storage: &storage)
         }
-        return try result.get()
+        return try result.get().decoded
     }
 
     static func decode(
         _ buffer: UnsafeBufferPointer<UInt8>, maxEvents: Int = .max, interner: inout StringInterner,
-        eventStorage: inout [DiagnosticEvent]
-    ) -> Result<DecodedBatch, BatchDecodingError> {
+        storage: inout EventTableStorage
+    ) -> Result<CompactBatch, BatchDecodingError> {
         guard let base = buffer.baseAddress, buffer.count > 0 else {
             return .failure(BatchDecodingError(.invalidJSON, "Empty body at offset 0", path: ""))
         }
@@ -59,7 +68,7 @@ public enum FastBatchDecoder {
         interner = StringInterner.lent
         defer { interner = parser.interner }
         do {
-            return try parser.parse(eventStorage: &eventStorage)
+            return try parser.parse(storage: &storage)
         } catch  where parser.exceededMaxEvents {
             return .failure(
                 BatchDecodingError(.tooManyEvents, "More than \(maxEvents) events in the batch", path: "events"))

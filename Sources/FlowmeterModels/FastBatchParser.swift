@@ -153,11 +153,11 @@ struct FastBatchParser {
 
     // MARK: - Batch
 
-    /// Parses the batch; its events go into `eventStorage`, taken (left empty) and emptied first, so a caller's kept
-    /// array saves allocating one per batch.
+    /// Parses the batch; its events and their strings go into `storage`'s arrays, taken (left empty) and emptied
+    /// first, so a caller's kept arrays save allocating two per batch.
     mutating func parse(
-        eventStorage: inout [DiagnosticEvent]
-    ) throws(JSONSyntaxError) -> Result<DecodedBatch, BatchDecodingError> {
+        storage: inout EventTableStorage
+    ) throws(JSONSyntaxError) -> Result<CompactBatch, BatchDecodingError> {
         if reader.count >= 3 && reader.base[0] == 0xEF && reader.base[1] == 0xBB && reader.base[2] == 0xBF {
             reader.index = 3
         }
@@ -176,9 +176,13 @@ struct FastBatchParser {
         var sawEvents = false
         var sawReport = false
         var clientReport: ClientReport?
-        var events = eventStorage
-        eventStorage = []
-        events.removeAll(keepingCapacity: true)
+        var taken = storage
+        storage = EventTableStorage()
+        taken.removeAll()
+        var events = taken.events
+        var strings = taken.strings
+        taken = EventTableStorage()
+        interner.beginBatch()
         var dropped: [DecodeDiagnostic] = []
         var droppedIndices: [Int] = []
         var isFirst = true
@@ -198,7 +202,8 @@ struct FastBatchParser {
             case 4 where !sawEvents:
                 sawEvents = true
                 if reader.peek == UInt8(ascii: "[") {
-                    try parseEvents(into: &events, dropped: &dropped, droppedIndices: &droppedIndices)
+                    try parseEvents(
+                        into: &events, strings: &strings, dropped: &dropped, droppedIndices: &droppedIndices)
                 } else {
                     eventsSlot = try reader.scanValue(depth: 1)
                 }
@@ -227,10 +232,13 @@ struct FastBatchParser {
             if let eventsSlot {
                 throw mismatch(expected: "Array", key: "events", found: eventsSlot.type)
             }
-            let batch = DiagnosticBatch(
-                id: batchID, sentAt: sentTime, client: info, decodes: decodeCount, events: events,
+            let header = DiagnosticBatch(
+                id: batchID, sentAt: sentTime, client: info, decodes: decodeCount, events: [],
                 clientReport: clientReport)
-            return .success(DecodedBatch(batch: batch, dropped: dropped, droppedIndices: droppedIndices))
+            return .success(
+                CompactBatch(
+                    header: header, table: EventTable(events: events, strings: strings), dropped: dropped,
+                    droppedIndices: droppedIndices))
         } catch {
             return .failure(BatchDecodingError(error.code, error.message, path: error.field ?? ""))
         }
@@ -422,7 +430,8 @@ struct FastBatchParser {
     // MARK: - Events
 
     mutating func parseEvents(
-        into events: inout [DiagnosticEvent], dropped: inout [DecodeDiagnostic], droppedIndices: inout [Int]
+        into events: inout [CompactEvent], strings: inout [String], dropped: inout [DecodeDiagnostic],
+        droppedIndices: inout [Int]
     ) throws(JSONSyntaxError) {
         reader.index += 1
         events.reserveCapacity(64)
@@ -434,7 +443,7 @@ struct FastBatchParser {
                 throw reader.fail("More than \(maxEvents) events")
             }
             if reader.peek == UInt8(ascii: "{") {
-                if let problem = try parseEvent(into: &events) {
+                if let problem = try parseEvent(into: &events, strings: &strings) {
                     let path = problem.field.map { "events.Index \(index).\($0)" } ?? "events.Index \(index)"
                     dropped.append(DecodeDiagnostic(path: path, message: problem.message))
                     droppedIndices.append(index)
@@ -451,9 +460,12 @@ struct FastBatchParser {
         }
     }
 
-    /// Parses one event object and appends it to `events`, or returns the problem that drops it (no `Result` of
-    /// an event to build and take apart per event).
-    mutating func parseEvent(into events: inout [DiagnosticEvent]) throws(JSONSyntaxError) -> Problem? {
+    /// Parses one event object and appends it to `events`, its strings to `strings`, or returns the problem that
+    /// drops it (no `Result` of an event to build and take apart per event). A dropped event may leave entries in
+    /// `strings` that no event names.
+    mutating func parseEvent(
+        into events: inout [CompactEvent], strings: inout [String]
+    ) throws(JSONSyntaxError) -> Problem? {
         reader.index += 1
         var present: UInt16 = 0
         var isFirst = true
@@ -471,35 +483,61 @@ struct FastBatchParser {
             guard let kindSlot = slot(0) else {
                 throw Problem(code: .missingKey, message: DecodeMessages.missingKey("kind"))
             }
-            guard let rawKind = try optionalIdentifier(kindSlot, key: "kind", interned: true)
-            else { throw mismatch(expected: "String", key: "kind", found: .null) }
-            let kind = DiagnosticKind(unchecked: rawKind)
+            guard kindSlot.type != .null else { throw mismatch(expected: "String", key: "kind", found: .null) }
+            let kind = try identifierIndex(kindSlot, key: "kind", strings: &strings)
             guard let time = slot(1) else {
                 throw Problem(code: .missingKey, message: DecodeMessages.missingKey("occurredAt"))
             }
             let occurredAt = try timestamp(time, key: "occurredAt")
-            let id = try optionalIdentifier(slot(2), key: "id")
-            let widgetType = try optionalIdentifier(
-                slot(3), key: "widgetType", limit: FieldLimits.widgetType, interned: true)
-            let codingPath = try optionalString(
-                slot(4), key: "codingPath", limit: FieldLimits.codingPath, interned: true)
-            let message = try optionalString(slot(5), key: "message", limit: FieldLimits.message, interned: true)
-            let pageID = try optionalIdentifier(slot(6), key: "pageID", interned: true)
-            let surface = try optionalIdentifier(slot(7), key: "surface", interned: true)
-            let backendRelease = try optionalIdentifier(slot(8), key: "backendRelease", interned: true)
+            // Each event's own: never through the interner, which would only fill with values that never repeat.
+            var id = CompactEvent.absent
+            if let value = try optionalIdentifier(slot(2), key: "id") {
+                strings.append(value)
+                id = Int32(strings.count - 1)
+            }
+            let widgetType = try identifierIndex(
+                slot(3), key: "widgetType", limit: FieldLimits.widgetType, strings: &strings)
+            let codingPath = try stringIndex(
+                slot(4), key: "codingPath", limit: FieldLimits.codingPath, strings: &strings)
+            let message = try stringIndex(slot(5), key: "message", limit: FieldLimits.message, strings: &strings)
+            let pageID = try identifierIndex(slot(6), key: "pageID", strings: &strings)
+            let surface = try identifierIndex(slot(7), key: "surface", strings: &strings)
+            let backendRelease = try identifierIndex(slot(8), key: "backendRelease", strings: &strings)
             let count = try optionalInt(slot(9), key: "count") ?? 1
             guard count >= 1 else {
                 throw Problem(code: .invalidValue, message: DecodeMessages.invalidCount(count, key: "count"))
             }
             events.append(
-                DiagnosticEvent(
-                    id: id, kind: kind, widgetType: widgetType, codingPath: codingPath, message: message,
-                    pageID: pageID, surface: surface, backendRelease: backendRelease, count: count,
-                    occurredAt: occurredAt))
+                CompactEvent(
+                    kind: kind, widgetType: widgetType, codingPath: codingPath, message: message, pageID: pageID,
+                    surface: surface, backendRelease: backendRelease, id: id, count: count, occurredAt: occurredAt))
             return nil
         } catch {
             return error
         }
+    }
+
+    /// An optional identifier field as an index into the batch's strings (``CompactEvent/absent`` for a missing
+    /// or null one), through the interner.
+    @inline(__always)
+    mutating func identifierIndex(
+        _ slot: Slot?, key: String, limit: Int = FieldLimits.other, strings: inout [String]
+    ) throws(Problem) -> Int32 {
+        guard let slot, slot.type != .null else { return CompactEvent.absent }
+        guard slot.type == .string else { throw mismatch(expected: "String", key: key, found: slot.type) }
+        let (index, violation) = reader.identifierIndex(slot, limit: limit, interner: &interner, table: &strings)
+        if let violation { throw invalid(violation, key: key) }
+        return index
+    }
+
+    /// An optional free-text field as an index into the batch's strings, through the interner.
+    @inline(__always)
+    mutating func stringIndex(
+        _ slot: Slot?, key: String, limit: Int, strings: inout [String]
+    ) throws(Problem) -> Int32 {
+        guard let slot, slot.type != .null else { return CompactEvent.absent }
+        guard slot.type == .string else { throw mismatch(expected: "String", key: key, found: slot.type) }
+        return reader.stringIndex(slot, limit: limit, interner: &interner, table: &strings)
     }
 
     // MARK: - Fields

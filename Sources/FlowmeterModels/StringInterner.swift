@@ -19,6 +19,11 @@ public struct StringInterner: Sendable {
     /// The slot is the hash's top bits (`64 - shift` of them): a multiply carries every input bit up, never down, so
     /// the low bits miss whatever differs in a word's last bytes (the digits of two coding paths).
     private let shift: UInt64
+    /// Per slot: the index its string has in the current batch's table, valid while `stamps[slot] == batch`. So a
+    /// value repeated through a batch is one table entry, found with the slot, with nothing to clear between batches.
+    private var batchIndices: [Int32]
+    private var stamps: [UInt32]
+    private var batch: UInt32 = 1
 
     /// An empty interner with `slots` entries, rounded up to a power of two (at least 1).
     public init(slots: Int = 64) {
@@ -27,6 +32,56 @@ public struct StringInterner: Sendable {
         strings = [String](repeating: "", count: count)
         verdicts = [UInt8](repeating: 0, count: count)
         shift = UInt64(64 - count.trailingZeroBitCount)
+        batchIndices = [Int32](repeating: 0, count: count)
+        stamps = [UInt32](repeating: 0, count: count)
+    }
+
+    /// Starts a new batch's table: no index handed out before is handed out again.
+    mutating func beginBatch() {
+        batch &+= 1
+        if batch == 0 {
+            // Once in 2^32 batches: forget every stamp rather than mistake an old one for this batch's.
+            for slot in stamps.indices { stamps[slot] = 0 }
+            batch = 1
+        }
+    }
+
+    /// The index in `table` of the string `bytes` spell, appended to it unless this batch already has it there.
+    mutating func index(_ bytes: UnsafeRawBufferPointer, table: inout [String]) -> Int32 {
+        guard let slot = slot(for: bytes) else {
+            table.append(String(decoding: bytes, as: UTF8.self))
+            return Int32(table.count - 1)
+        }
+        return index(ofSlot: slot, table: &table)
+    }
+
+    /// Like ``index(_:table:)``, with what ``IdentifierRule`` says of the string (see ``identifier(_:)``).
+    mutating func identifierIndex(
+        _ bytes: UnsafeRawBufferPointer, table: inout [String]
+    ) -> (index: Int32, violation: IdentifierRule.Violation?) {
+        guard let slot = slot(for: bytes) else {
+            let value = String(decoding: bytes, as: UTF8.self)
+            let violation = IdentifierRule.violation(in: value)
+            if violation != nil { return (CompactEvent.absent, violation) }
+            table.append(value)
+            return (Int32(table.count - 1), nil)
+        }
+        if verdicts[slot] != 1 {
+            let violation = IdentifierRule.violation(in: strings[slot])
+            verdicts[slot] = violation == nil ? 1 : 2
+            if let violation { return (CompactEvent.absent, violation) }
+        }
+        return (index(ofSlot: slot, table: &table), nil)
+    }
+
+    @inline(__always)
+    private mutating func index(ofSlot slot: Int, table: inout [String]) -> Int32 {
+        if stamps[slot] == batch { return batchIndices[slot] }
+        table.append(strings[slot])
+        let index = Int32(table.count - 1)
+        stamps[slot] = batch
+        batchIndices[slot] = index
+        return index
     }
 
     /// What a caller's variable holds while its interner is lent to a parser: shared, so lending allocates nothing,
@@ -77,6 +132,7 @@ public struct StringInterner: Sendable {
         hashes[slot] = hash
         strings[slot] = String(decoding: bytes, as: UTF8.self)
         verdicts[slot] = 0
+        stamps[slot] = 0
         return slot
     }
 

@@ -14,6 +14,8 @@ import Synchronization
 /// - Every accepted event, written as its Kafka record by ``EventRecordWriter``, decodes with `JSONDecoder` to the
 ///   record ``EventRecord/init(event:index:batchID:client:installHash:receivedAt:collector:)`` makes, byte for
 ///   byte: what the collector publishes is what it decoded.
+/// - Every event of the kept decode's ``CompactBatch``, written as the collector writes it (``CompactRecordWriter``,
+///   each table entry escaped once), has the key and record bytes the per-event writers give the same event.
 ///
 /// - The decode with an interner kept from earlier inputs (as the collector lends them, here with few slots so
 ///   inputs evict each other), into the events array of the input before (as the collector's kept arrays are),
@@ -26,13 +28,14 @@ package enum BatchDecoderFuzzTarget: FuzzTarget {
 
     package static func check(_ input: [UInt8]) throws(FuzzFailure) {
         let fast = Result { () throws(BatchDecodingError) in try FastBatchDecoder.decode(input) }
-        let kept = Self.kept.withLock { kept in
+        let keptCompact = Self.kept.withLock { kept in
             let result = Result { () throws(BatchDecodingError) in
-                try FastBatchDecoder.decode(input, interner: &kept.interner, eventStorage: kept.events)
+                try FastBatchDecoder.decodeCompact(input, interner: &kept.interner, storage: kept.storage)
             }
-            kept.events = (try? result.get())?.batch.events ?? []
+            kept.storage = (try? result.get())?.table.storage ?? EventTableStorage()
             return result
         }
+        let kept = keptCompact.map(\.decoded)
         switch (fast, kept) {
         case (.success(let left), .success(let right)):
             try require(
@@ -59,6 +62,7 @@ package enum BatchDecoderFuzzTarget: FuzzTarget {
             try require(
                 exactlyEqual(left.batch, right.batch), "batches differ: fast \(left.batch) vs codable \(right.batch)")
             try checkRecords(of: left.batch)
+            if case .success(let compact) = keptCompact { try checkCompactRecords(of: compact) }
         case (.failure(let left), .failure(let right)):
             try require(left.code == right.code, "error codes differ: fast \(left) vs codable \(right)")
             try require(
@@ -74,7 +78,9 @@ package enum BatchDecoderFuzzTarget: FuzzTarget {
     /// are in the cache when the next is decoded) and the last batch's events array to decode into.
     private struct Kept {
         var interner = StringInterner(slots: 16)
-        var events: [DiagnosticEvent] = []
+        var storage = EventTableStorage()
+        /// The record writers' escaped table, reused as the collector's are.
+        let scratch = EscapedTable()
     }
 
     private static let kept = Mutex(Kept())
@@ -101,6 +107,40 @@ package enum BatchDecoderFuzzTarget: FuzzTarget {
             try require(
                 exactlyEqual(decoded, expected),
                 "the Kafka record of event \(index) reads back as \(decoded), not \(expected)")
+        }
+    }
+}
+
+extension BatchDecoderFuzzTarget {
+    /// Writes every event's key and record through the batch's ``CompactRecordWriter``, as the collector does, and
+    /// holds them to the per-event writers' bytes for the same event.
+    private static func checkCompactRecords(of batch: CompactBatch) throws(FuzzFailure) {
+        let receivedAt = Timestamp(secondsSinceEpoch: 1_764_493_200, nanoseconds: 123_000)
+        let batchID = batch.header.id ?? "fuzz-batch"
+        let client = batch.header.client
+        let writer = CompactRecordWriter(
+            strings: batch.table.strings,
+            shared: EventRecordBatch(
+                batchID: batchID, client: client, installHash: "h", receivedAt: receivedAt, collector: "fuzz"),
+            keyPrefix: SeriesKey.AppPrefix(appID: client.appID), scratch: kept.withLock { $0.scratch })
+        var expected: [UInt8] = []
+        for (index, compact) in batch.table.events.enumerated() {
+            let event = batch.table.diagnosticEvent(compact)
+            expected.removeAll(keepingCapacity: true)
+            EventRecordWriter.append(
+                event: event, index: index, batchID: batchID, client: client, installHash: "h",
+                receivedAt: receivedAt, collector: "fuzz", to: &expected)
+            let record = [UInt8](unsafeUninitializedCapacity: writer.maxLength(of: compact)) { memory, count in
+                count = writer.write(event: compact, index: index, into: UnsafeMutableRawBufferPointer(memory))
+            }
+            try require(
+                record == expected, "the compact record of event \(index) is \(show(record)), not \(show(expected))")
+            let key = [UInt8](unsafeUninitializedCapacity: writer.keyLength(of: compact)) { memory, count in
+                count = writer.writeKey(of: compact, into: UnsafeMutableRawBufferPointer(memory))
+            }
+            let expectedKey = SeriesKey.bytes(appID: client.appID, kind: event.kind, widgetType: event.widgetType)
+            try require(
+                key == expectedKey, "the compact key of event \(index) is \(show(key)), not \(show(expectedKey))")
         }
     }
 }

@@ -24,10 +24,11 @@ final class AggregatorShard: Sendable {
 
         /// Adds `event`'s count to its counter, asked for alone (an event kept in no series of its own); nothing
         /// without `counters`.
-        func countAlone(_ event: DiagnosticEvent) {
-            counters?.counter(
-                appID: version.appID, build: version.buildConfiguration, kind: event.kind,
-                widgetType: event.widgetType
+        func countAlone(_ event: CompactEvent, table: EventTable) {
+            guard let counters else { return }
+            counters.counter(
+                appID: version.appID, build: version.buildConfiguration, kind: table.kind(of: event),
+                widgetType: table.string(event.widgetType)
             ).increment(by: UInt64(max(0, event.count)))
         }
     }
@@ -44,12 +45,12 @@ final class AggregatorShard: Sendable {
         var kindDigest: Int
         var typeDigest: Int
 
-        init(kind: DiagnosticKind, widgetType: String, window: Int64, digests: inout StringDigestCache) {
+        init(kind: DiagnosticKind, widgetType: String, window: Int64, kindDigest: Int, typeDigest: Int) {
             self.kind = kind
             self.widgetType = widgetType
             self.window = window
-            self.kindDigest = digests.digest(kind.rawValue)
-            self.typeDigest = digests.digest(widgetType)
+            self.kindDigest = kindDigest
+            self.typeDigest = typeDigest
         }
 
         mutating func setWidgetType(_ type: String, digests: inout StringDigestCache) {
@@ -105,6 +106,9 @@ final class AggregatorShard: Sendable {
         var entryCount = 0
         /// Kinds' and widget types' digests for ``SeriesSlot``; kept across drains (it holds strings, no counts).
         var digests = StringDigestCache()
+        /// The digests of the recording batch's table entries (0 for one not asked for yet); kept so a batch
+        /// allocates no array of its own.
+        var entryDigests: [Int] = []
 
         init(softCap: Int) {
             self.softCap = softCap
@@ -119,7 +123,8 @@ final class AggregatorShard: Sendable {
         }
 
         /// Records a batch; returns the events (by count) it had no room for.
-        mutating func record(_ events: [DiagnosticEvent], batch: Batch) -> Int {
+        mutating func record(_ table: EventTable, batch: Batch) -> Int {
+            let events = table.events
             var key = batch.version
             if versions[key] == nil {
                 if entryCount >= softCap {
@@ -128,7 +133,7 @@ final class AggregatorShard: Sendable {
                 }
                 if versions[key] == nil {
                     guard entryCount < 2 * softCap else {
-                        for position in events.indices { batch.countAlone(events[position]) }
+                        for position in events.indices { batch.countAlone(events[position], table: table) }
                         return events.reduce(0) { $0 + $1.count }
                     }
                     versions[key] = VersionEntry()
@@ -140,7 +145,8 @@ final class AggregatorShard: Sendable {
             // every nested dictionary and sketch.
             let index = versions.index(forKey: key)!
             let lost = versions.values[index].record(
-                events, batch: batch, version: key, entryCount: &count, softCap: softCap, digests: &digests)
+                table, batch: batch, version: key, entryCount: &count, softCap: softCap, digests: &digests,
+                entryDigests: &entryDigests)
             entryCount = count
             return lost
         }
@@ -149,19 +155,35 @@ final class AggregatorShard: Sendable {
 
 extension AggregatorShard.VersionEntry {
     mutating func record(
-        _ events: [DiagnosticEvent], batch: AggregatorShard.Batch, version: VersionKey, entryCount: inout Int,
-        softCap: Int, digests: inout StringDigestCache
+        _ table: EventTable, batch: AggregatorShard.Batch, version: VersionKey, entryCount: inout Int,
+        softCap: Int, digests: inout StringDigestCache, entryDigests: inout [Int]
     ) -> Int {
+        let events = table.events
+        let strings = table.strings
         recordBatch(batch, version: version, entryCount: &entryCount, softCap: softCap)
         let isCounting = batch.counters != nil
         var lost = 0
-        // Index-based so an event's strings are borrowed, not copied and retained as a whole event.
+        // Each table entry's digest once per batch, however many events name it.
+        entryDigests.removeAll(keepingCapacity: true)
+        entryDigests.append(contentsOf: repeatElement(0, count: strings.count))
+        var emptyDigest: Int?
         for position in events.indices {
-            let occurredAt = batch.skew.apply(to: events[position].occurredAt)
+            let event = events[position]
+            let occurredAt = batch.skew.apply(to: event.occurredAt)
             let window = MinuteWindow(containing: occurredAt)
+            let kind = strings[Int(event.kind)]
+            let widgetType = event.widgetType < 0 ? "" : strings[Int(event.widgetType)]
+            let kindDigest = Self.digest(event.kind, of: kind, entries: &entryDigests, digests: &digests)
+            let typeDigest: Int
+            if event.widgetType < 0 {
+                if emptyDigest == nil { emptyDigest = digests.digest("") }
+                typeDigest = emptyDigest!
+            } else {
+                typeDigest = Self.digest(event.widgetType, of: widgetType, entries: &entryDigests, digests: &digests)
+            }
             var slot = AggregatorShard.SeriesSlot(
-                kind: events[position].kind, widgetType: events[position].widgetType ?? "", window: window.start,
-                digests: &digests)
+                kind: table.kind(of: event), widgetType: widgetType, window: window.start,
+                kindDigest: kindDigest, typeDigest: typeDigest)
             var index = series.index(forKey: slot)
             // Whether the event went to the overflow series instead of its own: its type is not the series'.
             var isRedirected = false
@@ -173,8 +195,8 @@ extension AggregatorShard.VersionEntry {
                 }
                 if index == nil {
                     guard entryCount < 2 * softCap else {
-                        lost += events[position].count
-                        batch.countAlone(events[position])
+                        lost += event.count
+                        batch.countAlone(event, table: table)
                         continue
                     }
                     entryCount += 1
@@ -184,20 +206,33 @@ extension AggregatorShard.VersionEntry {
                             series: rollupSeries, window: window, events: 0, firstSeen: occurredAt,
                             lastSeen: occurredAt))
                     if let counters = batch.counters, !isRedirected {
-                        accumulator.counterTypeIsNil = events[position].widgetType == nil
+                        accumulator.counterTypeIsNil = event.widgetType < 0
                         accumulator.counter = counters.counter(
                             appID: batch.version.appID, build: batch.version.buildConfiguration, kind: slot.kind,
-                            widgetType: events[position].widgetType)
+                            widgetType: event.widgetType < 0 ? nil : widgetType)
                     }
                     series[slot] = accumulator
                     index = series.index(forKey: slot)
                 }
             }
             let counted = series.values[index!].add(
-                events, at: position, occurredAt: occurredAt, install: batch.install, isOwnType: !isRedirected)
-            if !counted && isCounting { batch.countAlone(events[position]) }
+                event, table: table, occurredAt: occurredAt, install: batch.install, isOwnType: !isRedirected)
+            if !counted && isCounting { batch.countAlone(event, table: table) }
         }
         return lost
+    }
+
+    /// The digest of table entry `index` (`string`), remembered in `entries` for the rest of the batch (0 there
+    /// means not yet: a digest that is 0 is only looked up again).
+    @inline(__always)
+    private static func digest(
+        _ index: Int32, of string: String, entries: inout [Int], digests: inout StringDigestCache
+    ) -> Int {
+        let remembered = entries[Int(index)]
+        if remembered != 0 { return remembered }
+        let digest = digests.digest(string)
+        entries[Int(index)] = digest
+        return digest
     }
 
     private mutating func recordBatch(
@@ -243,9 +278,9 @@ extension AggregatorShard.SeriesAccumulator {
     /// one, or for an event of another widget type than the counter's). `isOwnType` says the event's type is the
     /// series' own (or nil for the series of ""), not redirected to the overflow series.
     mutating func add(
-        _ events: [DiagnosticEvent], at position: Int, occurredAt: Timestamp, install: UInt64?, isOwnType: Bool
+        _ event: CompactEvent, table: EventTable, occurredAt: Timestamp, install: UInt64?, isOwnType: Bool
     ) -> Bool {
-        let count = Int64(events[position].count)
+        let count = Int64(event.count)
         rollup.events += count
         if occurredAt < rollup.firstSeen { rollup.firstSeen = occurredAt }
         if occurredAt > rollup.lastSeen { rollup.lastSeen = occurredAt }
@@ -253,13 +288,13 @@ extension AggregatorShard.SeriesAccumulator {
             rollup.installs.insert(hash: install)
             lastInstall = install
         }
-        if let release = events[position].backendRelease {
+        if let release = table.string(event.backendRelease) {
             addRelease(release, count: count)
         }
         addSample(
-            codingPath: events[position].codingPath, message: events[position].message,
-            pageID: events[position].pageID)
-        guard isOwnType, let counter, (events[position].widgetType == nil) == counterTypeIsNil else { return false }
+            codingPath: table.string(event.codingPath), message: table.string(event.message),
+            pageID: table.string(event.pageID))
+        guard isOwnType, let counter, (event.widgetType < 0) == counterTypeIsNil else { return false }
         counter.increment(by: UInt64(max(0, count)))
         return true
     }

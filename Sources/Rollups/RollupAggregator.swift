@@ -86,6 +86,19 @@ public final class RollupAggregator: Sendable {
         clockSkew: Duration = .zero, droppedEvents: Int = 0, clientDiscarded: Int = 0,
         counters: (any SeriesCounterSource)? = nil
     ) {
+        record(
+            EventTable(events), client: client, decodes: decodes, installHash: installHash,
+            receivedAt: receivedAt, clockSkew: clockSkew, droppedEvents: droppedEvents,
+            clientDiscarded: clientDiscarded, counters: counters)
+    }
+
+    /// Records one accepted batch as ``record(_:client:decodes:installHash:receivedAt:clockSkew:droppedEvents:clientDiscarded:counters:)``
+    /// does, its events an ``EventTable`` (the collector's decoded batches).
+    public func record(
+        _ events: EventTable, client: ClientInfo, decodes: Int?, installHash: String?,
+        receivedAt: Timestamp, clockSkew: Duration = .zero, droppedEvents: Int = 0, clientDiscarded: Int = 0,
+        counters: (any SeriesCounterSource)? = nil
+    ) {
         let batch = AggregatorShard.Batch(
             version: VersionKey(client: client), capabilities: client.capabilities, decodes: decodes ?? 0,
             install: installHash.map(HyperLogLog.hash(installHash:)), receivedAt: receivedAt,

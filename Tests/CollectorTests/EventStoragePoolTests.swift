@@ -3,73 +3,113 @@ import Testing
 
 @testable import Collector
 
-/// The event arrays of finished batches, kept for later decodes: emptied with their capacity, bounded, and never
-/// shared with a batch that still holds one.
+/// The event tables' arrays of finished batches and the writers' escaped tables, kept for later batches: emptied
+/// with their capacity, bounded, and never shared with a batch that still holds one.
 @Suite struct EventStoragePoolTests {
-    private static func events(_ count: Int, seed: UInt64) throws -> [DiagnosticEvent] {
-        let events = try FastBatchDecoder.decode(SyntheticBatches.batch(seed: seed)).batch.events
-        return Array(events.prefix(count))
+    /// A finished batch's table storage, as a decode leaves it.
+    private static func storage(events: Int, seed: UInt64) throws -> EventTableStorage {
+        var interner = StringInterner()
+        return try FastBatchDecoder.decodeCompact(
+            SyntheticBatches.batch(seed: seed, events: events), interner: &interner
+        ).table.storage
     }
 
-    private static func baseAddress(_ events: [DiagnosticEvent]) -> UnsafeRawPointer? {
-        events.withUnsafeBufferPointer { $0.baseAddress.map(UnsafeRawPointer.init) }
-    }
-
-    /// A recycled array comes back empty, in the same storage, and the next decode fills that storage.
-    @Test func aRecycledArrayIsTakenBackEmptyWithItsStorage() throws {
+    /// Recycled arrays come back empty, in the same memory, and the next decode fills that memory.
+    @Test func aRecycledStorageIsTakenBackEmptyWithItsMemory() throws {
         let pool = EventStoragePool()
-        var events = try Self.events(40, seed: 3)
-        events.reserveCapacity(64)
-        let address = Self.baseAddress(events)
-        pool.recycle(events)
-        events = []
+        // A full 50-event batch: its strings array (about 170 entries) is kept too.
+        var storage = try Self.storage(events: 50, seed: 3)
+        let address = storage.eventsAddress
+        let capacity = storage.eventCapacity
+        pool.recycle(storage)
+        storage = EventTableStorage()
         #expect(pool.keptCount == 1)
         let taken = pool.take()
         #expect(taken.isEmpty)
-        #expect(taken.capacity >= 64)
-        #expect(Self.baseAddress(taken) == address)
+        #expect(taken.eventCapacity == capacity)
+        #expect(taken.stringCapacity > 0)
+        #expect(taken.eventsAddress == address)
         #expect(pool.keptCount == 0)
 
-        let body = SyntheticBatches.batch(seed: 9)
+        let body = SyntheticBatches.batch(seed: 9, events: 50)
         var interner = StringInterner()
-        let decoded = try FastBatchDecoder.decode(body, interner: &interner, eventStorage: consume taken)
-        #expect(decoded.batch == (try FastBatchDecoder.decode(body)).batch)
-        #expect(Self.baseAddress(decoded.batch.events) == address)
+        let decoded = try FastBatchDecoder.decodeCompact(body, interner: &interner, storage: consume taken)
+        #expect(decoded.decoded.batch == (try FastBatchDecoder.decode(body)).batch)
+        #expect(decoded.table.storage.eventsAddress == address)
     }
 
-    /// An array a batch still holds is taken back as a new empty one: the batch's events stay as they were.
-    @Test func anArrayStillHeldElsewhereIsNeverEmptiedUnderItsHolder() throws {
+    /// Arrays a batch still holds are taken back as new empty ones: the batch's events stay as they were.
+    @Test func aStorageStillHeldElsewhereIsNeverEmptiedUnderItsHolder() throws {
         let pool = EventStoragePool()
-        let held = try Self.events(50, seed: 4)
-        let before = held
-        pool.recycle(held)
+        var interner = StringInterner()
+        let held = try FastBatchDecoder.decodeCompact(SyntheticBatches.batch(seed: 4), interner: &interner).table
+        let before = held.diagnosticEvents
+        pool.recycle(held.storage)
         let taken = pool.take()
         #expect(taken.isEmpty)
-        #expect(Self.baseAddress(taken) != Self.baseAddress(held))
-        #expect(held == before)
+        #expect(taken.eventsAddress != held.storage.eventsAddress)
+        #expect(held.diagnosticEvents == before)
         #expect(held.count == 50)
     }
 
-    /// At most `maxKept` arrays, none larger than `maxCapacity` events, and no empty ones.
-    @Test func thePoolKeepsABoundedNumberOfBoundedArrays() throws {
+    /// At most `maxKept` storages, none with more than `maxCapacity` events or eight times as many entries, and no
+    /// empty ones.
+    @Test func thePoolKeepsABoundedNumberOfBoundedStorages() throws {
         let pool = EventStoragePool(maxKept: 3, maxCapacity: 128)
         for seed in 0..<6 {
-            var events = try Self.events(10, seed: UInt64(seed))
-            events.reserveCapacity(64)
-            pool.recycle(events)
+            pool.recycle(try Self.storage(events: 10, seed: UInt64(seed)))
         }
         #expect(pool.keptCount == 3)
-        var large: [DiagnosticEvent] = []
-        large.reserveCapacity(1_000)
         _ = pool.take()
-        pool.recycle(large)
-        pool.recycle([])
+        pool.recycle(try Self.storage(events: 300, seed: 1))
+        pool.recycle(EventTableStorage())
         #expect(pool.keptCount == 2)
         for _ in 0..<5 { _ = pool.take() }
         #expect(pool.keptCount == 0)
         #expect(pool.take().isEmpty)
-        // What the docs' bound assumes: 64 arrays of 256 events of at most 160 bytes are 2.5 MiB.
-        #expect(MemoryLayout<DiagnosticEvent>.stride <= 160)
+        // What the docs' bound assumes: 64 arrays of 256 events of under 64 bytes are under 1 MiB.
+        #expect(MemoryLayout<CompactEvent>.stride < 64)
+    }
+
+    /// Escaped tables come back as the same object, at most `maxKept` of them and none past `maxScratchBytes`; a
+    /// writer on a reused one writes what a writer on a new one does.
+    @Test func escapedTablesAreKeptBoundedAndWriteAlike() throws {
+        let pool = EventStoragePool(maxKept: 2, maxScratchBytes: 64 << 10)
+        let first = pool.takeScratch()
+        var interner = StringInterner()
+        let tables = try (0..<3 as Range<UInt64>).map { seed in
+            try FastBatchDecoder.decodeCompact(SyntheticBatches.batch(seed: seed), interner: &interner)
+        }
+        let shared = EventRecordBatch(
+            batchID: "b", client: tables[0].header.client, installHash: nil,
+            receivedAt: Timestamp(secondsSinceEpoch: 1_796_029_200), collector: "c")
+        func records(_ batch: CompactBatch, scratch: EscapedTable) -> [[UInt8]] {
+            let writer = CompactRecordWriter(
+                strings: batch.table.strings, shared: shared, keyPrefix: .init(appID: "a"), scratch: scratch)
+            return batch.table.events.enumerated().map { index, event in
+                [UInt8](unsafeUninitializedCapacity: writer.maxLength(of: event)) { memory, count in
+                    count = writer.write(event: event, index: index, into: UnsafeMutableRawBufferPointer(memory))
+                }
+            }
+        }
+        for batch in tables {
+            let written = records(batch, scratch: first)
+            pool.recycle(first)
+            #expect(pool.takeScratch() === first)
+            #expect(written == records(batch, scratch: EscapedTable()))
+        }
+        pool.recycle(first)
+        pool.recycle(EscapedTable())
+        pool.recycle(EscapedTable())
+        #expect(pool.keptScratchCount == 2)
+        let large = EscapedTable()
+        _ = CompactRecordWriter(
+            strings: [String(repeating: "x", count: 70_000)], shared: shared, keyPrefix: .init(appID: "a"),
+            scratch: large)
+        #expect(large.capacity > 64 << 10)
+        _ = pool.takeScratch()
+        pool.recycle(large)
+        #expect(pool.keptScratchCount == 1)
     }
 
     /// Decodes and recycles from several tasks at once: every decode gives the fresh decode's result.
@@ -84,11 +124,11 @@ import Testing
                     for round in 0..<30 {
                         let index = (task + round) % bodies.count
                         guard
-                            let decoded = try? FastBatchDecoder.decode(
-                                bodies[index], interner: &interner, eventStorage: pool.take())
+                            let decoded = try? FastBatchDecoder.decodeCompact(
+                                bodies[index], interner: &interner, storage: pool.take())
                         else { return false }
-                        guard decoded.batch == expected[index] else { return false }
-                        pool.recycle(decoded.batch.events)
+                        guard decoded.decoded.batch == expected[index] else { return false }
+                        pool.recycle(decoded.table.storage)
                     }
                     return true
                 }

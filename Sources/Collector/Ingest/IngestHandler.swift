@@ -106,21 +106,21 @@ final class IngestHandler: Sendable {
         }
         guard Self.isJSON(request.headers["Content-Type"]) else { throw .unsupportedContentType }
         let body = try inflate(request.body, encoding: request.headers["Content-Encoding"])
-        let decoded: DecodedBatch
+        let decoded: CompactBatch
         do {
             // One pass over the body: the decoder itself stops at the event past the limit.
             decoded = try interners.withInterner { interner throws(BatchDecodingError) in
-                try FastBatchDecoder.decode(
-                    body, maxEvents: settings.maxEventsPerBatch, interner: &interner, eventStorage: eventStorage.take())
+                try FastBatchDecoder.decodeCompact(
+                    body, maxEvents: settings.maxEventsPerBatch, interner: &interner, storage: eventStorage.take())
             }
         } catch  where error.code == .tooManyEvents {
             throw .tooManyEvents(limit: settings.maxEventsPerBatch)
         } catch {
             throw .invalidJSON(message: error.message, path: error.path)
         }
-        let batch = decoded.batch
+        let batch = decoded.header
         // At most maxEventsPerBatch: the decoder stopped at the one past it.
-        let received = batch.events.count + decoded.dropped.count
+        let received = decoded.table.count + decoded.dropped.count
         guard key.mayWrite(batch.client.appID) else {
             countEvents(received, kind: "__undecoded__", outcome: "rejected_forbidden")
             throw .forbidden
@@ -150,8 +150,8 @@ final class IngestHandler: Sendable {
         publish(decoded, scopedID: scopedID, responder: responder)
     }
 
-    private func publish(_ decoded: DecodedBatch, scopedID: String?, responder: HTTPResponder) {
-        let batch = decoded.batch
+    private func publish(_ decoded: CompactBatch, scopedID: String?, responder: HTTPResponder) {
+        let batch = decoded.header
         let receivedAt = Timestamp(Date())
         let normalized = Normalizer(
             maxAge: settings.maxEventAge, maxFutureSkew: settings.maxFutureSkew, receivedAt: receivedAt
@@ -159,10 +159,10 @@ final class IngestHandler: Sendable {
         let app = metrics.appLabel(batch.client.appID)
         if let decodes = batch.decodes, decodes > 0 { metrics.decodes.labels(app).increment(by: UInt64(decodes)) }
         // An empty batch is always answered 202 without Kafka, so counting it here counts an accepted batch.
-        if batch.events.isEmpty && decoded.dropped.isEmpty { metrics.cleanBatches.labels(app).increment() }
+        if decoded.table.isEmpty && decoded.dropped.isEmpty { metrics.cleanBatches.labels(app).increment() }
         countEvents(decoded.dropped.count, kind: "__undecoded__", outcome: "dropped_malformed")
-        for (event, reason) in normalized.late {
-            metrics.events.labels(metrics.kindLabel(event.kind), reason).increment()
+        for (kind, reason) in normalized.late {
+            metrics.events.labels(metrics.kindLabel(kind), reason).increment()
         }
         let acceptedByKind = Self.countByKindLabel(normalized.accepted, metrics: metrics)
         let answer = AcceptedAnswer.body(accepted: normalized.accepted.count, diagnostics: normalized.diagnostics)
@@ -184,7 +184,7 @@ final class IngestHandler: Sendable {
             // Nothing to publish (or --kafka none): the batch is as durable as it will get.
             let events = normalized.accepted
             recordDurable(events, client: batch.client, clientReport: batch.clientReport, rollup: rollup)
-            eventStorage.recycle(events)
+            eventStorage.recycle(events.storage)
             succeed(pending)
             return
         }
@@ -208,21 +208,22 @@ final class IngestHandler: Sendable {
         // part of every key escaped once.
         let shared = EventRecordBatch(
             batchID: batchID, client: client, installHash: installHash, receivedAt: receivedAt, collector: collector)
-        let keyPrefix = SeriesKey.AppPrefix(appID: client.appID)
-        // Through the buffer, so each event is borrowed where it is read: indexing the array inside the closures
-        // copied the whole event (retaining its eight strings) three times per event, then released the copies.
-        events.withUnsafeBufferPointer { events in
-            for offset in events.indices {
-                records.append(
-                    keyBound: keyPrefix.maxLength(kind: events[offset].kind, widgetType: events[offset].widgetType),
-                    valueBound: shared.maxLength(of: events[offset])
-                ) { memory in
-                    keyPrefix.write(kind: events[offset].kind, widgetType: events[offset].widgetType, into: memory)
-                } value: { memory in
-                    shared.write(event: events[offset], index: positions[offset], into: memory)
-                }
+        // Every string of the batch's table escaped once, the app's part of every key too.
+        let scratch = eventStorage.takeScratch()
+        let writer = CompactRecordWriter(
+            strings: events.strings, shared: shared, keyPrefix: SeriesKey.AppPrefix(appID: client.appID),
+            scratch: scratch)
+        let compact = events.events
+        for offset in compact.indices {
+            let event = compact[offset]
+            records.append(keyBound: writer.keyLength(of: event), valueBound: writer.maxLength(of: event)) { memory in
+                writer.writeKey(of: event, into: memory)
+            } value: { memory in
+                writer.write(event: event, index: positions[offset], into: memory)
             }
         }
+        // The records hold copies of the escaped bytes: the writer is done with its table.
+        eventStorage.recycle(scratch)
         if let delivery, !isEnqueueAck {
             delivery.send(records, headers: headers) { [self] outcome in
                 switch outcome {
@@ -232,7 +233,7 @@ final class IngestHandler: Sendable {
                 case .unavailable(let reason):
                     fail(pending, reason: reason)
                 }
-                eventStorage.recycle(events)
+                eventStorage.recycle(events.storage)
             }
             deadlines.add(pending)
             return
@@ -245,7 +246,7 @@ final class IngestHandler: Sendable {
                 if isDurable {
                     recordDurable(events, client: client, clientReport: clientReport, rollup: rollup)
                 }
-                eventStorage.recycle(events)
+                eventStorage.recycle(events.storage)
                 if isEnqueueAck {
                     if !isDurable {
                         logger.warning(
@@ -278,7 +279,7 @@ final class IngestHandler: Sendable {
     /// Counts a durable batch in the metrics and the rollups. With an aggregator, the diagnostics metric is counted
     /// as it records the events (each series holds its child); without one, by a lookup per event.
     private func recordDurable(
-        _ events: [DiagnosticEvent], client: ClientInfo, clientReport: ClientReport?, rollup: RollupInput?
+        _ events: EventTable, client: ClientInfo, clientReport: ClientReport?, rollup: RollupInput?
     ) {
         if let rollup {
             rollup.record(events, client: client, counters: diagnosticCounters)
@@ -315,27 +316,31 @@ final class IngestHandler: Sendable {
         metrics.events.labels(kind, outcome).increment(by: UInt64(count))
     }
 
-    /// Accepted events per kind label; kinds are few, so a short list beats hashing every event's kind.
-    private static func countByKindLabel(_ events: [DiagnosticEvent], metrics: CollectorMetrics) -> [String: UInt64] {
-        var kinds: [(kind: DiagnosticKind, count: UInt64)] = []
+    /// Accepted events per kind label: counted by the kind's table entry (a batch's kinds are a few entries), each
+    /// entry's label looked up once.
+    private static func countByKindLabel(_ table: EventTable, metrics: CollectorMetrics) -> [String: UInt64] {
+        // Each entry with the position of its first event, whose kind it is.
+        var entries: [(entry: Int32, first: Int, count: UInt64)] = []
         var last = 0
+        let events = table.events
         for position in events.indices {
-            let kind = events[position].kind
-            if last < kinds.count && kinds[last].kind == kind {
-                kinds[last].count += 1
+            let entry = events[position].kind
+            if last < entries.count && entries[last].entry == entry {
+                entries[last].count += 1
                 continue
             }
-            if let found = kinds.firstIndex(where: { $0.kind == kind }) {
-                kinds[found].count += 1
+            if let found = entries.firstIndex(where: { $0.entry == entry }) {
+                entries[found].count += 1
                 last = found
             } else {
-                last = kinds.count
-                kinds.append((kind, 1))
+                last = entries.count
+                entries.append((entry, position, 1))
             }
         }
-        var byLabel: [String: UInt64] = Dictionary(minimumCapacity: kinds.count)
-        for (kind, count) in kinds {
-            byLabel[metrics.kindLabel(kind), default: 0] += count
+        var byLabel: [String: UInt64] = Dictionary(minimumCapacity: entries.count)
+        for (_, first, count) in entries {
+            // Two entries may spell the same kind: the labels add up.
+            byLabel[metrics.kindLabel(table.kind(of: events[first])), default: 0] += count
         }
         return byLabel
     }
@@ -350,7 +355,7 @@ final class IngestHandler: Sendable {
         let droppedEvents: Int
         let clientDiscarded: Int
 
-        func record(_ events: [DiagnosticEvent], client: ClientInfo, counters: DiagnosticSeriesCounters) {
+        func record(_ events: EventTable, client: ClientInfo, counters: DiagnosticSeriesCounters) {
             aggregator.record(
                 events, client: client, decodes: decodes, installHash: installHash, receivedAt: receivedAt,
                 clockSkew: clockSkew, droppedEvents: droppedEvents, clientDiscarded: clientDiscarded,

@@ -10,10 +10,11 @@ struct Normalizer {
     struct Result {
         /// The accepted events in batch order; the decoded batch's own array (shared, not copied) when every event
         /// passed the time checks, which is the common case.
-        var accepted: [DiagnosticEvent] = []
+        var accepted: EventTable
         /// `positions[i]` is the index in the batch as sent of `accepted[i]` (for the `<batch id>/<index>` id).
         var positions: [Int] = []
-        var late: [(event: DiagnosticEvent, outcome: String)] = []
+        /// The kind and outcome of each event dropped for its time.
+        var late: [(kind: DiagnosticKind, outcome: String)] = []
         var diagnostics: [DecodeDiagnostic] = []
     }
 
@@ -21,10 +22,10 @@ struct Normalizer {
     let maxFutureSkew: Duration
     let receivedAt: Timestamp
 
-    func normalize(_ decoded: DecodedBatch) -> Result {
-        var result = Result()
-        let events = decoded.batch.events
-        let skew = decoded.batch.sentAt.map { nanoseconds(receivedAt) - nanoseconds($0) } ?? 0
+    func normalize(_ decoded: CompactBatch) -> Result {
+        var result = Result(accepted: decoded.table)
+        let events = decoded.table.events
+        let skew = decoded.header.sentAt.map { nanoseconds(receivedAt) - nanoseconds($0) } ?? 0
         let now = nanoseconds(receivedAt)
         let maxAge = nanoseconds(maxAge), maxFuture = nanoseconds(maxFutureSkew)
         var timeDrops: [(index: Int, diagnostic: DecodeDiagnostic)] = []
@@ -43,12 +44,12 @@ struct Normalizer {
             }
             let occurred = nanoseconds(events[offset].occurredAt) + skew
             if now - occurred > maxAge {
-                result.late.append((events[offset], "dropped_too_old"))
+                result.late.append((decoded.table.kind(of: events[offset]), "dropped_too_old"))
                 lateOffsets.append(offset)
                 timeDrops.append(
                     (index, DecodeDiagnostic(path: Self.path(index), message: "Event is older than the maximum age")))
             } else if occurred - now > maxFuture {
-                result.late.append((events[offset], "dropped_future"))
+                result.late.append((decoded.table.kind(of: events[offset]), "dropped_future"))
                 lateOffsets.append(offset)
                 timeDrops.append(
                     (index, DecodeDiagnostic(path: Self.path(index), message: "Event is too far in the future")))
@@ -57,19 +58,7 @@ struct Normalizer {
             }
             index += 1
         }
-        if lateOffsets.isEmpty {
-            result.accepted = events
-        } else {
-            result.accepted.reserveCapacity(positions.count)
-            var nextLate = 0
-            for offset in events.indices {
-                if nextLate < lateOffsets.count && lateOffsets[nextLate] == offset {
-                    nextLate += 1
-                } else {
-                    result.accepted.append(events[offset])
-                }
-            }
-        }
+        result.accepted.removeEvents(atAscendingOffsets: lateOffsets)
         result.positions = positions
         if timeDrops.isEmpty {
             result.diagnostics = decoded.dropped

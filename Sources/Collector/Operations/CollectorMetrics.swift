@@ -350,7 +350,7 @@ public final class CollectorMetrics: Sendable {
     /// admission is first come, forever, so a cached child is what resolving again would give. A batch takes one
     /// lock and does one lookup per event. The cache is emptied when it grows past `maxCachedSeries` (a flood of
     /// random types), which costs only re-resolution.
-    func recordDiagnostics(_ events: [DiagnosticEvent], appID: String, build: BuildConfiguration) {
+    func recordDiagnostics(_ events: EventTable, appID: String, build: BuildConfiguration) {
         guard !events.isEmpty else { return }
         diagnosticSeries.withLock { cache in
             if cache.count > Self.maxCachedApps { cache.removeAll() }
@@ -360,13 +360,15 @@ public final class CollectorMetrics: Sendable {
     }
 
     private func count(
-        _ events: [DiagnosticEvent], appID: String, build: BuildConfiguration,
+        _ table: EventTable, appID: String, build: BuildConfiguration,
         into series: inout [DiagnosticTypeKey: Counter]
     ) {
         var app: String?
+        let events = table.events
         for position in events.indices {
-            let typeKey = DiagnosticTypeKey(kind: events[position].kind, widgetType: events[position].widgetType)
-            let occurrences = UInt64(events[position].count)
+            let event = events[position]
+            let typeKey = DiagnosticTypeKey(kind: table.kind(of: event), widgetType: table.string(event.widgetType))
+            let occurrences = UInt64(event.count)
             if let counter = series[typeKey] {
                 counter.increment(by: occurrences)
                 continue
