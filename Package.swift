@@ -141,7 +141,7 @@ let package = Package(
             resources: [.copy("Fixtures")],
             swiftSettings: strictSettings
         ),
-        .testTarget(name: "KafkaTests", dependencies: ["Kafka", "TestSupport"], swiftSettings: strictSettings),
+        .testTarget(name: "KafkaTests", dependencies: ["Kafka", "CRdKafka", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(
             name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(name: "GzipTests", dependencies: ["Gzip"], swiftSettings: strictSettings),

@@ -100,7 +100,7 @@ public struct KafkaBatchWriter: ~Copyable {
         } catch {
             return error
         }
-        let opaque = tracker.beginMessage()
+        let opaque = tracker.beginMessage(headerPool: message.headerPool)
         do {
             try message.produce(key: key, value: value, partition: partition, opaque: opaque)
             return nil

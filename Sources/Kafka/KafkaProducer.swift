@@ -105,7 +105,9 @@ public final class KafkaProducer: Sendable {
             delivered: core.events.delivered.load(ordering: .relaxed),
             failed: core.events.failed.load(ordering: .relaxed),
             queueDepth: core.queueDepth,
-            rebuilds: core.events.rebuilds.load(ordering: .relaxed)
+            rebuilds: core.events.rebuilds.load(ordering: .relaxed),
+            headerListsBuilt: core.events.headerListsBuilt,
+            headerListsKept: core.events.headerListsKept
         )
     }
 

@@ -8,4 +8,9 @@ public struct KafkaProducerCounters: Sendable, Hashable {
     public var queueDepth: Int
     /// How many times a fatal error made the producer replace its librdkafka handle.
     public var rebuilds: UInt64
+    /// Header lists built for messages since the start (each is reused once its message is reported, so this stays
+    /// near the most messages ever in flight at once; steady growth would mean lists are not coming back).
+    public var headerListsBuilt: Int = 0
+    /// Header lists kept for reuse now.
+    public var headerListsKept: Int = 0
 }

@@ -12,6 +12,9 @@ final class DeliveryTracker: @unchecked Sendable {
     struct Slot {
         let tracker: Unmanaged<DeliveryTracker>
         let index: Int
+        /// Where the message's header list goes back to after its report (see ``RDKafkaHeaderPool``); nil when
+        /// librdkafka built the list itself, or the message has no headers.
+        let headerPool: Unmanaged<RDKafkaHeaderPool>?
     }
 
     private let completion: @Sendable (KafkaBatchOutcome) -> Void
@@ -50,13 +53,17 @@ final class DeliveryTracker: @unchecked Sendable {
     }
 
     /// Reserves the next slot and counts one more outstanding report; returns the opaque for librdkafka.
-    func beginMessage() -> UnsafeMutableRawPointer {
+    /// `headerPool` (which must outlive the report) takes back the message's header list.
+    func beginMessage(headerPool: RDKafkaHeaderPool? = nil) -> UnsafeMutableRawPointer {
         let offsetInChunk = slotCount % chunkCapacity
         if offsetInChunk == 0 && slotCount / chunkCapacity == chunks.count {
             chunks.append(.allocate(capacity: chunkCapacity))
         }
         let slot = chunks[slotCount / chunkCapacity] + offsetInChunk
-        slot.initialize(to: Slot(tracker: Unmanaged.passUnretained(self), index: slotCount))
+        slot.initialize(
+            to: Slot(
+                tracker: Unmanaged.passUnretained(self), index: slotCount,
+                headerPool: headerPool.map { Unmanaged.passUnretained($0) }))
         slotCount += 1
         pending.wrappingAdd(1, ordering: .relaxed)
         return UnsafeMutableRawPointer(slot)

@@ -14,14 +14,40 @@ final class ProducerEvents: Sendable {
     let lastError = Mutex<KafkaError?>(nil)
     let latestStatistics = Mutex<String?>(nil)
     let deliveryObserver: (@Sendable (KafkaDeliveryReport) -> Void)?
+    /// One header-list pool per set of headers produced with (a handful: one per topic); they live as long as the
+    /// producer, so a message's slot may point at its pool unretained.
+    private let headerPools = Mutex<[RDKafkaHeaderPool]>([])
 
     init(deliveryObserver: (@Sendable (KafkaDeliveryReport) -> Void)?) {
         self.deliveryObserver = deliveryObserver
     }
 
+    /// The pool of lists holding `headers`, made on first use.
+    func headerPool(for headers: [KafkaHeader]) -> RDKafkaHeaderPool {
+        headerPools.withLock { pools in
+            if let pool = pools.first(where: { $0.headers == headers }) { return pool }
+            let pool = RDKafkaHeaderPool(headers: headers)
+            pools.append(pool)
+            return pool
+        }
+    }
+
+    /// Header lists built by every pool, and kept by them now.
+    var headerListsBuilt: Int { headerPools.withLock { $0.reduce(0) { $0 + $1.built.load(ordering: .relaxed) } } }
+    var headerListsKept: Int { headerPools.withLock { $0.reduce(0) { $0 + $1.keptCount } } }
+
     func deliveryReported(_ message: UnsafePointer<rd_kafka_message_t>) {
         guard let opaque = message.pointee._private else { return }
         let slot = opaque.assumingMemoryBound(to: DeliveryTracker.Slot.self).pointee
+        if let pool = slot.headerPool {
+            // The list goes back to its pool instead of being destroyed with the message.
+            var list: OpaquePointer?
+            if rd_kafka_message_detach_headers(UnsafeMutablePointer(mutating: message), &list)
+                == RD_KAFKA_RESP_ERR_NO_ERROR, let list
+            {
+                pool.takeUnretainedValue().give(list)
+            }
+        }
         let tracker = slot.tracker.takeUnretainedValue()
         let persistence = RDKafkaError.persistence(rd_kafka_message_status(message))
         let code = message.pointee.err

@@ -22,6 +22,12 @@ final class RDKafkaClient: @unchecked Sendable {
         rd_kafka_destroy(handle)
     }
 
+    /// The pool of header lists holding `headers` for this producer's messages; nil for a handle without
+    /// ``ProducerEvents`` (whose reports could not give the lists back).
+    func headerPool(for headers: [KafkaHeader]) -> RDKafkaHeaderPool? {
+        events?.headerPool(for: headers)
+    }
+
     /// Makes a handle; for a producer, `events` receives delivery reports, errors and statistics.
     static func make(_ kind: Kind, properties: [String: String], events: ProducerEvents? = nil) throws -> RDKafkaClient
     {

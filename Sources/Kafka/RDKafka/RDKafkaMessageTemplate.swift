@@ -8,12 +8,18 @@ import CRdKafka
 /// is a handle made once and the header bytes live in one block the template owns (librdkafka copies headers into
 /// every message, so they need to outlive only the call).
 ///
+/// With a ``RDKafkaHeaderPool`` (a producer's client has one per set of headers) the headers go as one ready-made
+/// list per message, taken from the pool and given back by the message's delivery report, so librdkafka builds
+/// and frees no list per message; without one, they go one by one and librdkafka builds the list.
+///
 /// Not thread-safe: the argument list is mutated per message, so one template belongs to one enqueuing thread (a
 /// ``KafkaBatchWriter``). It holds its client, so the topic handle is destroyed before the client's handle.
 final class RDKafkaMessageTemplate {
     let topic: String
     let headers: [KafkaHeader]
     let copies: Bool
+    /// Where each message's header list comes from and goes back to; nil when librdkafka builds the lists.
+    let headerPool: RDKafkaHeaderPool?
 
     private let client: RDKafkaClient
     private let topicHandle: OpaquePointer
@@ -38,10 +44,11 @@ final class RDKafkaMessageTemplate {
         self.headers = headers
         self.copies = copies
         self.topicHandle = topicHandle
+        self.headerPool = headers.isEmpty ? nil : client.headerPool(for: headers)
         // Each header: its name with a terminating NUL, then its value.
         let size = headers.reduce(0) { $0 + $1.name.utf8.count + 1 + ($1.value?.count ?? 0) }
         self.bytes = .allocate(byteCount: max(1, size), alignment: 1)
-        self.argumentCount = Self.fixedCount + headers.count
+        self.argumentCount = Self.fixedCount + (headerPool == nil ? headers.count : 1)
         self.arguments = .allocate(capacity: argumentCount)
         arguments.initialize(repeating: rd_kafka_vu_t(), count: argumentCount)
 
@@ -66,6 +73,12 @@ final class RDKafkaMessageTemplate {
         entry.vtype = RD_KAFKA_VTYPE_PARTITION
         entry.u.i32 = RD_KAFKA_PARTITION_UA
         arguments[Self.partitionIndex] = entry
+        if headerPool != nil {
+            entry = rd_kafka_vu_t()
+            entry.vtype = RD_KAFKA_VTYPE_HEADERS
+            arguments[Self.fixedCount] = entry
+            return
+        }
 
         var offset = 0
         for (position, header) in headers.enumerated() {
@@ -115,7 +128,11 @@ final class RDKafkaMessageTemplate {
             ptr: UnsafeMutableRawPointer(mutating: key?.baseAddress), size: key?.count ?? 0)
         arguments[Self.opaqueIndex].u.ptr = opaque
         arguments[Self.partitionIndex].u.i32 = partition ?? RD_KAFKA_PARTITION_UA
+        let list = headerPool?.take()
+        if let list { arguments[Self.fixedCount].u.headers = list }
         if let error = rd_kafka_produceva(client.handle, arguments, argumentCount) {
+            // A refused message leaves its list with the caller.
+            if let list { headerPool?.give(list) }
             throw RDKafkaError.consume(error)
         }
     }
