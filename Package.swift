@@ -25,6 +25,7 @@ let package = Package(
         .systemLibrary(name: "CRdKafka", pkgConfig: "rdkafka", providers: [.apt(["librdkafka-dev"])]),
         .systemLibrary(name: "CMicroHTTPD", pkgConfig: "libmicrohttpd", providers: [.apt(["libmicrohttpd-dev"])]),
         .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
+        .systemLibrary(name: "CDeflate", pkgConfig: "libdeflate", providers: [.apt(["libdeflate-dev"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
@@ -39,7 +40,7 @@ let package = Package(
             name: "Kafka", dependencies: ["CRdKafka", "FlowmeterModels", "Lifecycle", "Logging"],
             swiftSettings: strictSettings),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "FlowmeterModels"], swiftSettings: strictSettings),
-        .target(name: "Gzip", dependencies: ["CZlib", "FlowmeterModels"], swiftSettings: strictSettings),
+        .target(name: "Gzip", dependencies: ["CZlib", "CDeflate", "FlowmeterModels"], swiftSettings: strictSettings),
         .target(name: "Hashing", dependencies: ["CCrypto", "FlowmeterModels"], swiftSettings: strictSettings),
 
         // The program's structured logger (JSON or logfmt), used by every service.
@@ -141,7 +142,8 @@ let package = Package(
             resources: [.copy("Fixtures")],
             swiftSettings: strictSettings
         ),
-        .testTarget(name: "KafkaTests", dependencies: ["Kafka", "CRdKafka", "TestSupport"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "KafkaTests", dependencies: ["Kafka", "CRdKafka", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(
             name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(name: "GzipTests", dependencies: ["Gzip"], swiftSettings: strictSettings),

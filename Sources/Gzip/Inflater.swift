@@ -63,7 +63,7 @@ final class Inflater {
     }
 
     /// RFC 1950 §2.2: method 8 (deflate), window ≤ 32 KiB, and the header's check bits.
-    private static func hasZlibHeader(_ input: UnsafeRawBufferPointer) -> Bool {
+    static func hasZlibHeader(_ input: UnsafeRawBufferPointer) -> Bool {
         guard input.count >= 2 else { return false }
         let cmf = Int(input[0])
         let flg = Int(input[1])
