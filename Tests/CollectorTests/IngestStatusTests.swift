@@ -38,6 +38,25 @@ import Testing
         await fixture.shutdown()
     }
 
+    @Test func acceptedEventsAreCountedPerKindAcrossBatches() async throws {
+        let fixture = try CollectorFixture()
+        for round in 1...2 {
+            // A new batch id each round: the same id again would be answered from memory, counting nothing.
+            let body = Batches.batch(events: [
+                Batches.event(), Batches.event(kind: "duplicateID"), Batches.event(), Batches.event(kind: "newerKind"),
+                Batches.event(),
+            ])
+            #expect(try await fixture.post(body).status == 202)
+            let accepted = #"flowmeter_events_total{kind="unknownType",outcome="accepted"}"#
+            #expect(try await fixture.metric(accepted) == Double(3 * round))
+            let duplicate = #"flowmeter_events_total{kind="duplicateID",outcome="accepted"}"#
+            #expect(try await fixture.metric(duplicate) == Double(round))
+            let newer = #"flowmeter_events_total{kind="newerKind",outcome="accepted"}"#
+            #expect(try await fixture.metric(newer) == Double(round))
+        }
+        await fixture.shutdown()
+    }
+
     @Test func notJSONIs400WithAPath() async throws {
         let fixture = try CollectorFixture()
         let response = try await fixture.post(Array(#"{"client": "#.utf8))

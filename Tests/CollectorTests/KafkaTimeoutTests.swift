@@ -32,6 +32,10 @@ import Testing
         }
         #expect(!downStatuses.isEmpty)
         print("K7: statuses during the outage \(downStatuses)")
+        // Every event of a batch answered 503 counts once as unavailable, those of the 202 as accepted.
+        let unavailable = #"flowmeter_events_total{kind="unknownType",outcome="unavailable"}"#
+        #expect(try await fixture.metric(unavailable) == Double(downEvents))
+        #expect(try await fixture.metric(#"flowmeter_events_total{kind="unknownType",outcome="accepted"}"#) == 2)
 
         // Delivery reports come from librdkafka's timeout scan; a bounded wait covers its granularity.
         var errors = try await deliveryErrors(fixture)

@@ -54,7 +54,7 @@ final class IngestHandler: Sendable {
         let unavailable = IngestRejection.unavailable(reason: .deadline)
         self.deadlines = DeadlineQueue { [metrics] batch in
             if batch.responder.respond(unavailable.response) {
-                Self.count(batch, outcome: "unavailable", metrics: metrics)
+                Self.count(batch, outcome: .unavailable)
                 metrics.rejections.labels(unavailable.reason).increment()
                 metrics.unavailableBatches.increment()
             }
@@ -292,7 +292,7 @@ final class IngestHandler: Sendable {
     private func succeed(_ pending: PendingBatch) {
         if let scopedID = pending.scopedID { recentBatches.complete(scopedID, answer: pending.answer) }
         guard pending.responder.respond(.json(status: .accepted, pending.answer)) else { return }
-        Self.count(pending, outcome: "accepted", metrics: metrics)
+        Self.count(pending, outcome: .accepted)
         metrics.acceptedBatches.increment()
     }
 
@@ -300,14 +300,19 @@ final class IngestHandler: Sendable {
         if let scopedID = pending.scopedID { recentBatches.abandon(scopedID) }
         let rejection = IngestRejection.unavailable(reason: reason)
         guard pending.responder.respond(rejection.response) else { return }
-        Self.count(pending, outcome: "unavailable", metrics: metrics)
+        Self.count(pending, outcome: .unavailable)
         metrics.rejections.labels(rejection.reason).increment()
         metrics.unavailableBatches.increment()
     }
 
-    private static func count(_ pending: PendingBatch, outcome: String, metrics: CollectorMetrics) {
-        for (kind, count) in pending.acceptedByKind {
-            metrics.events.labels(kind, outcome).increment(by: count)
+    /// How an accepted batch ended, for `flowmeter_events_total`'s `outcome` label.
+    private enum Outcome {
+        case accepted, unavailable
+    }
+
+    private static func count(_ pending: PendingBatch, outcome: Outcome) {
+        for (counters, count) in pending.acceptedByKind {
+            (outcome == .accepted ? counters.accepted : counters.unavailable).increment(by: count)
         }
     }
 
@@ -317,10 +322,14 @@ final class IngestHandler: Sendable {
     }
 
     /// Accepted events per kind label: counted by the kind's table entry (a batch's kinds are a few entries), each
-    /// entry's label looked up once.
-    private static func countByKindLabel(_ table: EventTable, metrics: CollectorMetrics) -> [String: UInt64] {
+    /// entry's counters resolved once; entries that share a label (two spellings, or `__other__`) add up.
+    private static func countByKindLabel(
+        _ table: EventTable, metrics: CollectorMetrics
+    ) -> [(counters: KindOutcomeCounters, count: UInt64)] {
         // Each entry with the position of its first event, whose kind it is.
         var entries: [(entry: Int32, first: Int, count: UInt64)] = []
+        // One allocation for the usual handful of kinds, not one per doubling.
+        entries.reserveCapacity(8)
         var last = 0
         let events = table.events
         for position in events.indices {
@@ -337,10 +346,15 @@ final class IngestHandler: Sendable {
                 entries.append((entry, position, 1))
             }
         }
-        var byLabel: [String: UInt64] = Dictionary(minimumCapacity: entries.count)
+        var byLabel: [(counters: KindOutcomeCounters, count: UInt64)] = []
+        byLabel.reserveCapacity(entries.count)
         for (_, first, count) in entries {
-            // Two entries may spell the same kind: the labels add up.
-            byLabel[metrics.kindLabel(table.kind(of: events[first])), default: 0] += count
+            let counters = metrics.outcomeCounters(kind: table.kind(of: events[first]))
+            if let same = byLabel.firstIndex(where: { $0.counters.accepted === counters.accepted }) {
+                byLabel[same].count += count
+            } else {
+                byLabel.append((counters, count))
+            }
         }
         return byLabel
     }

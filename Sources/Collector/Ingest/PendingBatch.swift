@@ -14,14 +14,14 @@ final class PendingBatch: Sendable {
     let responder: HTTPResponder
     /// `appID/batchID` when the batch had an id to dedupe.
     let scopedID: String?
-    /// Accepted events per kind label, for `flowmeter_events_total`.
-    let acceptedByKind: [String: UInt64]
+    /// Accepted events per kind label, for `flowmeter_events_total`: that label's counters and the events' number.
+    let acceptedByKind: [(counters: KindOutcomeCounters, count: UInt64)]
     /// When the deadline answers 503.
     let deadline: ContinuousClock.Instant
 
     init(
-        answer: [UInt8], responder: HTTPResponder, scopedID: String?, acceptedByKind: [String: UInt64],
-        deadline: ContinuousClock.Instant
+        answer: [UInt8], responder: HTTPResponder, scopedID: String?,
+        acceptedByKind: [(counters: KindOutcomeCounters, count: UInt64)], deadline: ContinuousClock.Instant
     ) {
         self.answer = answer
         self.responder = responder

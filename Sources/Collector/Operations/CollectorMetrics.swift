@@ -52,6 +52,9 @@ public final class CollectorMetrics: Sendable {
     let spoolRefused: CounterFamily
     /// Resolved `flowmeter_diagnostic_events_total` children by raw app and build, then raw kind and widget type.
     private let diagnosticSeries = Mutex<[DiagnosticAppKey: [DiagnosticTypeKey: Counter]]>([:])
+    /// `flowmeter_events_total`'s accepted and unavailable children per kind label, resolved once: the label set is
+    /// bounded by ``kindLimiter`` (32 kinds and `__other__`), so this holds at most 33 pairs.
+    private let kindOutcomes = Mutex<[String: KindOutcomeCounters]>([:])
     private let rebuildsSeen = Atomic<UInt64>(0)
     private let overflowSeen = Atomic<UInt64>(0)
     private let sinkSeen = Mutex<SinkCounters>(SinkCounters())
@@ -443,6 +446,17 @@ public final class CollectorMetrics: Sendable {
         kindLimiter.admit(kind.rawValue)
     }
 
+    /// The `flowmeter_events_total` children a batch's events of `kind` end in (accepted or unavailable), resolved
+    /// once per kind label, so answering a batch increments counters without looking labels up.
+    func outcomeCounters(kind: DiagnosticKind) -> KindOutcomeCounters {
+        let label = kindLabel(kind)
+        if let counters = kindOutcomes.withLock({ $0[label] }) { return counters }
+        let made = KindOutcomeCounters(
+            accepted: events.labels(label, "accepted"), unavailable: events.labels(label, "unavailable"))
+        kindOutcomes.withLock { $0[label] = made }
+        return made
+    }
+
     /// The label for an app ID: itself for the first apps seen, `__other__` after.
     func appLabel(_ appID: String) -> String {
         appLimiter.admit(appID)
@@ -453,6 +467,12 @@ public final class CollectorMetrics: Sendable {
         guard let widgetType else { return "none" }
         return widgetTypeLimiter.admit(widgetType, kind: app + "\u{1F}" + kind)
     }
+}
+
+/// One kind label's `flowmeter_events_total` children for the two outcomes an accepted batch can end in.
+struct KindOutcomeCounters: Sendable {
+    let accepted: Counter
+    let unavailable: Counter
 }
 
 /// The diagnostics metric as the rollup aggregator's ``SeriesCounterSource``: a durable batch's events are counted
