@@ -419,20 +419,14 @@ struct ByteReader {
         }
     }
 
-    /// Like ``string(_:limit:)``, but shares repeated values through `interner`.
-    mutating func string(_ slot: Slot, limit: Int, interner: inout StringInterner) -> String {
-        guard !slot.flag else { return string(slot, limit: limit) }
-        return interner.string(truncatedBytes(slot, limit: limit))
-    }
-
     /// The bytes of an unescaped string slot, cut to `limit` scalars.
     private func truncatedBytes(_ slot: Slot, limit: Int) -> UnsafeRawBufferPointer {
         let bytes = UnsafeRawBufferPointer(start: base + slot.start, count: slot.end - slot.start)
         return UnsafeRawBufferPointer(rebasing: bytes[0..<FieldLimits.truncatedLength(bytes, limit: limit)])
     }
 
-    /// Like ``string(_:limit:interner:)``, with what ``IdentifierRule`` says of the string (remembered by the
-    /// interner for a cached one).
+    /// Like ``string(_:limit:)``, sharing repeated values through `interner`, with what ``IdentifierRule`` says of
+    /// the string (remembered by the interner for a cached one).
     mutating func identifier(
         _ slot: Slot, limit: Int, interner: inout StringInterner
     ) -> (value: String, violation: IdentifierRule.Violation?) {
@@ -443,7 +437,8 @@ struct ByteReader {
         return interner.identifier(truncatedBytes(slot, limit: limit))
     }
 
-    /// Like ``string(_:limit:interner:)``, as an index into a batch's `table` (see ``StringInterner/index(_:table:)``).
+    /// Like ``string(_:limit:)``, as an index into a batch's `table`, sharing repeated values through `interner`
+    /// (see ``StringInterner/index(_:table:)``).
     mutating func stringIndex(
         _ slot: Slot, limit: Int, interner: inout StringInterner, table: inout [String]
     ) -> Int32 {

@@ -14,37 +14,22 @@ public struct CompactEvent: Hashable, Sendable {
     /// The index of an absent optional field.
     public static let absent: Int32 = -1
 
+    // Declared in the order of the memberwise initializer the decoder and ``EventTable/init(_:)`` call; optional
+    // fields default to ``absent``.
     /// The kind's entry; always present.
     public internal(set) var kind: Int32
-    public internal(set) var widgetType: Int32
-    public internal(set) var codingPath: Int32
-    public internal(set) var message: Int32
-    public internal(set) var pageID: Int32
-    public internal(set) var surface: Int32
-    public internal(set) var backendRelease: Int32
+    public internal(set) var widgetType: Int32 = absent
+    public internal(set) var codingPath: Int32 = absent
+    public internal(set) var message: Int32 = absent
+    public internal(set) var pageID: Int32 = absent
+    public internal(set) var surface: Int32 = absent
+    public internal(set) var backendRelease: Int32 = absent
     /// The event's own id, or ``absent``.
-    public internal(set) var id: Int32
+    public internal(set) var id: Int32 = absent
     /// How many times the app saw it; at least 1.
-    public internal(set) var count: Int
+    public internal(set) var count: Int = 1
     /// When the app saw it first.
     public internal(set) var occurredAt: Timestamp
-
-    init(
-        kind: Int32, widgetType: Int32 = absent, codingPath: Int32 = absent, message: Int32 = absent,
-        pageID: Int32 = absent, surface: Int32 = absent, backendRelease: Int32 = absent, id: Int32 = absent,
-        count: Int = 1, occurredAt: Timestamp
-    ) {
-        self.kind = kind
-        self.widgetType = widgetType
-        self.codingPath = codingPath
-        self.message = message
-        self.pageID = pageID
-        self.surface = surface
-        self.backendRelease = backendRelease
-        self.id = id
-        self.count = count
-        self.occurredAt = occurredAt
-    }
 }
 
 /// Events as ``CompactEvent``s and the one table of strings their indices name.

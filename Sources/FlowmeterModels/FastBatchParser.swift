@@ -548,12 +548,10 @@ struct FastBatchParser {
             message: DecodeMessages.typeMismatch(expected: expected, key: key, found: found.name))
     }
 
-    mutating func optionalString(
-        _ slot: Slot?, key: String, limit: Int, interned: Bool = false
-    ) throws(Problem) -> String? {
+    mutating func optionalString(_ slot: Slot?, key: String, limit: Int) throws(Problem) -> String? {
         guard let slot, slot.type != .null else { return nil }
         guard slot.type == .string else { throw mismatch(expected: "String", key: key, found: slot.type) }
-        return interned ? reader.string(slot, limit: limit, interner: &interner) : reader.string(slot, limit: limit)
+        return reader.string(slot, limit: limit)
     }
 
     /// The problem a field that breaks ``IdentifierRule`` reports, naming the field.
@@ -578,7 +576,7 @@ struct FastBatchParser {
         _ slot: Slot?, key: String, limit: Int = FieldLimits.other, interned: Bool = false
     ) throws(Problem) -> String? {
         if interned, let slot, slot.type == .string { return try internedIdentifier(slot, key: key, limit: limit) }
-        guard let value = try optionalString(slot, key: key, limit: limit, interned: interned) else { return nil }
+        guard let value = try optionalString(slot, key: key, limit: limit) else { return nil }
         return try identifier(value, key: key)
     }
 

@@ -75,7 +75,7 @@ public enum Gzip {
         if let bytes = try WholeBodyInflater.inflate(buffer, format: format, maxOutputBytes: maxOutputBytes) {
             return bytes
         }
-        return try Inflater.inflate(buffer, format: format, maxOutputBytes: maxOutputBytes)
+        return try referenceInflate(buffer, format: format, maxOutputBytes: maxOutputBytes)
     }
 
     /// Inflates with zlib's streaming inflate alone: the reference that `inflate` (libdeflate, whole bodies at once)

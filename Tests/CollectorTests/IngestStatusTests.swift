@@ -53,6 +53,9 @@ import Testing
             #expect(try await fixture.metric(duplicate) == Double(round))
             let newer = #"flowmeter_events_total{kind="newerKind",outcome="accepted"}"#
             #expect(try await fixture.metric(newer) == Double(round))
+            // Each kind's unavailable series is there from its first batch, at 0 until a batch gets 503.
+            let unavailable = #"flowmeter_events_total{kind="duplicateID",outcome="unavailable"}"#
+            #expect(try await fixture.metric(unavailable) == 0)
         }
         await fixture.shutdown()
     }

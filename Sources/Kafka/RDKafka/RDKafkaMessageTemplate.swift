@@ -45,8 +45,9 @@ final class RDKafkaMessageTemplate {
         self.copies = copies
         self.topicHandle = topicHandle
         self.headerPool = headers.isEmpty ? nil : client.headerPool(for: headers)
-        // Each header: its name with a terminating NUL, then its value.
-        let size = headers.reduce(0) { $0 + $1.name.utf8.count + 1 + ($1.value?.count ?? 0) }
+        // Each header: its name with a terminating NUL, then its value; nothing when the pool's lists carry them.
+        let size =
+            headerPool != nil ? 0 : headers.reduce(0) { $0 + $1.name.utf8.count + 1 + ($1.value?.count ?? 0) }
         self.bytes = .allocate(byteCount: max(1, size), alignment: 1)
         self.argumentCount = Self.fixedCount + (headerPool == nil ? headers.count : 1)
         self.arguments = .allocate(capacity: argumentCount)
