@@ -37,7 +37,7 @@ let package = Package(
 
         // Wrappers around the C libraries.
         .target(
-            name: "Kafka", dependencies: ["CRdKafka", "FlowmeterModels", "Lifecycle", "Logging"],
+            name: "Kafka", dependencies: ["CRdKafka", "CDeflate", "FlowmeterModels", "Lifecycle", "Logging"],
             swiftSettings: strictSettings),
         .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "FlowmeterModels"], swiftSettings: strictSettings),
         .target(name: "Gzip", dependencies: ["CZlib", "CDeflate", "FlowmeterModels"], swiftSettings: strictSettings),

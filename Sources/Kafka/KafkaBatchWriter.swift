@@ -10,12 +10,22 @@ public struct KafkaBatchWriter: ~Copyable {
     /// The argument list of the last topic and headers appended to, reused while they repeat (see
     /// ``RDKafkaMessageTemplate``).
     private var template: RDKafkaMessageTemplate?
+    /// The create time every message of the batch carries, in milliseconds since the epoch: the wall clock read
+    /// once when the batch starts, where librdkafka would read it for each message.
+    private let timestamp: Int64
     /// How many messages this batch has enqueued so far.
     public private(set) var count = 0
 
     init(client: RDKafkaClient, tracker: DeliveryTracker) {
         self.client = client
         self.tracker = tracker
+        self.timestamp = Self.wallClockMilliseconds()
+    }
+
+    private static func wallClockMilliseconds() -> Int64 {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
     }
 
     /// Enqueues a keyed message; messages with the same key keep their order within one partition.
@@ -102,7 +112,8 @@ public struct KafkaBatchWriter: ~Copyable {
         }
         let opaque = tracker.beginMessage(headerPool: message.headerPool)
         do {
-            try message.produce(key: key, value: value, partition: partition, opaque: opaque)
+            try message.produce(
+                key: key, value: value, partition: partition, timestamp: timestamp, opaque: opaque)
             return nil
         } catch {
             tracker.abandonMessage()

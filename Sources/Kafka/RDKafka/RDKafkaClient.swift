@@ -35,6 +35,9 @@ final class RDKafkaClient: @unchecked Sendable {
         if let events {
             RDKafkaCallbacks.install(on: configuration, events: events)
         }
+        if kind == .producer && RDKafkaPartitioner.applies(to: properties) {
+            RDKafkaPartitioner.install(on: configuration)
+        }
         var buffer = [CChar](repeating: 0, count: 512)
         let type = kind == .producer ? RD_KAFKA_PRODUCER : RD_KAFKA_CONSUMER
         // On success the handle owns the configuration; on failure it is still ours to destroy.
