@@ -12,28 +12,31 @@
 /// process. A hostile batch can only fill slots with its own values: the next batch misses there and makes its
 /// strings, as without a cache; what the cache returns always spells the bytes asked for.
 public struct StringInterner: Sendable {
-    private var hashes: [UInt64]
-    private var strings: [String]
-    /// Per slot: 0 not checked, 1 an identifier under ``IdentifierRule``, 2 not one (checked again when asked).
-    private var verdicts: [UInt8]
+    /// One slot: everything a lookup reads sits together, so a lookup touches one or two cache lines, not one in
+    /// each of five arrays (what the interner cost at full load was mostly waiting for memory, measured with perf).
+    struct Entry {
+        /// The cached string's hash; 0 for an empty slot.
+        var hash: UInt64 = 0
+        var string = ""
+        /// The index the string has in the current batch's table, valid while `stamp == batch`. So a value
+        /// repeated through a batch is one table entry, found with the slot, with nothing to clear between batches.
+        var batchIndex: Int32 = 0
+        var stamp: UInt32 = 0
+        /// 0 not checked, 1 an identifier under ``IdentifierRule``, 2 not one (checked again when asked).
+        var verdict: UInt8 = 0
+    }
+
+    private var entries: [Entry]
     /// The slot is the hash's top bits (`64 - shift` of them): a multiply carries every input bit up, never down, so
     /// the low bits miss whatever differs in a word's last bytes (the digits of two coding paths).
     private let shift: UInt64
-    /// Per slot: the index its string has in the current batch's table, valid while `stamps[slot] == batch`. So a
-    /// value repeated through a batch is one table entry, found with the slot, with nothing to clear between batches.
-    private var batchIndices: [Int32]
-    private var stamps: [UInt32]
     private var batch: UInt32 = 1
 
     /// An empty interner with `slots` entries, rounded up to a power of two (at least 1).
     public init(slots: Int = 64) {
         let count = max(1, slots).nextPowerOfTwo
-        hashes = [UInt64](repeating: 0, count: count)
-        strings = [String](repeating: "", count: count)
-        verdicts = [UInt8](repeating: 0, count: count)
+        entries = [Entry](repeating: Entry(), count: count)
         shift = UInt64(64 - count.trailingZeroBitCount)
-        batchIndices = [Int32](repeating: 0, count: count)
-        stamps = [UInt32](repeating: 0, count: count)
     }
 
     /// Starts a new batch's table: no index handed out before is handed out again.
@@ -41,7 +44,7 @@ public struct StringInterner: Sendable {
         batch &+= 1
         if batch == 0 {
             // Once in 2^32 batches: forget every stamp rather than mistake an old one for this batch's.
-            for slot in stamps.indices { stamps[slot] = 0 }
+            for slot in entries.indices { entries[slot].stamp = 0 }
             batch = 1
         }
     }
@@ -66,9 +69,9 @@ public struct StringInterner: Sendable {
             table.append(value)
             return (Int32(table.count - 1), nil)
         }
-        if verdicts[slot] != 1 {
-            let violation = IdentifierRule.violation(in: strings[slot])
-            verdicts[slot] = violation == nil ? 1 : 2
+        if entries[slot].verdict != 1 {
+            let violation = IdentifierRule.violation(in: entries[slot].string)
+            entries[slot].verdict = violation == nil ? 1 : 2
             if let violation { return (CompactEvent.absent, violation) }
         }
         return (index(ofSlot: slot, table: &table), nil)
@@ -76,11 +79,11 @@ public struct StringInterner: Sendable {
 
     @inline(__always)
     private mutating func index(ofSlot slot: Int, table: inout [String]) -> Int32 {
-        if stamps[slot] == batch { return batchIndices[slot] }
-        table.append(strings[slot])
+        if entries[slot].stamp == batch { return entries[slot].batchIndex }
+        table.append(entries[slot].string)
         let index = Int32(table.count - 1)
-        stamps[slot] = batch
-        batchIndices[slot] = index
+        entries[slot].stamp = batch
+        entries[slot].batchIndex = index
         return index
     }
 
@@ -90,15 +93,15 @@ public struct StringInterner: Sendable {
 
     /// Whether some entry holds `value` (the privacy tests check that no install ID is ever cached).
     func holds(_ value: String) -> Bool {
-        strings.contains(value)
+        entries.contains { $0.string == value }
     }
 
     /// How many entries it has.
-    public var slotCount: Int { hashes.count }
+    public var slotCount: Int { entries.count }
 
     mutating func string(_ bytes: UnsafeRawBufferPointer) -> String {
         guard let slot = slot(for: bytes) else { return String(decoding: bytes, as: UTF8.self) }
-        return strings[slot]
+        return entries[slot].string
     }
 
     /// The string `bytes` spell and what ``IdentifierRule`` says of it, the verdict remembered with a cached string.
@@ -107,11 +110,11 @@ public struct StringInterner: Sendable {
             let value = String(decoding: bytes, as: UTF8.self)
             return (value, IdentifierRule.violation(in: value))
         }
-        let value = strings[slot]
-        if verdicts[slot] == 1 { return (value, nil) }
+        let value = entries[slot].string
+        if entries[slot].verdict == 1 { return (value, nil) }
         // Checked on the string, not the bytes: decoding repairs invalid UTF-8, and the rule applies to the result.
         let violation = IdentifierRule.violation(in: value)
-        verdicts[slot] = violation == nil ? 1 : 2
+        entries[slot].verdict = violation == nil ? 1 : 2
         return (value, violation)
     }
 
@@ -123,16 +126,13 @@ public struct StringInterner: Sendable {
         let hash = Self.hash(base, count: bytes.count)
         // Shifting a UInt64 by 64 gives 0 in Swift, so a one-slot interner always uses slot 0.
         let slot = Int(truncatingIfNeeded: hash >> shift)
-        if hashes[slot] == hash {
-            let same = strings[slot].utf8.withContiguousStorageIfAvailable { utf8 in
+        if entries[slot].hash == hash {
+            let same = entries[slot].string.utf8.withContiguousStorageIfAvailable { utf8 in
                 utf8.count == bytes.count && memoryEqual(utf8.baseAddress!, base, bytes.count)
             }
             if same == true { return slot }
         }
-        hashes[slot] = hash
-        strings[slot] = String(decoding: bytes, as: UTF8.self)
-        verdicts[slot] = 0
-        stamps[slot] = 0
+        entries[slot] = Entry(hash: hash, string: String(decoding: bytes, as: UTF8.self))
         return slot
     }
 
