@@ -463,6 +463,32 @@ struct ByteReader {
         return interner.identifierIndex(truncatedBytes(slot, limit: limit), table: &table)
     }
 
+    /// Appends the bytes of the string in `slot`, unescaped and truncated to `limit` scalars (at most 16,383, so
+    /// under 65,536 bytes), to `bytes` as an id of ``EventTable/idBytes`` when they are an identifier under
+    /// ``IdentifierRule``; otherwise appends nothing and returns the violation.
+    ///
+    /// The bytes are those of ``string(_:limit:)``'s `String`: the scan validated the UTF-8 and the escapes (a lone
+    /// surrogate fails the parse), unescaping writes valid UTF-8, and the cut falls between scalars, so decoding
+    /// them into a `String` would repair nothing.
+    mutating func appendIdentifier(
+        _ slot: Slot, limit: Int, to bytes: inout [UInt8]
+    ) -> IdentifierRule.Violation? {
+        if !slot.flag {
+            let value = truncatedBytes(slot, limit: limit)
+            if let violation = IdentifierRule.violation(inUTF8: value) { return violation }
+            _ = EventTable.appendID(value, to: &bytes)
+            return nil
+        }
+        unescape(slot)
+        return scratch.withUnsafeBytes { unescaped in
+            let value = UnsafeRawBufferPointer(
+                rebasing: unescaped[0..<FieldLimits.truncatedLength(unescaped, limit: limit)])
+            if let violation = IdentifierRule.violation(inUTF8: value) { return violation }
+            _ = EventTable.appendID(value, to: &bytes)
+            return nil
+        }
+    }
+
     /// Runs `body` over the unescaped bytes of a string slot without making a `String`.
     mutating func withBytes<R>(_ slot: Slot, _ body: (UnsafeRawBufferPointer) -> R) -> R {
         if !slot.flag {

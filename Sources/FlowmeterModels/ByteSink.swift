@@ -14,7 +14,12 @@ struct ByteSink {
 
     /// What an escaped, quoted JSON string of `string` can take at most: every byte as `\u00XX`, plus quotes.
     static func maxQuotedLength(_ string: String) -> Int {
-        string.utf8.count * 6 + 2
+        maxQuotedLength(utf8Count: string.utf8.count)
+    }
+
+    /// The most bytes ``quoted(utf8:)`` writes for `utf8Count` bytes.
+    static func maxQuotedLength(utf8Count: Int) -> Int {
+        utf8Count * 6 + 2
     }
 
     /// The longest RFC 3339 time `timestamp` writes for years 0000–9999, with quotes.
@@ -53,6 +58,13 @@ struct ByteSink {
     mutating func quoted(_ string: String) {
         byte(UInt8(ascii: "\""))
         escaped(string)
+        byte(UInt8(ascii: "\""))
+    }
+
+    /// The UTF-8 bytes `utf8` (valid UTF-8) as a JSON string: the same bytes as ``quoted(_:)`` of their `String`.
+    mutating func quoted(utf8: UnsafeRawBufferPointer) {
+        byte(UInt8(ascii: "\""))
+        escaped(utf8)
         byte(UInt8(ascii: "\""))
     }
 

@@ -1,5 +1,6 @@
-/// One event of an ``EventTable``: every string field is an index into the table's ``EventTable/strings``, so the
-/// event holds no reference and copying it is a copy of its bytes.
+/// One event of an ``EventTable``: every string field is an index into the table's ``EventTable/strings`` (the id,
+/// which no other event repeats, a range of its ``EventTable/idBytes``), so the event holds no reference and copying
+/// it is a copy of its bytes.
 ///
 /// The collector's ingest path decodes into these (``FastBatchDecoder/decodeCompact(_:maxEvents:interner:storage:)``):
 /// a `DiagnosticEvent` of eight `String`s was copied, retained and released as a whole (eight atomic operations
@@ -24,7 +25,12 @@ public struct CompactEvent: Hashable, Sendable {
     public internal(set) var pageID: Int32 = absent
     public internal(set) var surface: Int32 = absent
     public internal(set) var backendRelease: Int32 = absent
-    /// The event's own id, or ``absent``.
+    /// Where the event's own id sits in the table's ``EventTable/idBytes`` (its length, then its bytes), or
+    /// ``absent``.
+    ///
+    /// Ids are kept as their UTF-8 bytes, not as table strings: 60 % of the benchmark's events carry a 36-byte UUID,
+    /// and making, checking and later freeing a `String` of each was most of the strings the decoder allocated, for a
+    /// value only the record writer reads (as bytes). ``EventTable/id(of:)`` makes the `String` when asked.
     public internal(set) var id: Int32 = absent
     /// How many times the app saw it; at least 1.
     public internal(set) var count: Int = 1
@@ -42,10 +48,26 @@ public struct EventTable: Sendable {
     public private(set) var events: [CompactEvent]
     /// The strings the events' indices name.
     public private(set) var strings: [String]
+    /// The events' ids, one after the other, each its length (two bytes, little-endian) and then its UTF-8 (valid,
+    /// unescaped, an identifier under ``IdentifierRule``); an event's ``CompactEvent/id`` is where its own starts.
+    /// The length lives here rather than in the event, which would grow past 56 bytes.
+    public private(set) var idBytes: [UInt8]
 
-    init(events: [CompactEvent], strings: [String]) {
+    /// Appends `utf8` (at most 65,535 bytes) to `bytes` as an id of ``idBytes``; returns where it starts.
+    static func appendID(_ utf8: some Collection<UInt8>, to bytes: inout [UInt8]) -> Int32 {
+        let start = bytes.count
+        let count = utf8.count
+        precondition(count <= Int(UInt16.max), "EventTable: an id longer than 65,535 bytes")
+        bytes.append(UInt8(truncatingIfNeeded: count))
+        bytes.append(UInt8(truncatingIfNeeded: count >> 8))
+        bytes.append(contentsOf: utf8)
+        return Int32(start)
+    }
+
+    init(events: [CompactEvent], strings: [String], idBytes: [UInt8]) {
         self.events = events
         self.strings = strings
+        self.idBytes = idBytes
     }
 
     /// `events` with a table entry per string field (not shared: canonically equivalent strings compare equal as
@@ -53,19 +75,22 @@ public struct EventTable: Sendable {
     /// simulations) reach the compact paths.
     public init(_ events: [DiagnosticEvent]) {
         var strings: [String] = []
+        var idBytes: [UInt8] = []
         func index(_ value: String?) -> Int32 {
             guard let value else { return CompactEvent.absent }
             strings.append(value)
             return Int32(strings.count - 1)
         }
         self.events = events.map { event in
-            CompactEvent(
+            let id = event.id.map { Self.appendID($0.utf8, to: &idBytes) } ?? CompactEvent.absent
+            return CompactEvent(
                 kind: index(event.kind.rawValue), widgetType: index(event.widgetType),
                 codingPath: index(event.codingPath), message: index(event.message), pageID: index(event.pageID),
-                surface: index(event.surface), backendRelease: index(event.backendRelease), id: index(event.id),
+                surface: index(event.surface), backendRelease: index(event.backendRelease), id: id,
                 count: event.count, occurredAt: event.occurredAt)
         }
         self.strings = strings
+        self.idBytes = idBytes
     }
 
     public var count: Int { events.count }
@@ -77,6 +102,25 @@ public struct EventTable: Sendable {
         index < 0 ? nil : strings[Int(index)]
     }
 
+    /// The id of `event`, one of this table's events, or nil when it has none.
+    public func id(of event: CompactEvent) -> String? {
+        guard event.id >= 0 else { return nil }
+        return withIDBytes(of: event) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// Runs `body` over the UTF-8 bytes of `event`'s id (empty when it has none).
+    @inline(__always)
+    public func withIDBytes<Result>(
+        of event: CompactEvent, _ body: (UnsafeRawBufferPointer) -> Result
+    ) -> Result {
+        guard event.id >= 0 else { return body(UnsafeRawBufferPointer(start: nil, count: 0)) }
+        return idBytes.withUnsafeBytes { bytes in
+            let start = Int(event.id)
+            let count = Int(bytes[start]) | Int(bytes[start + 1]) << 8
+            return body(UnsafeRawBufferPointer(rebasing: bytes[start + 2..<start + 2 + count]))
+        }
+    }
+
     /// The kind of `event`, one of this table's events.
     @inline(__always)
     public func kind(of event: CompactEvent) -> DiagnosticKind {
@@ -86,7 +130,7 @@ public struct EventTable: Sendable {
     /// `event`, one of this table's events, as a `DiagnosticEvent`.
     public func diagnosticEvent(_ event: CompactEvent) -> DiagnosticEvent {
         DiagnosticEvent(
-            id: string(event.id), kind: kind(of: event), widgetType: string(event.widgetType),
+            id: id(of: event), kind: kind(of: event), widgetType: string(event.widgetType),
             codingPath: string(event.codingPath), message: string(event.message), pageID: string(event.pageID),
             surface: string(event.surface), backendRelease: string(event.backendRelease), count: event.count,
             occurredAt: event.occurredAt)
@@ -120,29 +164,35 @@ public struct EventTable: Sendable {
 public struct EventTableStorage: Sendable {
     var events: [CompactEvent]
     var strings: [String]
+    var idBytes: [UInt8]
 
     /// Empty arrays, with no capacity.
     public init() {
         events = []
         strings = []
+        idBytes = []
     }
 
-    init(events: [CompactEvent], strings: [String]) {
+    init(events: [CompactEvent], strings: [String], idBytes: [UInt8]) {
         self.events = events
         self.strings = strings
+        self.idBytes = idBytes
     }
 
     /// How many events the events array holds room for.
     public var eventCapacity: Int { events.capacity }
     /// How many entries the strings array holds room for.
     public var stringCapacity: Int { strings.capacity }
-    /// Whether both arrays are empty.
-    public var isEmpty: Bool { events.isEmpty && strings.isEmpty }
+    /// How many bytes of ids the ids array holds room for.
+    public var idByteCapacity: Int { idBytes.capacity }
+    /// Whether the arrays are empty.
+    public var isEmpty: Bool { events.isEmpty && strings.isEmpty && idBytes.isEmpty }
 
-    /// Empties both arrays, keeping their memory when nothing else holds it: what a decode does first.
+    /// Empties the arrays, keeping their memory when nothing else holds it: what a decode does first.
     public mutating func removeAll() {
         events.removeAll(keepingCapacity: true)
         strings.removeAll(keepingCapacity: true)
+        idBytes.removeAll(keepingCapacity: true)
     }
 
     /// The memory address of the events array's elements (the tests check that storage is reused).
@@ -154,7 +204,7 @@ public struct EventTableStorage: Sendable {
 extension EventTable {
     /// The table's arrays, for a later decode to reuse (see ``EventTableStorage``).
     public var storage: EventTableStorage {
-        EventTableStorage(events: events, strings: strings)
+        EventTableStorage(events: events, strings: strings, idBytes: idBytes)
     }
 }
 

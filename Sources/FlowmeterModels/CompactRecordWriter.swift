@@ -13,22 +13,31 @@ public struct CompactRecordWriter: @unchecked Sendable {
     private let table: EscapedTable
     private let bytes: UnsafeRawPointer?
     private let ends: UnsafePointer<Int32>?
+    /// The events' ids as UTF-8, escaped per record (each is one event's, so there is nothing to share).
+    private let ids: [UInt8]
 
-    /// Escapes `strings`, the table of the events to be written, into `scratch`, which the writer then uses: give
-    /// each writer its own until it is done (the collector takes one from a pool per batch and gives it back after
-    /// writing the batch's records); by default a new one.
+    /// Escapes the strings of `table`, whose events are to be written, into `scratch`, which the writer then uses:
+    /// give each writer its own until it is done (the collector takes one from a pool per batch and gives it back
+    /// after writing the batch's records); by default a new one.
     public init(
-        strings: [String], shared: EventRecordBatch, keyPrefix: SeriesKey.AppPrefix,
+        table: EventTable, shared: EventRecordBatch, keyPrefix: SeriesKey.AppPrefix,
         scratch: EscapedTable = EscapedTable()
     ) {
         self.shared = shared
         self.keyPrefix = keyPrefix.bytes
-        scratch.fill(strings)
+        self.ids = table.idBytes
+        scratch.fill(table.strings)
         self.table = scratch
         // Read through plain pointers from here on: a class's stored `var`s are checked for exclusive access at
         // every read, which cost more than the copy they guard.
         self.bytes = scratch.bytes.map(UnsafeRawPointer.init)
         self.ends = scratch.ends.map { UnsafePointer($0) }
+    }
+
+    /// The length of `event`'s id (which it has), in ``EventTable/idBytes``' layout.
+    @inline(__always)
+    private func idLength(_ event: CompactEvent) -> Int {
+        Int(ids[Int(event.id)]) | Int(ids[Int(event.id) + 1]) << 8
     }
 
     /// The escaped, quoted entry `index`'s length.
@@ -82,7 +91,9 @@ public struct CompactRecordWriter: @unchecked Sendable {
 
     /// The most bytes `event`'s record can take.
     public func maxLength(of event: CompactEvent) -> Int {
-        let id = event.id < 0 ? shared.idPrefix.count + 2 + ByteSink.maxIntLength : length(event.id)
+        let id =
+            event.id < 0
+            ? shared.idPrefix.count + 2 + ByteSink.maxIntLength : ByteSink.maxQuotedLength(utf8Count: idLength(event))
         return id + shared.tail.count + EventRecordWriter.fixedEventFieldsLength + ByteSink.maxQuotedTimestampLength
             + ByteSink.maxIntLength + length(event.kind) + optionalLength(event.widgetType)
             + optionalLength(event.codingPath) + optionalLength(event.message) + optionalLength(event.pageID)
@@ -97,7 +108,10 @@ public struct CompactRecordWriter: @unchecked Sendable {
         sink.byte(UInt8(ascii: "{"))
         sink.key("id", first: true)
         if event.id >= 0 {
-            write(event.id, to: &sink)
+            ids.withUnsafeBytes { ids in
+                let start = Int(event.id) + 2
+                sink.quoted(utf8: UnsafeRawBufferPointer(rebasing: ids[start..<start + idLength(event)]))
+            }
         } else {
             sink.byte(UInt8(ascii: "\""))
             shared.idPrefix.withUnsafeBytes { sink.bytes($0) }

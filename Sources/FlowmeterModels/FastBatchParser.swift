@@ -181,6 +181,7 @@ struct FastBatchParser {
         taken.removeAll()
         var events = taken.events
         var strings = taken.strings
+        var idBytes = taken.idBytes
         taken = EventTableStorage()
         interner.beginBatch()
         var dropped: [DecodeDiagnostic] = []
@@ -203,7 +204,8 @@ struct FastBatchParser {
                 sawEvents = true
                 if reader.peek == UInt8(ascii: "[") {
                     try parseEvents(
-                        into: &events, strings: &strings, dropped: &dropped, droppedIndices: &droppedIndices)
+                        into: &events, strings: &strings, idBytes: &idBytes, dropped: &dropped,
+                        droppedIndices: &droppedIndices)
                 } else {
                     eventsSlot = try reader.scanValue(depth: 1)
                 }
@@ -237,8 +239,8 @@ struct FastBatchParser {
                 clientReport: clientReport)
             return .success(
                 CompactBatch(
-                    header: header, table: EventTable(events: events, strings: strings), dropped: dropped,
-                    droppedIndices: droppedIndices))
+                    header: header, table: EventTable(events: events, strings: strings, idBytes: idBytes),
+                    dropped: dropped, droppedIndices: droppedIndices))
         } catch {
             return .failure(BatchDecodingError(error.code, error.message, path: error.field ?? ""))
         }
@@ -430,8 +432,8 @@ struct FastBatchParser {
     // MARK: - Events
 
     mutating func parseEvents(
-        into events: inout [CompactEvent], strings: inout [String], dropped: inout [DecodeDiagnostic],
-        droppedIndices: inout [Int]
+        into events: inout [CompactEvent], strings: inout [String], idBytes: inout [UInt8],
+        dropped: inout [DecodeDiagnostic], droppedIndices: inout [Int]
     ) throws(JSONSyntaxError) {
         reader.index += 1
         events.reserveCapacity(64)
@@ -443,7 +445,7 @@ struct FastBatchParser {
                 throw reader.fail("More than \(maxEvents) events")
             }
             if reader.peek == UInt8(ascii: "{") {
-                if let problem = try parseEvent(into: &events, strings: &strings) {
+                if let problem = try parseEvent(into: &events, strings: &strings, idBytes: &idBytes) {
                     let path = problem.field.map { "events.Index \(index).\($0)" } ?? "events.Index \(index)"
                     dropped.append(DecodeDiagnostic(path: path, message: problem.message))
                     droppedIndices.append(index)
@@ -464,7 +466,7 @@ struct FastBatchParser {
     /// drops it (no `Result` of an event to build and take apart per event). A dropped event may leave entries in
     /// `strings` that no event names.
     mutating func parseEvent(
-        into events: inout [CompactEvent], strings: inout [String]
+        into events: inout [CompactEvent], strings: inout [String], idBytes: inout [UInt8]
     ) throws(JSONSyntaxError) -> Problem? {
         reader.index += 1
         var present: UInt16 = 0
@@ -489,11 +491,16 @@ struct FastBatchParser {
                 throw Problem(code: .missingKey, message: DecodeMessages.missingKey("occurredAt"))
             }
             let occurredAt = try timestamp(time, key: "occurredAt")
-            // Each event's own: never through the interner, which would only fill with values that never repeat.
+            // Each event's own: never through the interner, which would only fill with values that never repeat, and
+            // kept as bytes (see ``CompactEvent/id``). A dropped event may leave its id's bytes unnamed.
             var id = CompactEvent.absent
-            if let value = try optionalIdentifier(slot(2), key: "id") {
-                strings.append(value)
-                id = Int32(strings.count - 1)
+            if let idSlot = slot(2), idSlot.type != .null {
+                guard idSlot.type == .string else { throw mismatch(expected: "String", key: "id", found: idSlot.type) }
+                let start = idBytes.count
+                if let violation = reader.appendIdentifier(idSlot, limit: FieldLimits.other, to: &idBytes) {
+                    throw invalid(violation, key: "id")
+                }
+                id = Int32(start)
             }
             let widgetType = try identifierIndex(
                 slot(3), key: "widgetType", limit: FieldLimits.widgetType, strings: &strings)

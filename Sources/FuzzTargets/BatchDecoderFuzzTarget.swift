@@ -119,7 +119,7 @@ extension BatchDecoderFuzzTarget {
         let batchID = batch.header.id ?? "fuzz-batch"
         let client = batch.header.client
         let writer = CompactRecordWriter(
-            strings: batch.table.strings,
+            table: batch.table,
             shared: EventRecordBatch(
                 batchID: batchID, client: client, installHash: "h", receivedAt: receivedAt, collector: "fuzz"),
             keyPrefix: SeriesKey.AppPrefix(appID: client.appID), scratch: kept.withLock { $0.scratch })

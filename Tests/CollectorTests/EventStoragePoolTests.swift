@@ -85,7 +85,7 @@ import Testing
             receivedAt: Timestamp(secondsSinceEpoch: 1_796_029_200), collector: "c")
         func records(_ batch: CompactBatch, scratch: EscapedTable) -> [[UInt8]] {
             let writer = CompactRecordWriter(
-                strings: batch.table.strings, shared: shared, keyPrefix: .init(appID: "a"), scratch: scratch)
+                table: batch.table, shared: shared, keyPrefix: .init(appID: "a"), scratch: scratch)
             return batch.table.events.enumerated().map { index, event in
                 [UInt8](unsafeUninitializedCapacity: writer.maxLength(of: event)) { memory, count in
                     count = writer.write(event: event, index: index, into: UnsafeMutableRawBufferPointer(memory))
@@ -104,7 +104,11 @@ import Testing
         #expect(pool.keptScratchCount == 2)
         let large = EscapedTable()
         _ = CompactRecordWriter(
-            strings: [String(repeating: "x", count: 70_000)], shared: shared, keyPrefix: .init(appID: "a"),
+            table: EventTable([
+                DiagnosticEvent(
+                    kind: .unknownType, codingPath: String(repeating: "x", count: 70_000),
+                    occurredAt: Timestamp(secondsSinceEpoch: 1_796_029_200))
+            ]), shared: shared, keyPrefix: .init(appID: "a"),
             scratch: large)
         #expect(large.capacity > 64 << 10)
         _ = pool.takeScratch()

@@ -30,6 +30,32 @@ import Testing
         #expect(compact.decoded == (try FastBatchDecoder.decode(body)))
     }
 
+    /// Ids are kept as bytes, not strings: escaped, multi-byte, cut at the limit, or breaking the rule, each reads
+    /// back as the Codable decoder's id, and the table holds no `String` of any.
+    @Test func idsAreKeptAsTheirBytes() throws {
+        let ids = [
+            #""plain-1""#, #""esc\u00e9\"q\\x\/y""#, "\"" + String(repeating: "é", count: 300) + "\"",
+            #""\ud83d\ude00 pair""#, #""\u0001control""#, "null", "17", #""   ""#, #""""#,
+        ]
+        let events = ids.enumerated().map { index, id in
+            #"{"id":\#(id),"kind":"unknownType","widgetType":"w\#(index)","occurredAt":"2026-12-03T10:00:00Z"}"#
+        }
+        let body = Array(
+            (#"{"client":{"appID":"a","appVersion":"1","platform":"ios"},"events":["#
+                + events.joined(separator: ",") + "]}").utf8)
+        var interner = StringInterner()
+        let compact = try FastBatchDecoder.decodeCompact(body, interner: &interner)
+        let reference = try CodableBatchDecoder.decode(Data(body))
+        #expect(compact.decoded == reference)
+        #expect(compact.decoded.batch.events.map(\.id) == reference.batch.events.map(\.id))
+        // The control character, the number and the blank id drop their events; null is no id.
+        #expect(compact.table.count == reference.batch.events.count)
+        #expect(reference.batch.events.contains { $0.id?.unicodeScalars.count == FieldLimits.other })
+        for value in reference.batch.events.compactMap(\.id) {
+            #expect(!compact.table.strings.contains(value))
+        }
+    }
+
     /// One interner lent to batch after batch (few slots, so they evict each other): every batch's table is its own,
     /// and every batch decodes as it does fresh.
     @Test func aKeptInternerStartsEachBatchsTableAfresh() throws {
@@ -41,10 +67,12 @@ import Testing
             for event in compact.table.events {
                 for index in [
                     event.kind, event.widgetType, event.codingPath, event.message, event.pageID, event.surface,
-                    event.backendRelease, event.id,
+                    event.backendRelease,
                 ] {
                     #expect(index >= CompactEvent.absent && Int(index) < compact.table.strings.count)
                 }
+                // An id is its length and bytes in the table's id bytes.
+                #expect(event.id >= CompactEvent.absent && Int(event.id) < max(1, compact.table.idBytes.count))
             }
             #expect(compact.decoded == (try FastBatchDecoder.decode(body)), "seed \(seed)")
             storage = compact.table.storage
@@ -88,7 +116,7 @@ import Testing
             DiagnosticBatch(id: nil, sentAt: nil, client: client, decodes: nil, events: events, clientReport: nil))
         let decoded = try? FastBatchDecoder.decodeCompact([UInt8](body), interner: &interner).table
         for table in [EventTable(events)] + (decoded.map { [$0] } ?? []) {
-            let writer = CompactRecordWriter(strings: table.strings, shared: shared, keyPrefix: .init(appID: text))
+            let writer = CompactRecordWriter(table: table, shared: shared, keyPrefix: .init(appID: text))
             for (index, compact) in table.events.enumerated() {
                 let event = table.diagnosticEvent(compact)
                 var expected: [UInt8] = []

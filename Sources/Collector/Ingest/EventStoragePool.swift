@@ -15,7 +15,7 @@ import Synchronization
 /// The pool keeps at most `maxKept` storages, each of at most `maxCapacity` events and eight entries per event
 /// (an event names at most eight strings), so it holds at most `maxKept × maxCapacity` events (under 1 MiB at the
 /// defaults, an event is under 64 bytes) and eight times as many entries (16 bytes each, 2 MiB, plus the strings they
-/// hold until the next decode empties them), and at most `maxKept` escaped tables of at most `maxScratchBytes`
+/// hold until the next decode empties them) and 64 bytes of ids per event (a UUID is 36), and at most `maxKept` escaped tables of at most `maxScratchBytes`
 /// (64 × 64 KiB); a larger one, or one past the bound, is freed. (A 50-event batch names about 170 entries: bounded
 /// at `maxCapacity` entries, its strings array, whose capacity the allocator rounds up, was often refused.)
 final class EventStoragePool: Sendable {
@@ -54,7 +54,8 @@ final class EventStoragePool: Sendable {
     /// Keeps a finished batch's arrays for a later ``take()``.
     func recycle(_ storage: EventTableStorage) {
         let capacities = (storage.eventCapacity, storage.stringCapacity)
-        guard capacities.0 > 0 || capacities.1 > 0, capacities.0 <= maxCapacity, capacities.1 <= 8 * maxCapacity
+        guard capacities.0 > 0 || capacities.1 > 0, capacities.0 <= maxCapacity, capacities.1 <= 8 * maxCapacity,
+            storage.idByteCapacity <= 64 * maxCapacity
         else { return }
         idle.withLock { kept in
             if kept.count < maxKept { kept.append(storage) }

@@ -211,7 +211,7 @@ final class IngestHandler: Sendable {
         // Every string of the batch's table escaped once, the app's part of every key too.
         let scratch = eventStorage.takeScratch()
         let writer = CompactRecordWriter(
-            strings: events.strings, shared: shared, keyPrefix: SeriesKey.AppPrefix(appID: client.appID),
+            table: events, shared: shared, keyPrefix: SeriesKey.AppPrefix(appID: client.appID),
             scratch: scratch)
         let compact = events.events
         for offset in compact.indices {
