@@ -45,9 +45,11 @@ final class ProducerEvents: Sendable {
             if rd_kafka_message_detach_headers(UnsafeMutablePointer(mutating: message), &list)
                 == RD_KAFKA_RESP_ERR_NO_ERROR, let list
             {
-                pool.takeUnretainedValue().give(list)
+                // The pools live as long as the producer: borrowed, not retained.
+                pool._withUnsafeGuaranteedRef { $0.give(list) }
             }
         }
+        // Retained for the call: the last report releases the tracker's hold on itself inside `record`.
         let tracker = slot.tracker.takeUnretainedValue()
         let persistence = RDKafkaError.persistence(rd_kafka_message_status(message))
         let code = message.pointee.err

@@ -8,7 +8,8 @@ private func deliveryReportCallback(
     _ opaque: UnsafeMutableRawPointer?
 ) {
     guard let message, let opaque else { return }
-    Unmanaged<ProducerEvents>.fromOpaque(opaque).takeUnretainedValue().deliveryReported(message)
+    // Borrowed, not retained, once per message: the handle holds its opaque, and the poll loop holds the handle.
+    Unmanaged<ProducerEvents>.fromOpaque(opaque)._withUnsafeGuaranteedRef { $0.deliveryReported(message) }
 }
 
 private func errorCallback(
