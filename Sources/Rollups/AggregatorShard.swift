@@ -181,57 +181,62 @@ extension AggregatorShard.VersionEntry {
         entryDigests.removeAll(keepingCapacity: true)
         entryDigests.append(contentsOf: repeatElement(0, count: strings.count))
         var emptyDigest: Int?
-        for position in events.indices {
-            let event = events[position]
-            let occurredAt = batch.skew.apply(to: event.occurredAt)
-            let window = MinuteWindow(containing: occurredAt)
-            let kind = strings[Int(event.kind)]
-            let widgetType = event.widgetType < 0 ? "" : strings[Int(event.widgetType)]
-            let kindDigest = Self.digest(event.kind, of: kind, entries: &entryDigests, digests: &digests)
-            let typeDigest: Int
-            if event.widgetType < 0 {
-                if emptyDigest == nil { emptyDigest = digests.digest("") }
-                typeDigest = emptyDigest!
-            } else {
-                typeDigest = Self.digest(event.widgetType, of: widgetType, entries: &entryDigests, digests: &digests)
-            }
-            var slot = AggregatorShard.SeriesSlot(
-                kind: table.kind(of: event), widgetType: widgetType, window: window.start,
-                kindDigest: kindDigest, typeDigest: typeDigest)
-            var index = series.index(forKey: slot)
-            // Whether the event went to the overflow series instead of its own: its type is not the series'.
-            var isRedirected = false
-            if index == nil {
-                if entryCount >= softCap {
-                    slot.setWidgetType(RollupAggregator.overflowLabel, digests: &digests)
-                    isRedirected = true
-                    index = series.index(forKey: slot)
+        // The table's strings are read in place: each value an event names is copied (retained) only where it is
+        // kept, in a new series or a new sample, not once per field per event.
+        strings.withUnsafeBufferPointer { strings in
+            for position in events.indices {
+                let event = events[position]
+                let occurredAt = batch.skew.apply(to: event.occurredAt)
+                let window = MinuteWindow(containing: occurredAt)
+                let kind = strings[Int(event.kind)]
+                let widgetType = event.widgetType < 0 ? "" : strings[Int(event.widgetType)]
+                let kindDigest = Self.digest(event.kind, of: kind, entries: &entryDigests, digests: &digests)
+                let typeDigest: Int
+                if event.widgetType < 0 {
+                    if emptyDigest == nil { emptyDigest = digests.digest("") }
+                    typeDigest = emptyDigest!
+                } else {
+                    typeDigest = Self.digest(
+                        event.widgetType, of: widgetType, entries: &entryDigests, digests: &digests)
                 }
+                var slot = AggregatorShard.SeriesSlot(
+                    kind: table.kind(of: event), widgetType: widgetType, window: window.start,
+                    kindDigest: kindDigest, typeDigest: typeDigest)
+                var index = series.index(forKey: slot)
+                // Whether the event went to the overflow series instead of its own: its type is not the series'.
+                var isRedirected = false
                 if index == nil {
-                    guard entryCount < 2 * softCap else {
-                        lost += event.count
-                        batch.countAlone(event, table: table)
-                        continue
+                    if entryCount >= softCap {
+                        slot.setWidgetType(RollupAggregator.overflowLabel, digests: &digests)
+                        isRedirected = true
+                        index = series.index(forKey: slot)
                     }
-                    entryCount += 1
-                    let rollupSeries = RollupSeries(version: version, kind: slot.kind, widgetType: slot.widgetType)
-                    var accumulator = AggregatorShard.SeriesAccumulator(
-                        rollup: SeriesRollup(
-                            series: rollupSeries, window: window, events: 0, firstSeen: occurredAt,
-                            lastSeen: occurredAt))
-                    if let counters = batch.counters, !isRedirected {
-                        accumulator.counterTypeIsNil = event.widgetType < 0
-                        accumulator.counter = counters.counter(
-                            appID: batch.version.appID, build: batch.version.buildConfiguration, kind: slot.kind,
-                            widgetType: event.widgetType < 0 ? nil : widgetType)
+                    if index == nil {
+                        guard entryCount < 2 * softCap else {
+                            lost += event.count
+                            batch.countAlone(event, table: table)
+                            continue
+                        }
+                        entryCount += 1
+                        let rollupSeries = RollupSeries(version: version, kind: slot.kind, widgetType: slot.widgetType)
+                        var accumulator = AggregatorShard.SeriesAccumulator(
+                            rollup: SeriesRollup(
+                                series: rollupSeries, window: window, events: 0, firstSeen: occurredAt,
+                                lastSeen: occurredAt))
+                        if let counters = batch.counters, !isRedirected {
+                            accumulator.counterTypeIsNil = event.widgetType < 0
+                            accumulator.counter = counters.counter(
+                                appID: batch.version.appID, build: batch.version.buildConfiguration, kind: slot.kind,
+                                widgetType: event.widgetType < 0 ? nil : widgetType)
+                        }
+                        series[slot] = accumulator
+                        index = series.index(forKey: slot)
                     }
-                    series[slot] = accumulator
-                    index = series.index(forKey: slot)
                 }
+                let counted = series.values[index!].add(
+                    event, strings: strings, occurredAt: occurredAt, install: batch.install, isOwnType: !isRedirected)
+                if !counted && isCounting { batch.countAlone(event, table: table) }
             }
-            let counted = series.values[index!].add(
-                event, table: table, occurredAt: occurredAt, install: batch.install, isOwnType: !isRedirected)
-            if !counted && isCounting { batch.countAlone(event, table: table) }
         }
         return lost
     }
@@ -292,7 +297,8 @@ extension AggregatorShard.SeriesAccumulator {
     /// one, or for an event of another widget type than the counter's). `isOwnType` says the event's type is the
     /// series' own (or nil for the series of ""), not redirected to the overflow series.
     mutating func add(
-        _ event: CompactEvent, table: EventTable, occurredAt: Timestamp, install: UInt64?, isOwnType: Bool
+        _ event: CompactEvent, strings: UnsafeBufferPointer<String>, occurredAt: Timestamp, install: UInt64?,
+        isOwnType: Bool
     ) -> Bool {
         let count = Int64(event.count)
         rollup.events += count
@@ -302,12 +308,10 @@ extension AggregatorShard.SeriesAccumulator {
             rollup.installs.insert(hash: install)
             lastInstall = install
         }
-        if let release = table.string(event.backendRelease) {
-            addRelease(release, count: count)
+        if event.backendRelease >= 0 {
+            addRelease(strings[Int(event.backendRelease)], count: count)
         }
-        addSample(
-            codingPath: table.string(event.codingPath), message: table.string(event.message),
-            pageID: table.string(event.pageID))
+        addSample(event, strings: strings)
         guard isOwnType, let counter, (event.widgetType < 0) == counterTypeIsNil else { return false }
         counter.increment(by: UInt64(max(0, count)))
         return true
@@ -331,15 +335,29 @@ extension AggregatorShard.SeriesAccumulator {
         lastReleaseIndex = rollup.releases.index(forKey: release)
     }
 
-    private mutating func addSample(codingPath: String?, message: String?, pageID: String?) {
-        // Consecutive events of a series usually repeat the same place and message: skip them outright.
-        if !rollup.samples.isEmpty, codingPath == lastCodingPath, message == lastMessage, pageID == lastPageID {
+    private mutating func addSample(_ event: CompactEvent, strings: UnsafeBufferPointer<String>) {
+        // Consecutive events of a series usually repeat the same place and message: skip them outright, comparing
+        // the table's strings in place.
+        if !rollup.samples.isEmpty, Self.names(event.codingPath, in: strings, lastCodingPath),
+            Self.names(event.message, in: strings, lastMessage), Self.names(event.pageID, in: strings, lastPageID)
+        {
             return
         }
+        let codingPath = event.codingPath < 0 ? nil : strings[Int(event.codingPath)]
+        let message = event.message < 0 ? nil : strings[Int(event.message)]
+        let pageID = event.pageID < 0 ? nil : strings[Int(event.pageID)]
         lastCodingPath = codingPath
         lastMessage = message
         lastPageID = pageID
         insertSample(codingPath: codingPath, message: message, pageID: pageID)
+    }
+
+    /// Whether table entry `index` (or its absence) is `value`.
+    @inline(__always)
+    private static func names(_ index: Int32, in strings: UnsafeBufferPointer<String>, _ value: String?) -> Bool {
+        guard index >= 0 else { return value == nil }
+        guard let value else { return false }
+        return strings[Int(index)] == value
     }
 
     /// Takes the triple into the samples if it belongs there; false when it changed nothing.

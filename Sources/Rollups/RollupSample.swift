@@ -46,6 +46,12 @@ public struct RollupSample: Hashable, Comparable, Sendable, Codable {
     /// (a digit run after `Index ` in `raw` would face a digit after `Index ` in `normalized`, which normalizing never
     /// leaves), so only a differing byte can be where a run of `raw` becomes `*`.
     static func compareNormalized(_ raw: String, to normalized: String) -> ComparisonOrder {
+        // Native strings lend their bytes in place; copying them into `var`s for `withUTF8` cost a retain and a
+        // release of each per comparison.
+        let inPlace = raw.utf8.withContiguousStorageIfAvailable { rawBytes in
+            normalized.utf8.withContiguousStorageIfAvailable { other in compareNormalized(rawBytes, to: other) }
+        }
+        if let order = inPlace ?? nil { return order }
         var raw = raw
         var normalized = normalized
         return raw.withUTF8 { rawBytes in
