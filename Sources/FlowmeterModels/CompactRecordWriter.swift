@@ -15,6 +15,8 @@ public struct CompactRecordWriter: @unchecked Sendable {
     private let ends: UnsafePointer<Int32>?
     /// The events' ids as UTF-8, escaped per record (each is one event's, so there is nothing to share).
     private let ids: [UInt8]
+    /// The last minutes' quoted date prefixes, in the scratch table (see ``ByteSink/quotedTimestamp(_:cache:)``).
+    private let minutes: UnsafeMutablePointer<ByteSink.MinutePrefix>
 
     /// Escapes the strings of `table`, whose events are to be written, into `scratch`, which the writer then uses:
     /// give each writer its own until it is done (the collector takes one from a pool per batch and gives it back
@@ -26,6 +28,7 @@ public struct CompactRecordWriter: @unchecked Sendable {
         self.shared = shared
         self.keyPrefix = keyPrefix.bytes
         self.ids = table.idBytes
+        self.minutes = scratch.minutePrefix
         scratch.fill(table.strings)
         self.table = scratch
         // Read through plain pointers from here on: a class's stored `var`s are checked for exclusive access at
@@ -129,7 +132,7 @@ public struct CompactRecordWriter: @unchecked Sendable {
         sink.key("count")
         sink.int(event.count)
         sink.key("occurredAt")
-        sink.quotedTimestamp(event.occurredAt)
+        sink.quotedTimestamp(event.occurredAt, cache: minutes)
         shared.tail.withUnsafeBytes { sink.bytes($0) }
         precondition(sink.position <= memory.count, "CompactRecordWriter.write: memory below maxLength")
         return sink.position
@@ -148,12 +151,19 @@ public final class EscapedTable: @unchecked Sendable {
     public private(set) var capacity = 0
     private(set) var ends: UnsafeMutablePointer<Int32>?
     private var endsCapacity = 0
+    /// The quoted dates, hours and minutes last written by a writer using this table (``ByteSink/MinutePrefix``,
+    /// 512 bytes): kept across batches, since an entry depends on its minute alone.
+    let minutePrefix: UnsafeMutablePointer<ByteSink.MinutePrefix>
 
-    public init() {}
+    public init() {
+        minutePrefix = .allocate(capacity: ByteSink.MinutePrefix.cacheSlots)
+        minutePrefix.initialize(repeating: ByteSink.MinutePrefix(), count: ByteSink.MinutePrefix.cacheSlots)
+    }
 
     deinit {
         bytes?.deallocate()
         ends?.deallocate()
+        minutePrefix.deallocate()
     }
 
     /// Escapes and quotes every string of `strings`, replacing what the table held.
