@@ -473,14 +473,7 @@ struct ByteReader {
     mutating func appendIdentifier(
         _ slot: Slot, limit: Int, to bytes: inout [UInt8]
     ) -> IdentifierRule.Violation? {
-        if !slot.flag {
-            let value = truncatedBytes(slot, limit: limit)
-            if let violation = IdentifierRule.violation(inUTF8: value) { return violation }
-            _ = EventTable.appendID(value, to: &bytes)
-            return nil
-        }
-        unescape(slot)
-        return scratch.withUnsafeBytes { unescaped in
+        withBytes(slot) { unescaped in
             let value = UnsafeRawBufferPointer(
                 rebasing: unescaped[0..<FieldLimits.truncatedLength(unescaped, limit: limit)])
             if let violation = IdentifierRule.violation(inUTF8: value) { return violation }

@@ -197,7 +197,7 @@ struct ByteSink {
     mutating func quotedTimestamp(_ time: Timestamp) {
         byte(UInt8(ascii: "\""))
         datePrefix(time)
-        secondsAndZone(of: time)
+        secondsAndZone(of: time, minute: Timestamp.floorDiv(time.secondsSinceEpoch, 60))
     }
 
     /// The opening quote, date, hour and minute of a minute written through it (`"YYYY-MM-DDTHH:MM:`, 18 bytes),
@@ -238,7 +238,7 @@ struct ByteSink {
                     tail: target.loadUnaligned(fromByteOffset: 16, as: UInt16.self))
             }
         }
-        secondsAndZone(of: time)
+        secondsAndZone(of: time, minute: minute)
     }
 
     /// `YYYY-MM-DDTHH:MM:` of `time`.
@@ -265,9 +265,10 @@ struct ByteSink {
         byte(UInt8(ascii: ":"))
     }
 
-    /// `SS`, the shortest fraction that keeps the value, `Z` and the closing quote.
-    private mutating func secondsAndZone(of time: Timestamp) {
-        pair(Int(time.secondsSinceEpoch - Timestamp.floorDiv(time.secondsSinceEpoch, 60) * 60))
+    /// `SS`, the shortest fraction that keeps the value, `Z` and the closing quote; `minute` is the time's
+    /// minutes since the epoch.
+    private mutating func secondsAndZone(of time: Timestamp, minute: Int64) {
+        pair(Int(time.secondsSinceEpoch - minute * 60))
         let nanoseconds = Int(time.nanoseconds)
         if nanoseconds != 0 {
             byte(UInt8(ascii: "."))

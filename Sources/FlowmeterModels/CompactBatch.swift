@@ -105,20 +105,15 @@ public struct EventTable: Sendable {
     /// The id of `event`, one of this table's events, or nil when it has none.
     public func id(of event: CompactEvent) -> String? {
         guard event.id >= 0 else { return nil }
-        return withIDBytes(of: event) { String(decoding: $0, as: UTF8.self) }
+        return String(decoding: idBytes[Self.idRange(at: event.id, in: idBytes)], as: UTF8.self)
     }
 
-    /// Runs `body` over the UTF-8 bytes of `event`'s id (empty when it has none).
+    /// Where the UTF-8 of the id that starts at `offset` (a ``CompactEvent/id``, not absent) lies in `bytes`, a
+    /// table's ``idBytes``: after its two-byte length.
     @inline(__always)
-    public func withIDBytes<Result>(
-        of event: CompactEvent, _ body: (UnsafeRawBufferPointer) -> Result
-    ) -> Result {
-        guard event.id >= 0 else { return body(UnsafeRawBufferPointer(start: nil, count: 0)) }
-        return idBytes.withUnsafeBytes { bytes in
-            let start = Int(event.id)
-            let count = Int(bytes[start]) | Int(bytes[start + 1]) << 8
-            return body(UnsafeRawBufferPointer(rebasing: bytes[start + 2..<start + 2 + count]))
-        }
+    static func idRange(at offset: Int32, in bytes: [UInt8]) -> Range<Int> {
+        let start = Int(offset)
+        return start + 2..<start + 2 + (Int(bytes[start]) | Int(bytes[start + 1]) << 8)
     }
 
     /// The kind of `event`, one of this table's events.

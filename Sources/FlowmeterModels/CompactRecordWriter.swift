@@ -37,12 +37,6 @@ public struct CompactRecordWriter: @unchecked Sendable {
         self.ends = scratch.ends.map { UnsafePointer($0) }
     }
 
-    /// The length of `event`'s id (which it has), in ``EventTable/idBytes``' layout.
-    @inline(__always)
-    private func idLength(_ event: CompactEvent) -> Int {
-        Int(ids[Int(event.id)]) | Int(ids[Int(event.id) + 1]) << 8
-    }
-
     /// The escaped, quoted entry `index`'s length.
     @inline(__always)
     private func length(_ index: Int32) -> Int {
@@ -96,7 +90,8 @@ public struct CompactRecordWriter: @unchecked Sendable {
     public func maxLength(of event: CompactEvent) -> Int {
         let id =
             event.id < 0
-            ? shared.idPrefix.count + 2 + ByteSink.maxIntLength : ByteSink.maxQuotedLength(utf8Count: idLength(event))
+            ? shared.idPrefix.count + 2 + ByteSink.maxIntLength
+            : ByteSink.maxQuotedLength(utf8Count: EventTable.idRange(at: event.id, in: ids).count)
         return id + shared.tail.count + EventRecordWriter.fixedEventFieldsLength + ByteSink.maxQuotedTimestampLength
             + ByteSink.maxIntLength + length(event.kind) + optionalLength(event.widgetType)
             + optionalLength(event.codingPath) + optionalLength(event.message) + optionalLength(event.pageID)
@@ -111,10 +106,8 @@ public struct CompactRecordWriter: @unchecked Sendable {
         sink.byte(UInt8(ascii: "{"))
         sink.key("id", first: true)
         if event.id >= 0 {
-            ids.withUnsafeBytes { ids in
-                let start = Int(event.id) + 2
-                sink.quoted(utf8: UnsafeRawBufferPointer(rebasing: ids[start..<start + idLength(event)]))
-            }
+            let range = EventTable.idRange(at: event.id, in: ids)
+            ids.withUnsafeBytes { sink.quoted(utf8: UnsafeRawBufferPointer(rebasing: $0[range])) }
         } else {
             sink.byte(UInt8(ascii: "\""))
             shared.idPrefix.withUnsafeBytes { sink.bytes($0) }

@@ -19,13 +19,7 @@ public struct KafkaBatchWriter: ~Copyable {
     init(client: RDKafkaClient, tracker: DeliveryTracker) {
         self.client = client
         self.tracker = tracker
-        self.timestamp = Self.wallClockMilliseconds()
-    }
-
-    private static func wallClockMilliseconds() -> Int64 {
-        var now = timespec()
-        clock_gettime(CLOCK_REALTIME, &now)
-        return Int64(now.tv_sec) * 1000 + Int64(now.tv_nsec) / 1_000_000
+        self.timestamp = Int64((Date().timeIntervalSince1970 * 1000).rounded(.down))
     }
 
     /// Enqueues a keyed message; messages with the same key keep their order within one partition.
