@@ -366,9 +366,21 @@ extension AggregatorShard.SeriesAccumulator {
         // Decide against the kept samples without building the normalized path: most events repeat a kept
         // (path, message) or order after the last kept sample.
         let path = codingPath ?? ""
+        // The samples are sorted by path. Once they are full, a path after the last one's matches none and is not
+        // kept: the common case in a series that has seen a few places, decided with one comparison.
+        if rollup.samples.count == SeriesRollup.maxSamples, let last = rollup.samples.last,
+            RollupSample.compareNormalized(path, to: last.codingPath) == .orderedDescending
+        {
+            return false
+        }
         var lastOrder = RollupSample.ComparisonOrder.orderedAscending
         for index in rollup.samples.indices {
             let order = RollupSample.compareNormalized(path, to: rollup.samples[index].codingPath)
+            // Before this sample's path, so before every later one's too (the last one's included): none matches.
+            if order == .orderedAscending {
+                lastOrder = .orderedAscending
+                break
+            }
             if order == .orderedSame, rollup.samples[index].message == message {
                 if RollupSample.optionalLess(pageID, rollup.samples[index].pageID) {
                     rollup.samples[index].pageID = pageID

@@ -199,6 +199,8 @@ import Testing
         var random = SeededGenerator(seed: 11)
         var expected: [String: SeriesRollup] = [:]
         let pages = ["home", "cart", "deals", nil]
+        // Places that stay apart once normalized, so samples compete by path, not only by message.
+        let places = ["sections", "header", "footer.items", "a", "sections.Index 2.rows"]
         for _ in 0..<60 {
             var batch: [DiagnosticEvent] = []
             for _ in 0..<25 {
@@ -206,7 +208,9 @@ import Testing
                 batch.append(
                     DiagnosticEvent(
                         kind: .unknownType, widgetType: "t\(random.next() % 3)",
-                        codingPath: "sections.Index \(random.next() % 9).widgets.Index \(random.next() % 4)",
+                        codingPath: random.next() % 6 == 0
+                            ? nil
+                            : "\(places[Int(random.next() % 5)]).Index \(random.next() % 9).widgets.Index \(random.next() % 4)",
                         message: random.next() % 2 == 0 ? "Missing key 'title'" : "Unknown type",
                         pageID: pages[Int(random.next() % 4)], backendRelease: release,
                         count: Int(random.next() % 3 + 1),
