@@ -368,8 +368,9 @@ extension AggregatorShard.SeriesAccumulator {
         let path = codingPath ?? ""
         // The samples are sorted by path. Once they are full, a path after the last one's matches none and is not
         // kept: the common case in a series that has seen a few places, decided with one comparison.
-        if rollup.samples.count == SeriesRollup.maxSamples, let last = rollup.samples.last,
-            RollupSample.compareNormalized(path, to: last.codingPath) == .orderedDescending
+        if rollup.samples.count == SeriesRollup.maxSamples,
+            RollupSample.compareNormalized(path, to: rollup.samples[SeriesRollup.maxSamples - 1].codingPath)
+                == .orderedDescending
         {
             return false
         }
