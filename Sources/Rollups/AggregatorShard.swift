@@ -366,22 +366,20 @@ extension AggregatorShard.SeriesAccumulator {
         // Decide against the kept samples without building the normalized path: most events repeat a kept
         // (path, message) or order after the last kept sample.
         let path = codingPath ?? ""
-        // The samples are sorted by path. Once they are full, a path after the last one's matches none and is not
-        // kept: the common case in a series that has seen a few places, decided with one comparison.
-        if rollup.samples.count == SeriesRollup.maxSamples,
-            RollupSample.compareNormalized(path, to: rollup.samples[SeriesRollup.maxSamples - 1].codingPath)
-                == .orderedDescending
-        {
-            return false
-        }
-        var lastOrder = RollupSample.ComparisonOrder.orderedAscending
+        let last = rollup.samples.count - 1
+        let isFull = rollup.samples.count == SeriesRollup.maxSamples
+        // The samples are sorted by path. A full set refuses a path after its last one's outright: the common case
+        // in a series that has seen a few places, decided with one comparison, whose order is kept for below.
+        let orderToLast =
+            isFull
+            ? RollupSample.compareNormalized(path, to: rollup.samples[last].codingPath) : .orderedAscending
+        if orderToLast == .orderedDescending { return false }
         for index in rollup.samples.indices {
-            let order = RollupSample.compareNormalized(path, to: rollup.samples[index].codingPath)
-            // Before this sample's path, so before every later one's too (the last one's included): none matches.
-            if order == .orderedAscending {
-                lastOrder = .orderedAscending
-                break
-            }
+            let order =
+                isFull && index == last
+                ? orderToLast : RollupSample.compareNormalized(path, to: rollup.samples[index].codingPath)
+            // Before this sample's path, so before every later one's too: none matches.
+            if order == .orderedAscending { break }
             if order == .orderedSame, rollup.samples[index].message == message {
                 if RollupSample.optionalLess(pageID, rollup.samples[index].pageID) {
                     rollup.samples[index].pageID = pageID
@@ -389,17 +387,10 @@ extension AggregatorShard.SeriesAccumulator {
                 }
                 return false
             }
-            lastOrder = order
         }
-        if rollup.samples.count == SeriesRollup.maxSamples, let last = rollup.samples.last {
-            switch lastOrder {
-            case .orderedDescending:
-                return false
-            case .orderedSame:
-                guard RollupSample.optionalLess(message, last.message) else { return false }
-            case .orderedAscending:
-                break
-            }
+        // A full set's last path with another message: kept only before the last sample's message.
+        if orderToLast == .orderedSame, !RollupSample.optionalLess(message, rollup.samples[last].message) {
+            return false
         }
         rollup.insertSample(RollupSample(codingPath: codingPath, message: message, pageID: pageID))
         return true

@@ -12,12 +12,13 @@ import Synchronization
 /// batch are released on an ingest thread, where most were made, not on the poll thread. A writer's escaped table
 /// comes back as soon as the batch's records are written (``recycle(_:)-(EscapedTable)``).
 ///
-/// The pool keeps at most `maxKept` storages, each of at most `maxCapacity` events and eight entries per event
-/// (an event names at most eight strings), so it holds at most `maxKept × maxCapacity` events (under 1 MiB at the
-/// defaults, an event is under 64 bytes) and eight times as many entries (16 bytes each, 2 MiB, plus the strings they
-/// hold until the next decode empties them) and 64 bytes of ids per event (a UUID is 36), and at most `maxKept`
-/// escaped tables of at most `maxScratchBytes` (64 × 64 KiB); a larger one, or one past the bound, is freed. (A 50-event batch names about 170 entries: bounded
-/// at `maxCapacity` entries, its strings array, whose capacity the allocator rounds up, was often refused.)
+/// The pool keeps at most `maxKept` storages, each of at most `maxCapacity` events and eight entries per event (an
+/// event names at most eight strings), so it holds at most `maxKept × maxCapacity` events (under 1 MiB at the defaults,
+/// an event is under 64 bytes) and eight times as many entries (16 bytes each, 2 MiB, plus the strings they hold until
+/// the next decode empties them) and 64 bytes of ids per event (a UUID is 36), and at most `maxKept` escaped tables of
+/// at most `maxScratchBytes` (64 × 64 KiB); a larger one, or one past the bound, is freed. (A 50-event batch names
+/// about 170 entries: bounded at `maxCapacity` entries, its strings array, whose capacity the allocator rounds up, was
+/// often refused.)
 final class EventStoragePool: Sendable {
     private let idle = Mutex<[EventTableStorage]>([])
     private let scratches = Mutex<[EscapedTable]>([])
