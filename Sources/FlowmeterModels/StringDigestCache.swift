@@ -29,10 +29,7 @@ public struct StringDigestCache: Sendable {
 
     /// `string.hashValue`, from the cache when `string` is the one held in its slot.
     public mutating func digest(_ string: String) -> Int {
-        let cheap = string.utf8.withContiguousStorageIfAvailable { bytes in
-            bytes.isEmpty ? 1 : StringInterner.hash(UnsafeRawPointer(bytes.baseAddress!), count: bytes.count)
-        }
-        guard let cheap else { return string.hashValue }
+        guard let cheap = Self.slotKey(of: string) else { return string.hashValue }
         // The top bits, as in the interner: a multiply carries input bits up, not down.
         let slot = Int(truncatingIfNeeded: cheap >> shift)
         let held = entries[slot]
@@ -40,5 +37,14 @@ public struct StringDigestCache: Sendable {
         let digest = string.hashValue
         entries[slot] = Entry(key: cheap, string: string, digest: digest)
         return digest
+    }
+
+    /// A word-at-a-time hash of `string`'s UTF-8 bytes (never 0), or nil for a string that does not hold them
+    /// contiguously (a bridged one): what a direct-mapped cache of strings picks a slot by, before it compares the
+    /// string held there with `==`. Cheap, and not flood-resistant: use it to pick a slot, never as a key alone.
+    public static func slotKey(of string: String) -> UInt64? {
+        string.utf8.withContiguousStorageIfAvailable { bytes in
+            bytes.isEmpty ? 1 : StringInterner.hash(UnsafeRawPointer(bytes.baseAddress!), count: bytes.count)
+        }
     }
 }

@@ -91,8 +91,8 @@ final class AggregatorShard: Sendable {
         var lastCodingPath: String?
         var lastMessage: String?
         var lastPageID: String?
-        /// The release of the last event that had one, and where its count sits in `rollup.releases` (valid until
-        /// a release is added: only value updates happen in between).
+        /// The release of the last event that had one, and where its count sits in `rollup.releases` (nil until
+        /// it is looked up; valid until a release is added: only value updates happen in between).
         var lastRelease: String?
         var lastReleaseIndex: Dictionary<String, Int64>.Index?
         /// The batch's ``SeriesCounterSource`` counter for this series' own widget type, and whether that type is
@@ -123,6 +123,8 @@ final class AggregatorShard: Sendable {
         /// The digests of the recording batch's table entries (0 for one not asked for yet); kept so a batch
         /// allocates no array of its own.
         var entryDigests: [Int] = []
+        /// Coding paths' normalized forms for new samples; kept across drains (it holds strings, no counts).
+        var paths = NormalizedPathCache()
 
         init(softCap: Int) {
             self.softCap = softCap
@@ -160,7 +162,7 @@ final class AggregatorShard: Sendable {
             let index = versions.index(forKey: key)!
             let lost = versions.values[index].record(
                 table, batch: batch, version: key, entryCount: &count, softCap: softCap, digests: &digests,
-                entryDigests: &entryDigests)
+                entryDigests: &entryDigests, paths: &paths)
             entryCount = count
             return lost
         }
@@ -170,7 +172,7 @@ final class AggregatorShard: Sendable {
 extension AggregatorShard.VersionEntry {
     mutating func record(
         _ table: EventTable, batch: AggregatorShard.Batch, version: VersionKey, entryCount: inout Int,
-        softCap: Int, digests: inout StringDigestCache, entryDigests: inout [Int]
+        softCap: Int, digests: inout StringDigestCache, entryDigests: inout [Int], paths: inout NormalizedPathCache
     ) -> Int {
         let events = table.events
         let strings = table.strings
@@ -234,7 +236,8 @@ extension AggregatorShard.VersionEntry {
                     }
                 }
                 let counted = series.values[index!].add(
-                    event, strings: strings, occurredAt: occurredAt, install: batch.install, isOwnType: !isRedirected)
+                    event, strings: strings, occurredAt: occurredAt, install: batch.install, isOwnType: !isRedirected,
+                    paths: &paths)
                 if !counted && isCounting { batch.countAlone(event, table: table) }
             }
         }
@@ -298,7 +301,7 @@ extension AggregatorShard.SeriesAccumulator {
     /// series' own (or nil for the series of ""), not redirected to the overflow series.
     mutating func add(
         _ event: CompactEvent, strings: UnsafeBufferPointer<String>, occurredAt: Timestamp, install: UInt64?,
-        isOwnType: Bool
+        isOwnType: Bool, paths: inout NormalizedPathCache
     ) -> Bool {
         let count = Int64(event.count)
         rollup.events += count
@@ -311,7 +314,7 @@ extension AggregatorShard.SeriesAccumulator {
         if event.backendRelease >= 0 {
             addRelease(strings[Int(event.backendRelease)], count: count)
         }
-        addSample(event, strings: strings)
+        addSample(event, strings: strings, paths: &paths)
         guard isOwnType, let counter, (event.widgetType < 0) == counterTypeIsNil else { return false }
         counter.increment(by: UInt64(max(0, count)))
         return true
@@ -332,10 +335,14 @@ extension AggregatorShard.SeriesAccumulator {
         if rollup.releases.count > SeriesRollup.maxReleases {
             rollup.releases = SeriesRollup.boundedReleases(rollup.releases)
         }
-        lastReleaseIndex = rollup.releases.index(forKey: release)
+        // Looked up only if the release comes again: most series of a busy minute see one event, and a second
+        // hash of the release per new series cost more than the lookup it saved.
+        lastReleaseIndex = nil
     }
 
-    private mutating func addSample(_ event: CompactEvent, strings: UnsafeBufferPointer<String>) {
+    private mutating func addSample(
+        _ event: CompactEvent, strings: UnsafeBufferPointer<String>, paths: inout NormalizedPathCache
+    ) {
         // Consecutive events of a series usually repeat the same place and message: skip them outright, comparing
         // the table's strings in place.
         if !rollup.samples.isEmpty, Self.names(event.codingPath, in: strings, lastCodingPath),
@@ -349,7 +356,7 @@ extension AggregatorShard.SeriesAccumulator {
         lastCodingPath = codingPath
         lastMessage = message
         lastPageID = pageID
-        insertSample(codingPath: codingPath, message: message, pageID: pageID)
+        insertSample(codingPath: codingPath, message: message, pageID: pageID, paths: &paths)
     }
 
     /// Whether table entry `index` (or its absence) is `value`.
@@ -362,7 +369,9 @@ extension AggregatorShard.SeriesAccumulator {
 
     /// Takes the triple into the samples if it belongs there; false when it changed nothing.
     @discardableResult
-    private mutating func insertSample(codingPath: String?, message: String?, pageID: String?) -> Bool {
+    private mutating func insertSample(
+        codingPath: String?, message: String?, pageID: String?, paths: inout NormalizedPathCache
+    ) -> Bool {
         // Decide against the kept samples without building the normalized path: most events repeat a kept
         // (path, message) or order after the last kept sample.
         let path = codingPath ?? ""
@@ -392,7 +401,8 @@ extension AggregatorShard.SeriesAccumulator {
         if orderToLast == .orderedSame, !RollupSample.optionalLess(message, rollup.samples[last].message) {
             return false
         }
-        rollup.insertSample(RollupSample(codingPath: codingPath, message: message, pageID: pageID))
+        let normalizedPath = codingPath.map { paths.normalized($0) } ?? ""
+        rollup.insertSample(RollupSample(normalizedPath: normalizedPath, message: message, pageID: pageID))
         return true
     }
 }
