@@ -54,26 +54,40 @@ struct FastBatchParser {
     /// or nil after consuming `}`.
     @inline(__always)
     mutating func nextMember(isFirst: inout Bool) throws(JSONSyntaxError) -> Slot? {
+        guard try moveToMember(isFirst: &isFirst) else { return nil }
+        return try scanKey()
+    }
+
+    /// Moves past the comma before the next member (none before the first) to its opening quote; false after
+    /// consuming `}`.
+    @inline(__always)
+    mutating func moveToMember(isFirst: inout Bool) throws(JSONSyntaxError) -> Bool {
         reader.skipWhitespace()
         if isFirst {
             isFirst = false
             if reader.peek == UInt8(ascii: "}") {
                 reader.index += 1
-                return nil
+                return false
             }
         } else if reader.peek == UInt8(ascii: ",") {
             reader.index += 1
             reader.skipWhitespace()
             if reader.peek == UInt8(ascii: "}") {
                 reader.index += 1
-                return nil
+                return false
             }
         } else if reader.peek == UInt8(ascii: "}") {
             reader.index += 1
-            return nil
+            return false
         } else {
             throw reader.fail("Expected ',' or '}'")
         }
+        return true
+    }
+
+    /// Scans the key at the cursor and the colon after it; returns the key with the cursor on the value.
+    @inline(__always)
+    mutating func scanKey() throws(JSONSyntaxError) -> Slot {
         try reader.expect(UInt8(ascii: "\""))
         let start = reader.index
         let escaped = try reader.scanString()
@@ -129,6 +143,30 @@ struct FastBatchParser {
             }
         }
         return -1
+    }
+
+    /// Moves to the next member of an event object, like ``nextMember(isFirst:)``, and returns the index of its key in
+    /// ``eventKeys`` (-1 for another key) with the cursor on the value, or nil after consuming `}`.
+    ///
+    /// Encoders write a known key as `"kind":`, without escapes or whitespace before the colon: those are recognized
+    /// by comparing the bytes after the quote a word at a time with the key's bytes, quote and colon (``KeyWord``),
+    /// instead of scanning the key as a string and matching it afterwards. Anything else (an escaped, unknown or
+    /// spaced key, or a document ending within 16 bytes) takes the general path, which reads the same key.
+    @inline(__always)
+    mutating func nextEventField(isFirst: inout Bool) throws(JSONSyntaxError) -> Int? {
+        guard try moveToMember(isFirst: &isFirst) else { return nil }
+        let name = reader.index + 1
+        if reader.peek == UInt8(ascii: "\""), name + 16 <= reader.count {
+            let bytes = UnsafeRawPointer(reader.base + name)
+            let first = bytes.loadUnaligned(as: UInt64.self)
+            let second = bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+            if let (field, length) = KeyWord.eventField(first, second) {
+                reader.index = name + length
+                reader.skipWhitespace()
+                return field
+            }
+        }
+        return eventField(try scanKey())
     }
 
     /// The event field index of `key` (the order of `eventKeys`), or -1; a switch, since this runs per member.
@@ -471,8 +509,7 @@ struct FastBatchParser {
         reader.index += 1
         var present: UInt16 = 0
         var isFirst = true
-        while let key = try nextMember(isFirst: &isFirst) {
-            let field = eventField(key)
+        while let field = try nextEventField(isFirst: &isFirst) {
             if field >= 0 && present & (1 << field) == 0 {
                 present |= 1 << field
                 slots[field] = try reader.scanValue(depth: 3)
@@ -645,4 +682,55 @@ func memoryEqual(_ left: UnsafePointer<UInt8>, _ right: UnsafeRawPointer?, _ cou
         return false
     }
     return true
+}
+
+/// The event keys of ``FastBatchParser/eventKeys`` as compact JSON writes them after the opening quote (`kind":`),
+/// read as little-endian words: what ``FastBatchParser/nextEventField(isFirst:)`` compares the bytes after a quote
+/// with. `KeyWordTests` checks every constant against its key's bytes.
+enum KeyWord {
+    static let id: UInt64 = 0x3A22_6469  // id":
+    static let kind: UInt64 = 0x3A22_646E_696B  // kind":
+    static let count: UInt64 = 0x3A_2274_6E75_6F63  // count":
+    static let pageID: UInt64 = 0x3A22_4449_6567_6170  // pageID":
+    static let message: UInt64 = 0x2265_6761_7373_656D  // message"
+    static let surface: UInt64 = 0x2265_6361_6672_7573  // surface"
+    static let widgetTy: UInt64 = 0x7954_7465_6764_6977  // widgetTy
+    static let pe: UInt64 = 0x3A22_6570  // pe":
+    static let codingPa: UInt64 = 0x6150_676E_6964_6F63  // codingPa
+    static let th: UInt64 = 0x3A22_6874  // th":
+    static let occurred: UInt64 = 0x6465_7272_7563_636F  // occurred
+    static let at: UInt64 = 0x3A22_7441  // At":
+    static let backendR: UInt64 = 0x5264_6E65_6B63_6162  // backendR
+    static let elease: UInt64 = 0x3A22_6573_6165_6C65  // elease":
+
+    /// The field index in ``FastBatchParser/eventKeys`` and the length through the colon of the key whose bytes
+    /// after the opening quote begin with the little-endian words `first` and `second`, or nil when they do not
+    /// spell one of them followed by `":`.
+    @inline(__always)
+    static func eventField(_ first: UInt64, _ second: UInt64) -> (field: Int, length: Int)? {
+        let low4: UInt64 = 0xFFFF_FFFF
+        switch UInt8(truncatingIfNeeded: first) {
+        case UInt8(ascii: "k"):
+            return first & 0xFFFF_FFFF_FFFF == kind ? (0, 6) : nil
+        case UInt8(ascii: "o"):
+            return first == occurred && second & low4 == at ? (1, 12) : nil
+        case UInt8(ascii: "i"):
+            return first & low4 == id ? (2, 4) : nil
+        case UInt8(ascii: "w"):
+            return first == widgetTy && second & low4 == pe ? (3, 12) : nil
+        case UInt8(ascii: "c"):
+            if first == codingPa { return second & low4 == th ? (4, 12) : nil }
+            return first & 0xFF_FFFF_FFFF_FFFF == count ? (9, 7) : nil
+        case UInt8(ascii: "m"):
+            return first == message && UInt8(truncatingIfNeeded: second) == UInt8(ascii: ":") ? (5, 9) : nil
+        case UInt8(ascii: "p"):
+            return first == pageID ? (6, 8) : nil
+        case UInt8(ascii: "s"):
+            return first == surface && UInt8(truncatingIfNeeded: second) == UInt8(ascii: ":") ? (7, 9) : nil
+        case UInt8(ascii: "b"):
+            return first == backendR && second == elease ? (8, 16) : nil
+        default:
+            return nil
+        }
+    }
 }
