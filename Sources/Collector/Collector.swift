@@ -189,6 +189,15 @@ public final class Collector: Sendable {
         serverConfiguration.responseDeadline = configuration.responseDeadline + .seconds(2)
         serverConfiguration.timeoutResponse = IngestRejection.unavailableResponse
         serverConfiguration.onRequestCompleted = { metrics.recordRequest($0) }
+        if let producer, configuration.ackMode == .delivery, configuration.kafkaLingerMode == .adaptive {
+            // Every client is waiting for its 202, so no more events can join the batches librdkafka is lingering
+            // on: send them now (a lone client's answer no longer waits out linger.ms, and a closed loop of clients
+            // does not idle through it). With connections idle or still sending, the linger batches as configured.
+            serverConfiguration.onEveryConnectionWaiting = {
+                metrics.lingerCutShort.increment()
+                producer.sendQueuedNow()
+            }
+        }
         serverConfiguration.logHandler = { line in logger.debug("libmicrohttpd", ["line": line]) }
 
         let kafkaMode = configuration.kafka

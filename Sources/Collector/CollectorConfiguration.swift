@@ -49,6 +49,15 @@ public struct CollectorConfiguration: Sendable {
         case enqueue
     }
 
+    /// How long the events producer lingers before it sends (`--kafka-linger-mode`).
+    public enum LingerMode: String, Sendable, Hashable {
+        /// Up to `kafkaLinger`, and no longer once every open connection holds a request waiting for its delivery
+        /// (`--ack delivery`): then nothing more can join the batches, so they are sent at once (the default).
+        case adaptive
+        /// Always `kafkaLinger`, as librdkafka does by itself.
+        case fixed
+    }
+
     /// The disk spool (CONTRACT §5, `--spool DIR --spool-max-bytes N`): where a batch goes when Kafka does not take
     /// it within `threshold`, so it can still be answered 202.
     public struct DiskSpool: Sendable, Hashable {
@@ -142,6 +151,8 @@ public struct CollectorConfiguration: Sendable {
     public var batchIDRetention: Duration = .seconds(600)
     /// `linger.ms` of the events producer; default 5 ms (DESIGN.md's budget).
     public var kafkaLinger: Duration = .milliseconds(5)
+    /// Whether the linger ends early when every connection waits for its 202; default `.adaptive`.
+    public var kafkaLingerMode: LingerMode = .adaptive
     /// The events producer's local queue bound in payload bytes (`queue.buffering.max.kbytes`); past it a batch goes
     /// to the spool (or is answered 503 without one). Default 32 MiB, about half a second of Kafka's pace at full
     /// load: with the spool behind it the queue is a buffer, not the outage store. A queued batch holds about three

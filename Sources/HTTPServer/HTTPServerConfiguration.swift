@@ -47,6 +47,12 @@ public struct HTTPServerConfiguration: Sendable {
     ///
     /// Runs on a libmicrohttpd worker thread, so it must be quick and must not block: update counters only.
     public var onRequestCompleted: (@Sendable (HTTPRequestCompletion) -> Void)?
+    /// Called when a request is suspended and every open connection now holds a suspended request: until an answer
+    /// goes out, no more requests can arrive on them. nil by default.
+    ///
+    /// A handler that batches work for a while (a Kafka producer's linger) can start it at once here: nothing more
+    /// would join the batch. Runs on a libmicrohttpd worker thread, so it must be quick and must not block.
+    public var onEveryConnectionWaiting: (@Sendable () -> Void)?
 
     /// Makes a configuration with the defaults; change fields as needed.
     public init() {}

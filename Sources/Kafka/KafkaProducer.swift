@@ -92,6 +92,14 @@ public final class KafkaProducer: Sendable {
         }
     }
 
+    /// Sends what is queued now instead of when `linger.ms` runs out: for a caller that knows no more messages can
+    /// join the batches being built (every client is waiting for an answer). Returns at once, from any thread; the
+    /// poll thread flushes for a moment (librdkafka's `rd_kafka_flush`, which counts the linger as over while it
+    /// runs) on its next turn.
+    public func sendQueuedNow() {
+        core.sendQueuedNow()
+    }
+
     /// The number of partitions of `topic`, asked of the brokers (waiting up to `timeout`); blocks, so call it off
     /// the cooperative pool. Throws a `KafkaError` when no broker answers in time or the topic is unknown.
     public func partitionCount(of topic: String, timeout: Duration) throws(KafkaError) -> Int {

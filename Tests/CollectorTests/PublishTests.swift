@@ -90,3 +90,17 @@ struct EventRecordProbe: Decodable {
     var installHash: String?
     var collector: String
 }
+
+/// `--kafka-linger-mode`: adaptive tells the producer to send once every connection waits for its 202; fixed never.
+@Suite struct LingerModeTests {
+    @Test(arguments: [CollectorConfiguration.LingerMode.adaptive, .fixed])
+    func aLoneClientsBatchCutsTheLingerShortOnlyWhenAdaptive(mode: CollectorConfiguration.LingerMode) async throws {
+        let kafka = try KafkaFixture()
+        let fixture = try CollectorFixture(kafka: kafka) { $0.kafkaLingerMode = mode }
+        let response = try await fixture.post(Batches.good(events: 3))
+        #expect(response.status == 202)
+        let cuts = try await fixture.metric("flowmeter_kafka_linger_cut_short_total")
+        #expect(cuts == (mode == .adaptive ? 1 : 0))
+        await fixture.shutdown()
+    }
+}

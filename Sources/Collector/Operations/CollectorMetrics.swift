@@ -20,6 +20,8 @@ public final class CollectorMetrics: Sendable {
     let batches: CounterFamily
     /// `flowmeter_batches_total`'s children, resolved once: one is counted on every request.
     let acceptedBatches: Counter
+    /// Times the producer was told to send without waiting out `linger.ms` (``CollectorConfiguration/LingerMode``).
+    let lingerCutShort: Counter
     let rejectedBatches: Counter
     let unavailableBatches: Counter
     let duplicateBatches: Counter
@@ -117,6 +119,10 @@ public final class CollectorMetrics: Sendable {
         rejectedBatches = batches.labels("rejected")
         unavailableBatches = batches.labels("unavailable")
         duplicateBatches = batches.labels("duplicate")
+        lingerCutShort = registry.counter(
+            "flowmeter_kafka_linger_cut_short_total",
+            help: "Times the producer sent without waiting out linger.ms, every connection waiting for its 202."
+        ).labels()
         rejections = registry.counter(
             "flowmeter_rejections_total", help: "Ingest requests answered with an error, by reason.",
             labelNames: ["reason"])

@@ -58,6 +58,10 @@ enum ServeCommand {
                 .value("deploys-topic", "NAME", help: "Topic of deploy markers.", default: "flowmeter.deploys.v1"),
                 .value("kafka-linger", "DURATION", help: "Producer linger.ms.", default: "5ms"),
                 .value(
+                    "kafka-linger-mode", "MODE",
+                    help: "adaptive (send once every connection waits for its 202) | fixed (always the linger).",
+                    default: "adaptive"),
+                .value(
                     "kafka-queue-max-bytes", "BYTES", help: "Bound on the producer's local queue (then the spool).",
                     default: "32MiB"),
                 .value("store", "PATH|URL", help: "Rollup store (SQLite path or postgres://…); runs the sink here."),
@@ -199,6 +203,10 @@ enum ServeCommand {
             ?? configuration.requestDeadline
         configuration.kafkaLinger =
             try arguments.parsed("kafka-linger", as: duration, OptionValues.duration) ?? configuration.kafkaLinger
+        configuration.kafkaLingerMode =
+            try arguments.parsed("kafka-linger-mode", as: "adaptive or fixed") {
+                CollectorConfiguration.LingerMode(rawValue: $0)
+            } ?? configuration.kafkaLingerMode
         configuration.shutdownFlushTimeout =
             try arguments.parsed("shutdown-timeout", as: duration, OptionValues.duration)
             ?? configuration.shutdownFlushTimeout

@@ -102,7 +102,12 @@ extension ServerCore {
                 MonotonicClock.nanoseconds() + responseDeadlineNanoseconds,
                 ordering: .relaxed
             )
-            suspendedRequests.add(1, ordering: .sequentiallyConsistent)
+            let suspended = suspendedRequests.add(1, ordering: .sequentiallyConsistent).newValue
+            if let onEveryConnectionWaiting = configuration.onEveryConnectionWaiting,
+                suspended >= openConnections.load(ordering: .relaxed)
+            {
+                onEveryConnectionWaiting()
+            }
             // Pairs with stop(): either it sees this suspension and answers it, or this sees it stopping.
             if isStopping.load(ordering: .sequentiallyConsistent),
                 state.slot.respond(configuration.timeoutResponse, isFallback: true)

@@ -15,10 +15,16 @@ final class ProducerCore: Sendable {
     let events: ProducerEvents
     private let state: Mutex<State>
     private let stopRequested = Atomic<Bool>(false)
+    /// Set by ``sendQueuedNow()``; the poll thread's next turn flushes instead of polling.
+    private let sendNowRequested = Atomic<Bool>(false)
     private let pollThreadExited = DispatchSemaphore(value: 0)
     private static let pollMilliseconds: Int32 = 50
     private static let pollThreadName = "kafka-producer-poll"
     private static let drainBound: Duration = .seconds(10)
+    /// How long a requested flush may run: long enough for the broker threads to be scheduled and start their
+    /// requests while librdkafka counts the linger as over, short enough that the answers it serves cannot bring
+    /// many new messages into that window (they would go out in small batches).
+    private static let sendNowMilliseconds: Int32 = 2
 
     init(properties: [String: String], events: ProducerEvents) throws {
         self.properties = properties
@@ -39,6 +45,13 @@ final class ProducerCore: Sendable {
         state.withLock { $0.client }?.outqLength ?? 0
     }
 
+    /// Asks the poll thread to send what is queued without waiting out `linger.ms`; returns at once, from any
+    /// thread. Repeated requests before the poll thread's next turn are one.
+    func sendQueuedNow() {
+        guard !sendNowRequested.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        state.withLock { $0.client }?.wakePoller()
+    }
+
     func startPolling() {
         state.withLock { $0.pollThreadStarted = true }
         let thread = Thread { [self] in
@@ -52,7 +65,12 @@ final class ProducerCore: Sendable {
     private func pollLoop() {
         while !stopRequested.load(ordering: .acquiring) {
             guard let client = state.withLock({ $0.client }) else { return }
-            client.poll(milliseconds: Self.pollMilliseconds)
+            if sendNowRequested.exchange(false, ordering: .acquiringAndReleasing) {
+                // rd_kafka_flush counts linger.ms as over while it runs and serves reports as poll does.
+                _ = client.flush(milliseconds: Self.sendNowMilliseconds)
+            } else {
+                client.poll(milliseconds: Self.pollMilliseconds)
+            }
             if events.fatalPending.exchange(false, ordering: .acquiringAndReleasing) {
                 rebuildIfFatal(client)
             }

@@ -12,14 +12,23 @@ final class RDKafkaClient: @unchecked Sendable {
     let handle: OpaquePointer
     // Keeps the callbacks' opaque alive as long as the handle.
     private let events: ProducerEvents?
+    /// The queue `rd_kafka_poll` serves (librdkafka's main queue), held to wake a poller waiting on it.
+    private let mainQueue: OpaquePointer?
 
     private init(handle: OpaquePointer, events: ProducerEvents?) {
         self.handle = handle
         self.events = events
+        self.mainQueue = rd_kafka_queue_get_main(handle)
     }
 
     deinit {
+        if let mainQueue { rd_kafka_queue_destroy(mainQueue) }
         rd_kafka_destroy(handle)
+    }
+
+    /// Makes a `poll` that is waiting for a callback return now (or the next one return at once); from any thread.
+    func wakePoller() {
+        if let mainQueue { rd_kafka_queue_yield(mainQueue) }
     }
 
     /// The pool of header lists holding `headers` for this producer's messages; nil for a handle without
