@@ -138,7 +138,7 @@ public struct StringInterner: Sendable {
 
     /// Eight bytes at a time, multiply-mixed; never 0 (an empty entry). Not for hostile-proof tables: a collision
     /// here costs only a miss.
-    @inline(__always)
+    @inline(__always) @usableFromInline
     static func hash(_ base: UnsafeRawPointer, count: Int) -> UInt64 {
         var hash = UInt64(truncatingIfNeeded: count) &* 0x9E37_79B9_7F4A_7C15
         if count < 8 {

@@ -12,13 +12,14 @@ final class RDKafkaClient: @unchecked Sendable {
     let handle: OpaquePointer
     // Keeps the callbacks' opaque alive as long as the handle.
     private let events: ProducerEvents?
-    /// The queue `rd_kafka_poll` serves (librdkafka's main queue), held to wake a poller waiting on it.
+    /// A producer's main queue, the one `rd_kafka_poll` serves, held to wake a poller waiting on it; nil for a
+    /// consumer, which is polled through its own queue.
     private let mainQueue: OpaquePointer?
 
-    private init(handle: OpaquePointer, events: ProducerEvents?) {
+    private init(handle: OpaquePointer, events: ProducerEvents?, kind: Kind) {
         self.handle = handle
         self.events = events
-        self.mainQueue = rd_kafka_queue_get_main(handle)
+        self.mainQueue = kind == .producer ? rd_kafka_queue_get_main(handle) : nil
     }
 
     deinit {
@@ -54,7 +55,7 @@ final class RDKafkaClient: @unchecked Sendable {
             rd_kafka_conf_destroy(configuration)
             throw KafkaError(.invalidArgument, RDKafkaError.string(from: buffer), isRetriable: false)
         }
-        return RDKafkaClient(handle: handle, events: events)
+        return RDKafkaClient(handle: handle, events: events, kind: kind)
     }
 
     /// Builds an `rd_kafka_conf_t`; the caller owns it.
