@@ -29,6 +29,8 @@ let package = Package(
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq", providers: [.apt(["libpq-dev"])]),
+        // mimalloc replaces glibc's malloc in the executables only (ProcessAllocator); Debian ships no .pc for it.
+        .systemLibrary(name: "CMimalloc", providers: [.apt(["libmimalloc-dev"])]),
         // libFuzzer's driver entry, declared only: the toolchain links libFuzzer into fuzz builds (docs/fuzzing.md).
         .systemLibrary(name: "CLibFuzzer"),
 
@@ -96,7 +98,10 @@ let package = Package(
             ],
             swiftSettings: strictSettings
         ),
-        .executableTarget(name: "flowmeter", dependencies: ["FlowmeterCLI"], swiftSettings: strictSettings),
+        // The allocator the executables link in place of glibc's; tests and fuzz targets keep glibc's.
+        .target(name: "ProcessAllocator", dependencies: ["CMimalloc"], swiftSettings: strictSettings),
+        .executableTarget(
+            name: "flowmeter", dependencies: ["FlowmeterCLI", "ProcessAllocator"], swiftSettings: strictSettings),
         // How an app's build writes its capability manifest (docs/manifests.md): `swift run flowmeter-manifest-example`.
         .executableTarget(
             name: "flowmeter-manifest-example", dependencies: ["FlowmeterModels"], path: "Examples/ManifestGenerator",
@@ -108,6 +113,7 @@ let package = Package(
             dependencies: [
                 "FlowmeterModels", "FlowmeterReporter", "Kafka", "Gzip", "RollupStore", "RollupStoreBenchmarks",
                 "IngestBenchmarks", "TestSupport", "CCallgrind", "Collector", "FlowmeterRuntime", "Logging",
+                "ProcessAllocator",
             ],
             swiftSettings: strictSettings
         ),

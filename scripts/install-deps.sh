@@ -2,7 +2,7 @@
 # Installs the Debian packages Flowmeter needs, but only those that are missing.
 # usage: scripts/install-deps.sh build|test|demo|bench
 #   build  the C libraries the package links (librdkafka, libmicrohttpd, SQLite, zlib, libdeflate,
-#          libpq, OpenSSL), pkg-config,
+#          libpq, OpenSSL, mimalloc), pkg-config,
 #          and libcurl, which FoundationNetworking loads
 #   test   build, plus what the tests start: PostgreSQL (initdb, pg_ctl), Prometheus and promtool, Alertmanager,
 #          headless Chromium (renders the HTML report), python3-yaml, binutils (readelf) and systemd (systemd-analyze)
@@ -11,7 +11,7 @@
 #   bench  build, plus Valgrind (callgrind and vgdb) for make bench-instructions
 set -euo pipefail
 
-build_packages=(pkg-config librdkafka-dev libmicrohttpd-dev libsqlite3-dev zlib1g-dev libdeflate-dev libpq-dev libssl-dev libcurl4)
+build_packages=(pkg-config librdkafka-dev libmicrohttpd-dev libsqlite3-dev zlib1g-dev libdeflate-dev libpq-dev libssl-dev libmimalloc-dev libcurl4)
 test_packages=(postgresql prometheus prometheus-alertmanager chromium python3-yaml binutils systemd)
 bench_packages=(valgrind)
 

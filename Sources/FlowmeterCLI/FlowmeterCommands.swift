@@ -29,8 +29,9 @@ public enum FlowmeterCommands {
         )
     }
 
-    /// Runs `arguments` (without the executable name) and returns the exit status.
-    public static func main(_ arguments: [String]) async -> Int32 {
-        await CommandRunner(root: root, version: version).run(arguments)
+    /// Runs `arguments` (without the executable name) and returns the exit status; `--version` prints
+    /// `buildDetails` (the executable's allocator) under the version.
+    public static func main(_ arguments: [String], buildDetails: [String] = []) async -> Int32 {
+        await CommandRunner(root: root, version: version, buildDetails: buildDetails).run(arguments)
     }
 }

@@ -6,6 +6,7 @@ import Foundation
 import Gzip
 import Kafka
 import Logging
+import ProcessAllocator
 import Synchronization
 import TestSupport
 
@@ -215,6 +216,7 @@ enum InstructionsBenchmark {
         print(
             "kafka: librdkafka mock cluster (3 brokers) in a child process, \(cluster.bootstrapServers.joined(separator: ","))"
         )
+        print("allocator: \(ProcessAllocator.name) (the collector runs in this process)")
         print(
             underValgrind
                 ? "callgrind: counters zeroed after the warm-up, dumped as '\(dumpLabel)' once every report is in"
@@ -308,7 +310,7 @@ enum InstructionsBenchmark {
             "involuntaryContextSwitches": involuntary, "threads": threads, "httpThreads": configuration.threads,
             "connections": options.connections, "ack": options.ack.rawValue, "encoding": options.encoding,
             "ids": options.uniqueIDs ? "unique" : "none", "warmup": options.warmup, "underValgrind": underValgrind,
-            "averageBodyBytes": requests.averageBodyBytes,
+            "averageBodyBytes": requests.averageBodyBytes, "allocator": ProcessAllocator.name,
         ]
         let line = try JSONSerialization.data(withJSONObject: result, options: [.sortedKeys])
         print("instructions-result " + String(decoding: line, as: UTF8.self))

@@ -1,3 +1,4 @@
+import FlowmeterCLI
 import Testing
 
 @Suite struct UsageTests {
@@ -51,5 +52,19 @@ import Testing
         let result = await CLI.run(["--version"])
         #expect(result.status == 0)
         #expect(result.standardOutput == "flowmeter 0.1.0\n")
+    }
+
+    /// The executable hands its build details (the allocator) to the runner; `--version` prints them under the
+    /// version, and only there.
+    @Test func versionPrintsBuildDetails() async {
+        let buffer = CommandOutputBuffer()
+        let runner = CommandRunner(
+            root: FlowmeterCommands.root, version: "9.9.9", buildDetails: ["allocator: test 1.0"])
+        let status = await runner.run(["--version"], environment: [:], output: CommandOutput(buffer: buffer))
+        #expect(status == 0)
+        #expect(buffer.standardOutput == "flowmeter 9.9.9\nallocator: test 1.0\n")
+        let help = CommandOutputBuffer()
+        _ = await runner.run(["--help"], environment: [:], output: CommandOutput(buffer: help))
+        #expect(!help.standardOutput.contains("allocator:"))
     }
 }

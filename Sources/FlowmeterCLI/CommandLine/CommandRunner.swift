@@ -8,11 +8,14 @@ public struct CommandRunner: Sendable {
     public let root: Command
     /// The version printed by `--version`.
     public let version: String
+    /// Lines `--version` prints after the version, such as `allocator: mimalloc 2.0.9`.
+    public let buildDetails: [String]
 
     /// Creates a runner for `root`.
-    public init(root: Command, version: String) {
+    public init(root: Command, version: String, buildDetails: [String] = []) {
         self.root = root
         self.version = version
+        self.buildDetails = buildDetails
     }
 
     /// Runs the command line `arguments` (without the executable name) and returns the exit status.
@@ -46,6 +49,7 @@ public struct CommandRunner: Sendable {
         }
         if path.count == 1 && rest.first == "--version" {
             output.print("flowmeter \(version)")
+            for line in buildDetails { output.print(line) }
             return 0
         }
         guard let work = command.run else {
