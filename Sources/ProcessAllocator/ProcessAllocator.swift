@@ -25,10 +25,11 @@ public enum ProcessAllocator {
         return mi_is_in_heap_region(block)
     }()
 
-    /// What `flowmeter --version` prints: `mimalloc 2.0.9`, or `glibc malloc` when the override is not in effect
-    /// (a build that links mimalloc after libc, or an `LD_PRELOAD` that puts another allocator first).
+    /// What `flowmeter --version` prints: `mimalloc 2.0.9`, or `not mimalloc (…)` when the override is not in
+    /// effect: a build that links mimalloc after libc (glibc's `malloc` wins), or an `LD_PRELOAD` that puts another
+    /// allocator first (which one is not told apart).
     public static var name: String {
-        guard isMimalloc else { return "glibc malloc" }
+        guard isMimalloc else { return "not mimalloc (glibc's malloc, or one preloaded ahead of it)" }
         let version = Int(mi_version())
         return "mimalloc \(version / 100).\(version / 10 % 10).\(version % 10)"
     }
