@@ -13,12 +13,9 @@ import Testing
     @Test func runsOnceTheLastOpenConnectionIsSuspendedNotBefore() async throws {
         let held = ResponderBox()
         let calls = Calls()
-        var router = HTTPRouter()
-        router.add(.post, "/held") { _, responder in held.add(responder) }
-        var configuration = ServerFixture.configuration()
-        configuration.responseDeadline = .seconds(30)
+        var configuration = ServerFixture.configuration(responseDeadline: .seconds(30))
         configuration.onEveryConnectionWaiting = { calls.count.add(1, ordering: .relaxed) }
-        try await ServerFixture.withServer(configuration, router: router) { server in
+        try await ServerFixture.withServer(configuration, router: held.holdingRouter()) { server in
             let port = server.port
             let clients = try await HTTPTestClient.onThread { () -> [SendableClient] in
                 try (0..<2).map { _ in SendableClient(try HTTPTestClient(port: port, readTimeout: .seconds(10))) }

@@ -38,12 +38,9 @@ import Testing
     @Test func unansweredRequestGetsTheFallbackAtTheDeadline() async throws {
         let held = ResponderBox()
         let completions = CompletionLog()
-        var router = HTTPRouter()
-        router.add(.post, "/never") { _, responder in held.add(responder) }
-        var configuration = ServerFixture.configuration()
-        configuration.responseDeadline = .seconds(1)
+        var configuration = ServerFixture.configuration(responseDeadline: .seconds(1))
         configuration.onRequestCompleted = { completions.append($0) }
-        try await ServerFixture.withServer(configuration, router: router) { server in
+        try await ServerFixture.withServer(configuration, router: held.holdingRouter("/never")) { server in
             let port = server.port
             let response = try await HTTPTestClient.onThread {
                 try HTTPTestClient(port: port, readTimeout: .seconds(10)).request("POST", "/never", body: [1])
@@ -65,11 +62,9 @@ import Testing
 
     @Test func stopAcceptingRefusesNewConnectionsWhileSuspendedRequestCompletes() async throws {
         let held = ResponderBox()
-        var router = HTTPRouter()
-        router.add(.post, "/held") { _, responder in held.add(responder) }
+        var router = held.holdingRouter()
         router.add(.get, "/healthz") { _, responder in responder.respond(HTTPResponse(status: .ok)) }
-        var configuration = ServerFixture.configuration()
-        configuration.responseDeadline = .seconds(30)
+        let configuration = ServerFixture.configuration(responseDeadline: .seconds(30))
         try await ServerFixture.withServer(configuration, router: router) { server in
             let port = server.port
             let client = try await HTTPTestClient.onThread { () -> SendableClient in
@@ -105,11 +100,8 @@ import Testing
 
     @Test func stopAnswersSuspendedRequestsAndRunReturns() async throws {
         let held = ResponderBox()
-        var router = HTTPRouter()
-        router.add(.post, "/held") { _, responder in held.add(responder) }
-        var configuration = ServerFixture.configuration()
-        configuration.responseDeadline = .seconds(30)
-        let server = HTTPServer(configuration: configuration, router: router)
+        let server = HTTPServer(
+            configuration: ServerFixture.configuration(responseDeadline: .seconds(30)), router: held.holdingRouter())
         let running = Task { try await server.run() }
         #expect(await ServerFixture.eventually { server.port != 0 })
         let port = server.port

@@ -4,9 +4,11 @@ import TestSupport
 
 /// Starts a server on 127.0.0.1 port 0 for one test and stops it afterwards.
 struct ServerFixture {
-    static func configuration() -> HTTPServerConfiguration {
+    /// Two threads; with `responseDeadline`, suspended requests get the fallback answer after it.
+    static func configuration(responseDeadline: Duration? = nil) -> HTTPServerConfiguration {
         var configuration = HTTPServerConfiguration()
         configuration.threadPoolSize = 2
+        if let responseDeadline { configuration.responseDeadline = responseDeadline }
         return configuration
     }
 
@@ -66,6 +68,13 @@ final class ResponderBox: Sendable {
 
     var count: Int {
         responders.withLock { $0.count }
+    }
+
+    /// A router whose `POST path` suspends every request into this box, to be answered when the test chooses.
+    func holdingRouter(_ path: String = "/held") -> HTTPRouter {
+        var router = HTTPRouter()
+        router.add(.post, path) { _, responder in self.add(responder) }
+        return router
     }
 
     func answerAll(_ response: HTTPResponse) -> Int {
