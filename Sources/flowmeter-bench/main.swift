@@ -6,6 +6,7 @@ let subcommands: [String: ([String]) -> Int32] = [
     "decode": DecodeBenchmark.run,
     "ingest": IngestBenchmark.run,
     "instructions": InstructionsBenchmark.run,
+    "rollups": RollupsBenchmark.run,
     "store": StoreBenchmark.run,
     "reporter": ReporterBenchmark.run,
     "reporter-probe": ReporterProbe.run,

@@ -1,0 +1,125 @@
+import FlowmeterModels
+import Foundation
+import Metrics
+import Rollups
+
+/// `flowmeter-bench rollups [--seconds N] [--batches N] [--drain-every N] [--only distinct|repeated]`: nanoseconds per event of the collector's
+/// rollup aggregation alone (`RollupAggregator.record`, then `drain`), on one thread, for the ingest benchmark's
+/// distinct batches and for its one repeated batch.
+///
+/// The batches are decoded once, as the collector decodes them (one shared interner), and recorded again and again
+/// with the collector's arguments: the install pseudonym, the clock skew that moves `sentAt` to the time of
+/// receipt, and a counter per series. The aggregator is drained every `--drain-every` events (default 1,250,000:
+/// five seconds, the default rollup interval, at 250,000 events a second), so it holds as many series between
+/// drains as the collector does under the ingest benchmark's load.
+enum RollupsBenchmark {
+    static func run(_ arguments: [String]) -> Int32 {
+        var seconds = 5.0
+        var batchCount = 512
+        var drainEvery = 1_250_000
+        var only: String?
+        var index = 0
+        while index < arguments.count {
+            let value = index + 1 < arguments.count ? arguments[index + 1] : ""
+            switch arguments[index] {
+            case "--seconds": seconds = Double(value) ?? seconds
+            case "--batches": batchCount = Int(value) ?? batchCount
+            case "--drain-every": drainEvery = Int(value) ?? drainEvery
+            case "--only" where value == "distinct" || value == "repeated": only = value
+            default:
+                print("usage: flowmeter-bench rollups [--seconds N (5)] [--batches N (512)] [--drain-every N (1250000)] [--only distinct|repeated]")
+                return 2
+            }
+            index += 2
+        }
+        guard seconds > 0, batchCount > 0, drainEvery > 0 else {
+            print("error: --seconds, --batches and --drain-every must be positive")
+            return 2
+        }
+        let inputs: [Input]
+        do {
+            inputs = try decode(SyntheticBatches.batches(count: batchCount, seed: 42))
+        } catch {
+            print("error: a synthetic batch did not decode: \(error)")
+            return 1
+        }
+        print("rollups: \(batchCount) distinct batches of 50 events; drained every \(drainEvery) events; \(seconds) s per row")
+        for (label, rows) in [("distinct", inputs), ("repeated", Array(inputs.prefix(1)))] where only ?? label == label {
+            let (nanoseconds, series) = measure(rows, seconds: seconds, drainEvery: drainEvery)
+            print(
+                String(
+                    format: "%-9@ %8.1f ns/event  %10.0f events/s  %7d series a drain", label as NSString,
+                    nanoseconds, 1e9 / nanoseconds, series))
+        }
+        return 0
+    }
+
+    /// One decoded batch and what the collector passes with it.
+    struct Input {
+        var table: EventTable
+        var client: ClientInfo
+        var decodes: Int?
+        var installHash: String?
+        var sentAt: Timestamp?
+    }
+
+    static func decode(_ bodies: [[UInt8]]) throws -> [Input] {
+        // As large as the collector's (InternerPool), so a value repeated across batches is one string there too.
+        var interner = StringInterner(slots: 1_024)
+        return try bodies.map { body in
+            let decoded = try FastBatchDecoder.decodeCompact(body, interner: &interner)
+            let header = decoded.header
+            return Input(
+                table: decoded.table, client: header.client, decodes: header.decodes,
+                installHash: header.client.installID.map { String($0.hashValue, radix: 16) }, sentAt: header.sentAt)
+        }
+    }
+
+    /// Records `rows` round after round for `seconds`; returns nanoseconds per event (drains included) and the
+    /// series of the largest drain.
+    static func measure(_ rows: [Input], seconds: Double, drainEvery: Int) -> (Double, Int) {
+        let aggregator = RollupAggregator(configuration: .init(collectorID: "bench"))
+        let counters = BenchCounters()
+        let clock = ContinuousClock()
+        let start = clock.now
+        let deadline = start.advanced(by: .milliseconds(Int(seconds * 1000)))
+        var events = 0
+        var sinceDrain = 0
+        var largestDrain = 0
+        repeat {
+            let receivedAt = Timestamp(Date())
+            for row in rows {
+                let skew = row.sentAt.map { Self.duration(from: $0, to: receivedAt) } ?? .zero
+                aggregator.record(
+                    row.table, client: row.client, decodes: row.decodes, installHash: row.installHash,
+                    receivedAt: receivedAt, clockSkew: skew, counters: counters)
+                events += row.table.count
+                sinceDrain += row.table.count
+                if sinceDrain >= drainEvery {
+                    largestDrain = max(largestDrain, aggregator.drain().count)
+                    sinceDrain = 0
+                }
+            }
+        } while clock.now < deadline
+        largestDrain = max(largestDrain, aggregator.drain().count)
+        let elapsed = clock.now - start
+        let nanoseconds = Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9
+        return (nanoseconds / Double(max(1, events)), largestDrain)
+    }
+
+    static func duration(from start: Timestamp, to end: Timestamp) -> Duration {
+        .seconds(end.secondsSinceEpoch &- start.secondsSinceEpoch)
+            + .nanoseconds(Int64(end.nanoseconds) - Int64(start.nanoseconds))
+    }
+
+    /// A counter per app, build, kind and widget type, as the collector's diagnostics metric keeps them.
+    final class BenchCounters: SeriesCounterSource, @unchecked Sendable {
+        let family = MetricsRegistry().counter(
+            "flowmeter_bench_events_total", help: "Events.", labelNames: ["app", "build", "kind", "type"],
+            maxChildren: 100_000)
+
+        func counter(appID: String, build: BuildConfiguration, kind: DiagnosticKind, widgetType: String?) -> Counter {
+            family.labels(appID, build.rawValue, kind.rawValue, widgetType ?? "")
+        }
+    }
+}
