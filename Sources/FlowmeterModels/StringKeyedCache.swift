@@ -45,6 +45,23 @@ public struct StringKeyedCache<Value: Sendable>: Sendable {
         return value
     }
 
+    /// The value kept for `string`, when it is the string held in its slot; for a caller whose computation needs
+    /// state the `computing` closure of ``value(for:computing:)`` cannot reach.
+    @inlinable
+    public func cached(_ string: String) -> Value? {
+        guard let key = Self.slotKey(of: string) else { return nil }
+        let slot = Int(truncatingIfNeeded: key >> shift)
+        return entries[slot].key == key && entries[slot].string == string ? entries[slot].value : nil
+    }
+
+    /// Keeps `value` for `string` in its slot, replacing what was there (nothing for a string without contiguous
+    /// UTF-8).
+    @inlinable
+    public mutating func keep(_ value: Value, for string: String) {
+        guard let key = Self.slotKey(of: string) else { return }
+        entries[Int(truncatingIfNeeded: key >> shift)] = Entry(key: key, string: string, value: value)
+    }
+
     /// The slot hash of `string`'s UTF-8 bytes (never 0), or nil when they are not contiguous.
     @inlinable
     static func slotKey(of string: String) -> UInt64? {

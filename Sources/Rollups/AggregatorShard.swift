@@ -33,41 +33,18 @@ final class AggregatorShard: Sendable {
         }
     }
 
-    /// A series within an app build: the per-event hash key.
+    /// A series within an app build: the per-event hash key, made of the digests of its kind and widget type (their
+    /// `hashValue`s, from the shard's ``StringDigestCache``), its window, and a probe number.
     ///
-    /// It hashes the digests of its kind and widget type (their `hashValue`s, from the shard's
-    /// ``StringDigestCache``) and its window, not the strings' bytes; equal slots have equal digests, so the digests
-    /// also make most unequal slots differ at the first comparison.
+    /// It holds no strings, so making and comparing one copies and reads none: the series' own kind and widget type
+    /// are checked on the accumulator a lookup finds, in the cache line its counts share. Two series whose digests
+    /// both collide (SipHash under the process's random seed: not to be expected, nor to be forced) get probe 0
+    /// and 1, and so on; every lookup walks the probes until the series matches or a probe is free.
     struct SeriesSlot: Hashable {
-        var kind: DiagnosticKind
-        var widgetType: String
-        var window: Int64
         var kindDigest: Int
         var typeDigest: Int
-
-        init(kind: DiagnosticKind, widgetType: String, window: Int64, kindDigest: Int, typeDigest: Int) {
-            self.kind = kind
-            self.widgetType = widgetType
-            self.window = window
-            self.kindDigest = kindDigest
-            self.typeDigest = typeDigest
-        }
-
-        mutating func setWidgetType(_ type: String, digests: inout StringDigestCache) {
-            widgetType = type
-            typeDigest = digests.digest(type)
-        }
-
-        static func == (left: SeriesSlot, right: SeriesSlot) -> Bool {
-            left.window == right.window && left.typeDigest == right.typeDigest && left.kindDigest == right.kindDigest
-                && left.widgetType == right.widgetType && left.kind == right.kind
-        }
-
-        func hash(into hasher: inout Hasher) {
-            hasher.combine(kindDigest)
-            hasher.combine(typeDigest)
-            hasher.combine(window)
-        }
+        var window: Int64
+        var probe = 0
 
         /// What `Dictionary` hashes a slot by: the two digests are already SipHash outputs under the process's
         /// random seed, so a multiply-xorshift mix of them, the window and the table's seed spreads slots as well
@@ -76,11 +53,18 @@ final class AggregatorShard: Sendable {
         func _rawHashValue(seed: Int) -> Int {
             var mixed = UInt64(bitPattern: Int64(seed)) ^ UInt64(bitPattern: Int64(kindDigest))
             mixed = (mixed ^ (mixed >> 29)) &* 0xBF58_476D_1CE4_E5B9
-            mixed ^= UInt64(bitPattern: Int64(typeDigest))
+            mixed ^= UInt64(bitPattern: Int64(typeDigest)) &+ UInt64(bitPattern: Int64(probe))
             mixed = (mixed ^ (mixed >> 32)) &* 0x94D0_49BB_1331_11EB
             mixed ^= UInt64(bitPattern: window)
             mixed = (mixed ^ (mixed >> 29)) &* 0xBF58_476D_1CE4_E5B9
             return Int(bitPattern: UInt(mixed ^ (mixed >> 32)))
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(kindDigest)
+            hasher.combine(typeDigest)
+            hasher.combine(window)
+            hasher.combine(probe)
         }
     }
 
@@ -88,9 +72,10 @@ final class AggregatorShard: Sendable {
     struct SeriesAccumulator {
         var rollup: SeriesRollup
         var lastInstall: UInt64?
-        var lastCodingPath: String?
-        var lastMessage: String?
-        var lastPageID: String?
+        /// The samples, as ids in the shard's ``SampleNames`` (`rollup.samples` stays empty until
+        /// ``finishedRollup(names:)``), and the last event's, which consecutive events usually repeat.
+        var samples = SampleKeys()
+        var lastSample = SampleKey.none
         /// The release of the last event that had one, and where its count sits in `rollup.releases` (nil until
         /// it is looked up; valid until a release is added: only value updates happen in between).
         var lastRelease: String?
@@ -103,6 +88,19 @@ final class AggregatorShard: Sendable {
 
         init(rollup: SeriesRollup) {
             self.rollup = rollup
+        }
+
+        /// Whether this is the series of `kind` and `widgetType` (its slot's digests may collide with another's).
+        @inline(__always)
+        func isSeries(kind: String, widgetType: String) -> Bool {
+            rollup.series.widgetType == widgetType && rollup.series.kind.rawValue == kind
+        }
+
+        /// The series rollup with its samples, their ids read in `names` (the shard's table they were taken in).
+        func finishedRollup(names: SampleNames) -> SeriesRollup {
+            var rollup = rollup
+            rollup.samples = samples.samples(names: names)
+            return rollup
         }
     }
 
@@ -123,19 +121,28 @@ final class AggregatorShard: Sendable {
         /// The digests of the recording batch's table entries (0 for one not asked for yet); kept so a batch
         /// allocates no array of its own.
         var entryDigests: [Int] = []
-        /// Coding paths' normalized forms for new samples; kept across drains (it holds strings, no counts).
-        var paths = NormalizedPathCache()
+        /// The samples' strings and the recording batch's sample ids.
+        var samples: BatchSamples
 
         init(softCap: Int) {
             self.softCap = softCap
+            samples = BatchSamples(names: SampleNames(capacity: Self.sampleNameCapacity(softCap: softCap)))
         }
 
-        /// Everything recorded, leaving the shard empty.
-        mutating func take() -> [VersionKey: VersionEntry] {
+        /// Distinct sample strings a shard holds between drains: more than three full samples of each of its
+        /// series need; a flood of distinct messages past that goes unsampled until the next drain.
+        static func sampleNameCapacity(softCap: Int) -> Int {
+            max(1_024, 16 * softCap)
+        }
+
+        /// Everything recorded and the sample strings it names, leaving the shard empty.
+        mutating func take() -> (versions: [VersionKey: VersionEntry], sampleNames: SampleNames) {
             entryCount = 0
             let taken = versions
             versions = [:]
-            return taken
+            let names = samples.names
+            samples.names = SampleNames(capacity: names.capacity)
+            return (taken, names)
         }
 
         /// Records a batch; returns the events (by count) it had no room for.
@@ -160,9 +167,10 @@ final class AggregatorShard: Sendable {
             // Mutating through `values[index]` stays in place; `versions[key]!` may copy the entry and with it
             // every nested dictionary and sketch.
             let index = versions.index(forKey: key)!
+            samples.begin(tableCount: table.strings.count)
             let lost = versions.values[index].record(
                 table, batch: batch, version: key, entryCount: &count, softCap: softCap, digests: &digests,
-                entryDigests: &entryDigests, paths: &paths)
+                entryDigests: &entryDigests, samples: &samples)
             entryCount = count
             return lost
         }
@@ -172,7 +180,7 @@ final class AggregatorShard: Sendable {
 extension AggregatorShard.VersionEntry {
     mutating func record(
         _ table: EventTable, batch: AggregatorShard.Batch, version: VersionKey, entryCount: inout Int,
-        softCap: Int, digests: inout StringDigestCache, entryDigests: inout [Int], paths: inout NormalizedPathCache
+        softCap: Int, digests: inout StringDigestCache, entryDigests: inout [Int], samples: inout BatchSamples
     ) -> Int {
         let events = table.events
         let strings = table.strings
@@ -202,16 +210,17 @@ extension AggregatorShard.VersionEntry {
                         event.widgetType, of: widgetType, entries: &entryDigests, digests: &digests)
                 }
                 var slot = AggregatorShard.SeriesSlot(
-                    kind: table.kind(of: event), widgetType: widgetType, window: window.start,
-                    kindDigest: kindDigest, typeDigest: typeDigest)
-                var index = series.index(forKey: slot)
+                    kindDigest: kindDigest, typeDigest: typeDigest, window: window.start)
+                var index = find(&slot, kind: kind, widgetType: widgetType)
                 // Whether the event went to the overflow series instead of its own: its type is not the series'.
                 var isRedirected = false
                 if index == nil {
                     if entryCount >= softCap {
-                        slot.setWidgetType(RollupAggregator.overflowLabel, digests: &digests)
+                        slot = AggregatorShard.SeriesSlot(
+                            kindDigest: kindDigest, typeDigest: digests.digest(RollupAggregator.overflowLabel),
+                            window: window.start)
                         isRedirected = true
-                        index = series.index(forKey: slot)
+                        index = find(&slot, kind: kind, widgetType: RollupAggregator.overflowLabel)
                     }
                     if index == nil {
                         guard entryCount < 2 * softCap else {
@@ -220,7 +229,10 @@ extension AggregatorShard.VersionEntry {
                             continue
                         }
                         entryCount += 1
-                        let rollupSeries = RollupSeries(version: version, kind: slot.kind, widgetType: slot.widgetType)
+                        let seriesKind = table.kind(of: event)
+                        let rollupSeries = RollupSeries(
+                            version: version, kind: seriesKind,
+                            widgetType: isRedirected ? RollupAggregator.overflowLabel : widgetType)
                         var accumulator = AggregatorShard.SeriesAccumulator(
                             rollup: SeriesRollup(
                                 series: rollupSeries, window: window, events: 0, firstSeen: occurredAt,
@@ -228,20 +240,34 @@ extension AggregatorShard.VersionEntry {
                         if let counters = batch.counters, !isRedirected {
                             accumulator.counterTypeIsNil = event.widgetType < 0
                             accumulator.counter = counters.counter(
-                                appID: batch.version.appID, build: batch.version.buildConfiguration, kind: slot.kind,
+                                appID: batch.version.appID, build: batch.version.buildConfiguration, kind: seriesKind,
                                 widgetType: event.widgetType < 0 ? nil : widgetType)
                         }
                         series[slot] = accumulator
                         index = series.index(forKey: slot)
                     }
                 }
+                let sample = samples.key(of: event, strings: strings)
                 let counted = series.values[index!].add(
                     event, strings: strings, occurredAt: occurredAt, install: batch.install, isOwnType: !isRedirected,
-                    paths: &paths)
+                    sample: sample, names: samples.names)
                 if !counted && isCounting { batch.countAlone(event, table: table) }
             }
         }
         return lost
+    }
+
+    /// The series at `slot` that is the one of `kind` and `widgetType`; nil when none is, with `slot`'s probe set to
+    /// the first free one.
+    @inline(__always)
+    private func find(
+        _ slot: inout AggregatorShard.SeriesSlot, kind: String, widgetType: String
+    ) -> Dictionary<AggregatorShard.SeriesSlot, AggregatorShard.SeriesAccumulator>.Index? {
+        while let index = series.index(forKey: slot) {
+            if series.values[index].isSeries(kind: kind, widgetType: widgetType) { return index }
+            slot.probe += 1
+        }
+        return nil
     }
 
     /// The digest of table entry `index` (`string`), remembered in `entries` for the rest of the batch (0 there
@@ -301,7 +327,7 @@ extension AggregatorShard.SeriesAccumulator {
     /// series' own (or nil for the series of ""), not redirected to the overflow series.
     mutating func add(
         _ event: CompactEvent, strings: UnsafeBufferPointer<String>, occurredAt: Timestamp, install: UInt64?,
-        isOwnType: Bool, paths: inout NormalizedPathCache
+        isOwnType: Bool, sample: SampleKey?, names: SampleNames
     ) -> Bool {
         let count = Int64(event.count)
         rollup.events += count
@@ -314,7 +340,10 @@ extension AggregatorShard.SeriesAccumulator {
         if event.backendRelease >= 0 {
             addRelease(strings[Int(event.backendRelease)], count: count)
         }
-        addSample(event, strings: strings, paths: &paths)
+        if let sample, sample != lastSample {
+            lastSample = sample
+            samples.insert(sample, names: names)
+        }
         guard isOwnType, let counter, (event.widgetType < 0) == counterTypeIsNil else { return false }
         counter.increment(by: UInt64(max(0, count)))
         return true
@@ -338,71 +367,5 @@ extension AggregatorShard.SeriesAccumulator {
         // Looked up only if the release comes again: most series of a busy minute see one event, and a second
         // hash of the release per new series cost more than the lookup it saved.
         lastReleaseIndex = nil
-    }
-
-    private mutating func addSample(
-        _ event: CompactEvent, strings: UnsafeBufferPointer<String>, paths: inout NormalizedPathCache
-    ) {
-        // Consecutive events of a series usually repeat the same place and message: skip them outright, comparing
-        // the table's strings in place.
-        if !rollup.samples.isEmpty, Self.names(event.codingPath, in: strings, lastCodingPath),
-            Self.names(event.message, in: strings, lastMessage), Self.names(event.pageID, in: strings, lastPageID)
-        {
-            return
-        }
-        let codingPath = event.codingPath < 0 ? nil : strings[Int(event.codingPath)]
-        let message = event.message < 0 ? nil : strings[Int(event.message)]
-        let pageID = event.pageID < 0 ? nil : strings[Int(event.pageID)]
-        lastCodingPath = codingPath
-        lastMessage = message
-        lastPageID = pageID
-        insertSample(codingPath: codingPath, message: message, pageID: pageID, paths: &paths)
-    }
-
-    /// Whether table entry `index` (or its absence) is `value`.
-    @inline(__always)
-    private static func names(_ index: Int32, in strings: UnsafeBufferPointer<String>, _ value: String?) -> Bool {
-        guard index >= 0 else { return value == nil }
-        guard let value else { return false }
-        return strings[Int(index)] == value
-    }
-
-    /// Takes the triple into the samples if it belongs there; false when it changed nothing.
-    @discardableResult
-    private mutating func insertSample(
-        codingPath: String?, message: String?, pageID: String?, paths: inout NormalizedPathCache
-    ) -> Bool {
-        // Decide against the kept samples without building the normalized path: most events repeat a kept
-        // (path, message) or order after the last kept sample.
-        let path = codingPath ?? ""
-        let last = rollup.samples.count - 1
-        let isFull = rollup.samples.count == SeriesRollup.maxSamples
-        // The samples are sorted by path. A full set refuses a path after its last one's outright: the common case
-        // in a series that has seen a few places, decided with one comparison, whose order is kept for below.
-        let orderToLast =
-            isFull
-            ? RollupSample.compareNormalized(path, to: rollup.samples[last].codingPath) : .orderedAscending
-        if orderToLast == .orderedDescending { return false }
-        for index in rollup.samples.indices {
-            let order =
-                isFull && index == last
-                ? orderToLast : RollupSample.compareNormalized(path, to: rollup.samples[index].codingPath)
-            // Before this sample's path, so before every later one's too: none matches.
-            if order == .orderedAscending { break }
-            if order == .orderedSame, rollup.samples[index].message == message {
-                if RollupSample.optionalLess(pageID, rollup.samples[index].pageID) {
-                    rollup.samples[index].pageID = pageID
-                    return true
-                }
-                return false
-            }
-        }
-        // A full set's last path with another message: kept only before the last sample's message.
-        if orderToLast == .orderedSame, !RollupSample.optionalLess(message, rollup.samples[last].message) {
-            return false
-        }
-        let normalizedPath = codingPath.map { paths.normalized($0) } ?? ""
-        rollup.insertSample(RollupSample(normalizedPath: normalizedPath, message: message, pageID: pageID))
-        return true
     }
 }

@@ -119,14 +119,14 @@ public final class RollupAggregator: Sendable {
         var series: [SeriesRollupKey: SeriesRollup] = [:]
         var versions: [VersionRollupKey: VersionRollup] = [:]
         for shard in shards {
-            let taken = shard.state.withLock { $0.take() }
+            let (taken, names) = shard.state.withLock { $0.take() }
             for entry in taken.values {
                 for rollup in entry.windows.values {
                     let key = VersionRollupKey(key: rollup.key, window: rollup.window)
                     if versions[key] != nil { versions[key]!.merge(rollup) } else { versions[key] = rollup }
                 }
                 for accumulator in entry.series.values {
-                    let rollup = accumulator.rollup
+                    let rollup = accumulator.finishedRollup(names: names)
                     let key = SeriesRollupKey(series: rollup.series, window: rollup.window)
                     if series[key] != nil { series[key]!.merge(rollup) } else { series[key] = rollup }
                 }

@@ -3,21 +3,23 @@ import Foundation
 import Metrics
 import Rollups
 
-/// `flowmeter-bench rollups [--seconds N] [--batches N] [--drain-every N] [--only distinct|repeated]`: nanoseconds per event of the collector's
+/// `flowmeter-bench rollups [--seconds N] [--batches N] [--drain-every N] [--only distinct|repeated] [--events N]`: nanoseconds per event of the collector's
 /// rollup aggregation alone (`RollupAggregator.record`, then `drain`), on one thread, for the ingest benchmark's
 /// distinct batches and for its one repeated batch.
 ///
 /// The batches are decoded once, as the collector decodes them (one shared interner), and recorded again and again
 /// with the collector's arguments: the install pseudonym, the clock skew that moves `sentAt` to the time of
-/// receipt, and a counter per series. The aggregator is drained every `--drain-every` events (default 1,250,000:
-/// five seconds, the default rollup interval, at 250,000 events a second), so it holds as many series between
-/// drains as the collector does under the ingest benchmark's load.
+/// receipt, and a counter per series. The time of receipt advances by a second every 250,000 events and the
+/// aggregator is drained every `--drain-every` events (default 1,250,000: five seconds, the default rollup
+/// interval, at that rate), so it holds as many series between drains as the collector does under the ingest
+/// benchmark's load, and a run under valgrind records the same windows as one at full speed.
 enum RollupsBenchmark {
     static func run(_ arguments: [String]) -> Int32 {
         var seconds = 5.0
         var batchCount = 512
         var drainEvery = 1_250_000
         var only: String?
+        var eventLimit = Int.max
         var index = 0
         while index < arguments.count {
             let value = index + 1 < arguments.count ? arguments[index + 1] : ""
@@ -25,15 +27,20 @@ enum RollupsBenchmark {
             case "--seconds": seconds = Double(value) ?? seconds
             case "--batches": batchCount = Int(value) ?? batchCount
             case "--drain-every": drainEvery = Int(value) ?? drainEvery
+            case "--events": eventLimit = Int(value) ?? 0
             case "--only" where value == "distinct" || value == "repeated": only = value
             default:
-                print("usage: flowmeter-bench rollups [--seconds N (5)] [--batches N (512)] [--drain-every N (1250000)] [--only distinct|repeated]")
+                print(
+                    """
+                    usage: flowmeter-bench rollups [--seconds N (5)] [--batches N (512)] [--drain-every N (1250000)]
+                                                   [--only distinct|repeated] [--events N (stop after N, for valgrind)]
+                    """)
                 return 2
             }
             index += 2
         }
-        guard seconds > 0, batchCount > 0, drainEvery > 0 else {
-            print("error: --seconds, --batches and --drain-every must be positive")
+        guard seconds > 0, batchCount > 0, drainEvery > 0, eventLimit > 0 else {
+            print("error: --seconds, --batches, --drain-every and --events must be positive")
             return 2
         }
         let inputs: [Input]
@@ -43,9 +50,11 @@ enum RollupsBenchmark {
             print("error: a synthetic batch did not decode: \(error)")
             return 1
         }
-        print("rollups: \(batchCount) distinct batches of 50 events; drained every \(drainEvery) events; \(seconds) s per row")
-        for (label, rows) in [("distinct", inputs), ("repeated", Array(inputs.prefix(1)))] where only ?? label == label {
-            let (nanoseconds, series) = measure(rows, seconds: seconds, drainEvery: drainEvery)
+        print("rollups: \(batchCount) distinct batches of 50 events; drained every \(drainEvery) events")
+        print("time: \(seconds) s a row, or until --events")
+        let rows = [("distinct", inputs), ("repeated", Array(inputs.prefix(1)))].filter { only ?? $0.0 == $0.0 }
+        for (label, rows) in rows {
+            let (nanoseconds, series) = measure(rows, seconds: seconds, drainEvery: drainEvery, eventLimit: eventLimit)
             print(
                 String(
                     format: "%-9@ %8.1f ns/event  %10.0f events/s  %7d series a drain", label as NSString,
@@ -75,9 +84,9 @@ enum RollupsBenchmark {
         }
     }
 
-    /// Records `rows` round after round for `seconds`; returns nanoseconds per event (drains included) and the
-    /// series of the largest drain.
-    static func measure(_ rows: [Input], seconds: Double, drainEvery: Int) -> (Double, Int) {
+    /// Records `rows` round after round for `seconds` (or until `eventLimit` events); returns nanoseconds per event
+    /// (drains included) and the series of the largest drain.
+    static func measure(_ rows: [Input], seconds: Double, drainEvery: Int, eventLimit: Int) -> (Double, Int) {
         let aggregator = RollupAggregator(configuration: .init(collectorID: "bench"))
         let counters = BenchCounters()
         let clock = ContinuousClock()
@@ -86,8 +95,12 @@ enum RollupsBenchmark {
         var events = 0
         var sinceDrain = 0
         var largestDrain = 0
+        // The time of receipt advances with the events recorded, at the rate the drains assume, not with the clock:
+        // the windows, and so the series, are then the same however fast the run (under valgrind too).
+        let startedAt = Timestamp(Date())
         repeat {
-            let receivedAt = Timestamp(Date())
+            let receivedAt = Timestamp(
+                secondsSinceEpoch: startedAt.secondsSinceEpoch + Int64(events / eventsPerSecond), nanoseconds: 0)
             for row in rows {
                 let skew = row.sentAt.map { Self.duration(from: $0, to: receivedAt) } ?? .zero
                 aggregator.record(
@@ -100,12 +113,15 @@ enum RollupsBenchmark {
                     sinceDrain = 0
                 }
             }
-        } while clock.now < deadline
+        } while events < eventLimit && clock.now < deadline
         largestDrain = max(largestDrain, aggregator.drain().count)
         let elapsed = clock.now - start
         let nanoseconds = Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9
         return (nanoseconds / Double(max(1, events)), largestDrain)
     }
+
+    /// The load the drains and the time of receipt assume: about the collector's under the ingest benchmark.
+    static let eventsPerSecond = 250_000
 
     static func duration(from start: Timestamp, to end: Timestamp) -> Duration {
         .seconds(end.secondsSinceEpoch &- start.secondsSinceEpoch)

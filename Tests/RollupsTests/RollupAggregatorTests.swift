@@ -300,6 +300,36 @@ import Testing
         #expect(seriesRollups(flood).reduce(0) { $0 + $1.events } + Int64(aggregator.droppedEvents) == 900)
     }
 
+    /// A shard holds a bounded number of distinct sample strings between drains: past it (a flood of distinct
+    /// messages), an event naming a new one is counted but not sampled, and the next drain starts the table afresh.
+    @Test func aFloodOfDistinctMessagesIsCountedButSampledOnlyWithinTheShardsCapacity() throws {
+        let aggregator = RollupAggregator(configuration: .init(collectorID: "c", shardCount: 1, maxEntries: 10))
+        let capacity = AggregatorShard.State.sampleNameCapacity(softCap: 10)
+        let count = capacity + 200
+        let at = Timestamp(secondsSinceEpoch: Self.base)
+        // Descending messages: each would take first place among the samples, were it named.
+        let flood = (0..<count).map { index in
+            DiagnosticEvent(
+                kind: .unknownType, widgetType: "t", codingPath: nil, message: Self.message(count - index),
+                pageID: nil, count: 1, occurredAt: at)
+        }
+        aggregator.record(flood, client: Self.client, decodes: nil, installHash: nil, receivedAt: at)
+        let first = try #require(seriesRollups(aggregator.drain()).first)
+        #expect(first.events == Int64(count))
+        // The table's first string is the empty coding path; the messages take the rest, the largest first.
+        let lastNamed = count - (capacity - 1) + 1
+        #expect(first.samples.map(\.message) == [lastNamed, lastNamed + 1, lastNamed + 2].map(Self.message))
+
+        aggregator.record(
+            Array(flood.suffix(3)), client: Self.client, decodes: nil, installHash: nil, receivedAt: at)
+        let second = try #require(seriesRollups(aggregator.drain()).first)
+        #expect(second.samples.map(\.message) == [1, 2, 3].map(Self.message))
+    }
+
+    static func message(_ number: Int) -> String {
+        "m" + String(repeating: "0", count: 5 - String(number).count) + String(number)
+    }
+
     @Test func restartedAggregatorsNeverReuseIDs() {
         let first = RollupAggregator(configuration: .init(collectorID: "c"))
         let second = RollupAggregator(configuration: .init(collectorID: "c"))
