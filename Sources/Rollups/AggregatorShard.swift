@@ -355,10 +355,16 @@ extension AggregatorShard.SeriesAccumulator {
             return
         }
         lastRelease = release
-        if let index = rollup.releases.index(forKey: release) {
-            rollup.releases.values[index] += count
-            lastReleaseIndex = index
-            return
+        // A series holds a few releases (at most 16): comparing them in place, where a string the decoders shared
+        // is equal at its first word, costs less than hashing the release's bytes for a lookup.
+        var index = rollup.releases.startIndex
+        while index != rollup.releases.endIndex {
+            if rollup.releases.keys[index] == release {
+                rollup.releases.values[index] += count
+                lastReleaseIndex = index
+                return
+            }
+            rollup.releases.formIndex(after: &index)
         }
         rollup.releases[release] = count
         if rollup.releases.count > SeriesRollup.maxReleases {

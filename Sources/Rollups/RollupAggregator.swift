@@ -116,31 +116,42 @@ public final class RollupAggregator: Sendable {
     ///
     /// Concurrent `record` calls are never lost: each lands wholly in this drain or the next.
     public func drain() -> [PartialRollup] {
-        var series: [SeriesRollupKey: SeriesRollup] = [:]
+        // A series lives in the shard of its app build, so only the overflow builds (`__other__`), which any shard
+        // may hold, can meet another shard's rollup of the same series and window; the rest are appended as taken.
+        var series: [SeriesRollup] = []
+        var overflowSeries: [SeriesRollupKey: SeriesRollup] = [:]
         var versions: [VersionRollupKey: VersionRollup] = [:]
         for shard in shards {
             let (taken, names) = shard.state.withLock { $0.take() }
-            for entry in taken.values {
+            for (version, entry) in taken {
                 for rollup in entry.windows.values {
                     let key = VersionRollupKey(key: rollup.key, window: rollup.window)
                     if versions[key] != nil { versions[key]!.merge(rollup) } else { versions[key] = rollup }
                 }
+                let mayMeet = version.platform == Self.overflowLabel && version.appVersion == Self.overflowLabel
+                series.reserveCapacity(series.count + entry.series.count)
                 for accumulator in entry.series.values {
                     let rollup = accumulator.finishedRollup(names: names)
+                    guard mayMeet else {
+                        series.append(rollup)
+                        continue
+                    }
                     let key = SeriesRollupKey(series: rollup.series, window: rollup.window)
-                    if series[key] != nil { series[key]!.merge(rollup) } else { series[key] = rollup }
+                    if overflowSeries[key] != nil {
+                        overflowSeries[key]!.merge(rollup)
+                    } else {
+                        overflowSeries[key] = rollup
+                    }
                 }
             }
         }
+        series.append(contentsOf: overflowSeries.values)
         guard !series.isEmpty || !versions.isEmpty else { return [] }
         let sequence = nextSequence.wrappingAdd(1, ordering: .relaxed).oldValue
         let prefix = "\(instance)/\(sequence)/"
         var partials: [PartialRollup] = []
         partials.reserveCapacity(series.count + versions.count)
-        let sortedSeries = series.values.sorted {
-            $0.window != $1.window ? $0.window < $1.window : $0.series < $1.series
-        }
-        for rollup in sortedSeries {
+        for rollup in Self.sortedByWindowAndSeries(series) {
             partials.append(
                 PartialRollup(
                     id: prefix + String(partials.count), collector: configuration.collectorID,
@@ -154,6 +165,31 @@ public final class RollupAggregator: Sendable {
                     rollup: .version(rollup)))
         }
         return partials
+    }
+
+    /// `rollups` ordered by window, then series (``RollupSeries``' order), as sorting them with that comparison
+    /// would, but comparing integers: each distinct app build, kind and widget type is ranked once, so the sort
+    /// compares no strings and moves no rollups (sorting the rollups themselves compared four to six strings per
+    /// comparison and was the larger part of a drain of 10,000 series).
+    static func sortedByWindowAndSeries(_ rollups: [SeriesRollup]) -> [SeriesRollup] {
+        var versionRanks: [VersionKey: Int] = [:]
+        var kindRanks: [String: Int] = [:]
+        var typeRanks: [String: Int] = [:]
+        for rollup in rollups {
+            versionRanks[rollup.series.versionKey] = 0
+            kindRanks[rollup.series.kind.rawValue] = 0
+            typeRanks[rollup.series.widgetType] = 0
+        }
+        for (rank, key) in versionRanks.keys.sorted().enumerated() { versionRanks[key] = rank }
+        for (rank, key) in kindRanks.keys.sorted(by: utf8Less).enumerated() { kindRanks[key] = rank }
+        for (rank, key) in typeRanks.keys.sorted(by: utf8Less).enumerated() { typeRanks[key] = rank }
+        let keys = rollups.map { rollup in
+            (
+                rollup.window.start, versionRanks[rollup.series.versionKey]!, kindRanks[rollup.series.kind.rawValue]!,
+                typeRanks[rollup.series.widgetType]!
+            )
+        }
+        return rollups.indices.sorted { keys[$0] < keys[$1] }.map { rollups[$0] }
     }
 
     private struct SeriesRollupKey: Hashable {
