@@ -7,7 +7,7 @@ BUILD_TMP = $(CURDIR)/.build/tmp
 SWIFT_BUILD = mkdir -p $(BUILD_TMP) && TMPDIR=$(BUILD_TMP) $(SWIFT) build
 CLEAN_BUILD_TMP = rm -rf $(BUILD_TMP)
 
-.PHONY: all deps deps-test deps-bench build release test fuzz fuzz-corpus demo bench bench-decode bench-store \
+.PHONY: all deps deps-test deps-bench build release test fuzz fuzz-corpus demo bench bench-decode bench-rollups bench-store \
 	bench-reporter bench-instructions lint clean help
 
 help:
@@ -77,6 +77,11 @@ demo: release
 
 bench-decode: release
 	$(RELEASE_BIN)/flowmeter-bench decode
+
+# The collector's rollup aggregator alone, one core: nanoseconds per event on the ingest benchmark's 512 distinct
+# batches against its one repeated batch, drained as under make bench's load (flowmeter-bench rollups --help).
+bench-rollups: release
+	$(RELEASE_BIN)/flowmeter-bench rollups $(BENCH_ARGS)
 
 # 30 days of minute rollups in SQLite and PostgreSQL, the detector's queries timed.
 bench-store: release

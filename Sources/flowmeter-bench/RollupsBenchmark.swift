@@ -54,11 +54,13 @@ enum RollupsBenchmark {
         print("time: \(seconds) s a row, or until --events")
         let rows = [("distinct", inputs), ("repeated", Array(inputs.prefix(1)))].filter { only ?? $0.0 == $0.0 }
         for (label, rows) in rows {
-            let (nanoseconds, series) = measure(rows, seconds: seconds, drainEvery: drainEvery, eventLimit: eventLimit)
+            let run = measure(rows, seconds: seconds, drainEvery: drainEvery, eventLimit: eventLimit)
             print(
                 String(
-                    format: "%-9@ %8.1f ns/event  %10.0f events/s  %7d series a drain", label as NSString,
-                    nanoseconds, 1e9 / nanoseconds, series))
+                    format:
+                        "%-9@ %8.1f ns/event  %10.0f events/s  %7d rollups in the largest drain  %d events, %d drains",
+                    label as NSString, run.nanosecondsPerEvent, 1e9 / run.nanosecondsPerEvent, run.largestDrain,
+                    run.events, run.drains))
         }
         return 0
     }
@@ -84,9 +86,17 @@ enum RollupsBenchmark {
         }
     }
 
-    /// Records `rows` round after round for `seconds` (or until `eventLimit` events); returns nanoseconds per event
-    /// (drains included) and the series of the largest drain.
-    static func measure(_ rows: [Input], seconds: Double, drainEvery: Int, eventLimit: Int) -> (Double, Int) {
+    /// What one row measured.
+    struct Run {
+        var nanosecondsPerEvent: Double
+        /// The partial rollups (series and app builds) of the largest drain.
+        var largestDrain: Int
+        var events: Int
+        var drains: Int
+    }
+
+    /// Records `rows` round after round for `seconds` (or until `eventLimit` events), drains included in the time.
+    static func measure(_ rows: [Input], seconds: Double, drainEvery: Int, eventLimit: Int) -> Run {
         let aggregator = RollupAggregator(configuration: .init(collectorID: "bench"))
         let counters = BenchCounters()
         let clock = ContinuousClock()
@@ -95,6 +105,7 @@ enum RollupsBenchmark {
         var events = 0
         var sinceDrain = 0
         var largestDrain = 0
+        var drains = 0
         // The time of receipt advances with the events recorded, at the rate the drains assume, not with the clock:
         // the windows, and so the series, are then the same however fast the run (under valgrind too).
         let startedAt = Timestamp(Date())
@@ -110,14 +121,18 @@ enum RollupsBenchmark {
                 sinceDrain += row.table.count
                 if sinceDrain >= drainEvery {
                     largestDrain = max(largestDrain, aggregator.drain().count)
+                    drains += 1
                     sinceDrain = 0
                 }
             }
         } while events < eventLimit && clock.now < deadline
         largestDrain = max(largestDrain, aggregator.drain().count)
+        drains += 1
         let elapsed = clock.now - start
         let nanoseconds = Double(elapsed.components.seconds) * 1e9 + Double(elapsed.components.attoseconds) / 1e9
-        return (nanoseconds / Double(max(1, events)), largestDrain)
+        return Run(
+            nanosecondsPerEvent: nanoseconds / Double(max(1, events)), largestDrain: largestDrain, events: events,
+            drains: drains)
     }
 
     /// The load the drains and the time of receipt assume: about the collector's under the ingest benchmark.
