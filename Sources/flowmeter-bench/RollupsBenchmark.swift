@@ -20,6 +20,7 @@ enum RollupsBenchmark {
         var drainEvery = 1_250_000
         var only: String?
         var eventLimit = Int.max
+        var shards = RollupAggregator.Configuration(collectorID: "bench").shardCount
         var index = 0
         while index < arguments.count {
             let value = index + 1 < arguments.count ? arguments[index + 1] : ""
@@ -28,19 +29,21 @@ enum RollupsBenchmark {
             case "--batches": batchCount = Int(value) ?? batchCount
             case "--drain-every": drainEvery = Int(value) ?? drainEvery
             case "--events": eventLimit = Int(value) ?? 0
+            case "--shards": shards = Int(value) ?? 0
             case "--only" where value == "distinct" || value == "repeated": only = value
             default:
                 print(
                     """
                     usage: flowmeter-bench rollups [--seconds N (5)] [--batches N (512)] [--drain-every N (1250000)]
                                                    [--only distinct|repeated] [--events N (stop after N, for valgrind)]
+                                                   [--shards N (the aggregator's default)]
                     """)
                 return 2
             }
             index += 2
         }
-        guard seconds > 0, batchCount > 0, drainEvery > 0, eventLimit > 0 else {
-            print("error: --seconds, --batches, --drain-every and --events must be positive")
+        guard seconds > 0, batchCount > 0, drainEvery > 0, eventLimit > 0, shards > 0 else {
+            print("error: --seconds, --batches, --drain-every, --events and --shards must be positive")
             return 2
         }
         let inputs: [Input]
@@ -54,7 +57,8 @@ enum RollupsBenchmark {
         print("time: \(seconds) s a row, or until --events")
         let rows = [("distinct", inputs), ("repeated", Array(inputs.prefix(1)))].filter { only ?? $0.0 == $0.0 }
         for (label, rows) in rows {
-            let run = measure(rows, seconds: seconds, drainEvery: drainEvery, eventLimit: eventLimit)
+            let run = measure(
+                rows, seconds: seconds, drainEvery: drainEvery, eventLimit: eventLimit, shards: shards)
             print(
                 String(
                     format:
@@ -96,8 +100,8 @@ enum RollupsBenchmark {
     }
 
     /// Records `rows` round after round for `seconds` (or until `eventLimit` events), drains included in the time.
-    static func measure(_ rows: [Input], seconds: Double, drainEvery: Int, eventLimit: Int) -> Run {
-        let aggregator = RollupAggregator(configuration: .init(collectorID: "bench"))
+    static func measure(_ rows: [Input], seconds: Double, drainEvery: Int, eventLimit: Int, shards: Int) -> Run {
+        let aggregator = RollupAggregator(configuration: .init(collectorID: "bench", shardCount: shards))
         let counters = BenchCounters()
         let clock = ContinuousClock()
         let start = clock.now
