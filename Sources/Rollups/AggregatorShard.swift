@@ -129,8 +129,9 @@ final class AggregatorShard: Sendable {
             samples = BatchSamples(names: SampleNames(capacity: Self.sampleNameCapacity(softCap: softCap)))
         }
 
-        /// Distinct sample strings a shard holds between drains: more than three full samples of each of its
-        /// series need; a flood of distinct messages past that goes unsampled until the next drain.
+        /// Distinct sample strings a shard holds between drains: 16 per series of its soft cap, about the nine
+        /// strings that three samples name for each of the up to twice as many series it may hold; a flood of
+        /// distinct messages past that goes unsampled until the next drain.
         static func sampleNameCapacity(softCap: Int) -> Int {
             max(1_024, 16 * softCap)
         }

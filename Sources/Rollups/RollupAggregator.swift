@@ -129,7 +129,6 @@ public final class RollupAggregator: Sendable {
                     if versions[key] != nil { versions[key]!.merge(rollup) } else { versions[key] = rollup }
                 }
                 let mayMeet = version.platform == Self.overflowLabel && version.appVersion == Self.overflowLabel
-                series.reserveCapacity(series.count + entry.series.count)
                 for accumulator in entry.series.values {
                     let rollup = accumulator.finishedRollup(names: names)
                     guard mayMeet else {
