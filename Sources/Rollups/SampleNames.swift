@@ -160,21 +160,24 @@ struct SampleKeys {
     private var third = SampleKey.none
     private(set) var count = 0
 
-    static let capacity = 3
+    /// As many as a rollup keeps; the three stored fields above hold that many (the subscript traps past them).
+    static let capacity = SeriesRollup.maxSamples
 
     subscript(position: Int) -> SampleKey {
         get {
             switch position {
             case 0: return first
             case 1: return second
-            default: return third
+            case 2: return third
+            default: preconditionFailure("SampleKeys holds three samples; SeriesRollup.maxSamples is \(Self.capacity)")
             }
         }
         set {
             switch position {
             case 0: first = newValue
             case 1: second = newValue
-            default: third = newValue
+            case 2: third = newValue
+            default: preconditionFailure("SampleKeys holds three samples; SeriesRollup.maxSamples is \(Self.capacity)")
             }
         }
     }
