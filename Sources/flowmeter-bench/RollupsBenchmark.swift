@@ -118,8 +118,11 @@ enum RollupsBenchmark {
         var largestDrain = 0
         var drains = 0
         // The time of receipt advances with the events recorded, at the rate the drains assume, not with the clock:
-        // the windows, and so the series, are then the same however fast the run (under valgrind too).
-        let startedAt = Timestamp(Date())
+        // the windows, and so the series, are then the same however fast the run (under valgrind too). It starts
+        // on a whole minute, so the minute boundaries fall at the same events in every run: two runs under valgrind
+        // record the same series and count the same instructions (with SWIFT_DETERMINISTIC_HASHING=1).
+        let now = Timestamp(Date()).secondsSinceEpoch
+        let startedAt = Timestamp(secondsSinceEpoch: now - now % 60, nanoseconds: 0)
         repeat {
             let receivedAt = Timestamp(
                 secondsSinceEpoch: startedAt.secondsSinceEpoch + Int64(events / eventsPerSecond), nanoseconds: 0)
