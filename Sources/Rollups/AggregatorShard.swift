@@ -97,7 +97,8 @@ final class AggregatorShard: Sendable {
         }
 
         /// The series rollup with its samples, their ids read in `names` (the shard's table they were taken in).
-        func finishedRollup(names: SampleNames) -> SeriesRollup {
+        /// Consuming, so a drain moves the rollup out instead of copying (retaining) each of its strings and sketch.
+        consuming func finishedRollup(names: SampleNames) -> SeriesRollup {
             var rollup = rollup
             rollup.samples = samples.samples(names: names)
             return rollup
@@ -107,7 +108,11 @@ final class AggregatorShard: Sendable {
     /// One app build's rollups.
     struct VersionEntry {
         var windows: [MinuteWindow: VersionRollup] = [:]
-        var series: [SeriesSlot: SeriesAccumulator] = [:]
+        /// Where each series' accumulator is in ``accumulators``.
+        var series: [SeriesSlot: Int] = [:]
+        /// The series' accumulators, in the order they were made: in an array, so a drain moves them out one by one
+        /// (`popLast`) where a dictionary's values would be copied.
+        var accumulators: [SeriesAccumulator] = []
         var lastRegisteredTypes: [String]?
         var lastTypesWindow: MinuteWindow?
     }
@@ -244,12 +249,11 @@ extension AggregatorShard.VersionEntry {
                                 appID: batch.version.appID, build: batch.version.buildConfiguration, kind: seriesKind,
                                 widgetType: event.widgetType < 0 ? nil : widgetType)
                         }
-                        series[slot] = accumulator
-                        index = series.index(forKey: slot)
+                        index = add(accumulator, at: slot)
                     }
                 }
                 let sample = samples.key(of: event, strings: strings)
-                let counted = series.values[index!].add(
+                let counted = accumulators[index!].add(
                     event, strings: strings, occurredAt: occurredAt, install: batch.install, isOwnType: !isRedirected,
                     sample: sample, names: samples.names)
                 if !counted && isCounting { batch.countAlone(event, table: table) }
@@ -261,14 +265,22 @@ extension AggregatorShard.VersionEntry {
     /// The series at `slot` that is the one of `kind` and `widgetType`; nil when none is, with `slot`'s probe set to
     /// the first free one.
     @inline(__always)
-    private func find(
-        _ slot: inout AggregatorShard.SeriesSlot, kind: String, widgetType: String
-    ) -> Dictionary<AggregatorShard.SeriesSlot, AggregatorShard.SeriesAccumulator>.Index? {
-        while let index = series.index(forKey: slot) {
-            if series.values[index].isSeries(kind: kind, widgetType: widgetType) { return index }
+    private func find(_ slot: inout AggregatorShard.SeriesSlot, kind: String, widgetType: String) -> Int? {
+        while let index = series[slot] {
+            if accumulators[index].isSeries(kind: kind, widgetType: widgetType) { return index }
             slot.probe += 1
         }
         return nil
+    }
+
+    /// Holds `accumulator` as the series at `slot` (a free probe); returns its index in ``accumulators``.
+    mutating func add(_ accumulator: consuming AggregatorShard.SeriesAccumulator, at slot: AggregatorShard.SeriesSlot)
+        -> Int
+    {
+        let index = accumulators.count
+        accumulators.append(accumulator)
+        series[slot] = index
+        return index
     }
 
     /// The digest of table entry `index` (`string`), remembered in `entries` for the rest of the batch (0 there

@@ -22,17 +22,19 @@ import Testing
                 kindDigest: state.digests.digest(DiagnosticKind.unknownType.rawValue),
                 typeDigest: state.digests.digest("t1"), window: window.start)
             var entry = AggregatorShard.VersionEntry()
-            entry.series[slot] = AggregatorShard.SeriesAccumulator(
-                rollup: SeriesRollup(
-                    series: impostor, window: window, events: 5, firstSeen: event.occurredAt,
-                    lastSeen: event.occurredAt))
+            _ = entry.add(
+                AggregatorShard.SeriesAccumulator(
+                    rollup: SeriesRollup(
+                        series: impostor, window: window, events: 5, firstSeen: event.occurredAt,
+                        lastSeen: event.occurredAt)),
+                at: slot)
             state.versions[version] = entry
             state.entryCount = 1
             #expect(state.record(EventTable([event, event]), batch: batch) == 0)
             #expect(state.record(EventTable([event]), batch: batch) == 0)
         }
         let (taken, names) = shard.state.withLock { $0.take() }
-        let rollups = try #require(taken[version]).series.values.map { $0.finishedRollup(names: names) }
+        let rollups = try #require(taken[version]).accumulators.map { $0.finishedRollup(names: names) }
         #expect(rollups.count == 2)
         let held = try #require(rollups.first { $0.series == impostor })
         #expect(held.events == 5)

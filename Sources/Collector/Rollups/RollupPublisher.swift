@@ -116,13 +116,18 @@ final class RollupPublisher: Sendable {
         flushing.withLock { _ in
             // Taken before the drain: every batch answered before it was recorded before the drain, so it is in it.
             let drainedAt = clock()
-            let fresh = aggregator.drain()
-            let retried = retries.withLock { taken -> [Attempt] in
-                defer { taken.removeAll() }
-                return taken
+            var fresh = aggregator.drain()
+            var attempts = retries.withLock { waiting -> [Attempt] in
+                defer { waiting = [] }
+                return waiting
             }
             let flush = tracker.withLock { $0.flushed(count: fresh.count, drainedAt: drainedAt) }
-            let attempts = retried + fresh.map { Attempt(partial: $0, failures: 0, flush: flush) }
+            // Moved in from the end, not mapped: a copy of a partial retains every string and sketch it holds.
+            attempts.reserveCapacity(attempts.count + fresh.count)
+            fresh.reverse()
+            while let partial = fresh.popLast() {
+                attempts.append(Attempt(partial: partial, failures: 0, flush: flush))
+            }
             var sent = 0
             if !attempts.isEmpty {
                 metrics.rollupFlushes.increment()
