@@ -69,39 +69,71 @@ final class AggregatorShard: Sendable {
     }
 
     /// A series rollup being built, with what lets repeated events skip work.
+    ///
+    /// Laid out hot first: Swift places a struct's stored properties in declaration order, so what every event reads
+    /// or writes (the series' identity, its counts and times, the last install, sample and release, the counter)
+    /// shares the accumulator's first two cache lines; samples and releases follow, touched only when an event
+    /// brings a new one. The app build is not kept: the drain knows it (``finishedRollup(names:version:)``). As one
+    /// ``SeriesRollup`` it spread over five lines, every event missing on three or four of them once the series of a
+    /// busy minute outgrew the cache.
     struct SeriesAccumulator {
-        var rollup: SeriesRollup
+        /// The series' widget type (`""` for none) and kind, which a lookup checks: its slot's digests may collide
+        /// with another series'.
+        let widgetType: String
+        let kind: DiagnosticKind
+        var events: Int64 = 0
+        var firstSeen: Timestamp
+        var lastSeen: Timestamp
         var lastInstall: UInt64?
-        /// The samples, as ids in the shard's ``SampleNames`` (`rollup.samples` stays empty until
-        /// ``finishedRollup(names:)``), and the last event's, which consecutive events usually repeat.
-        var samples = SampleKeys()
+        /// The last event's sample, which consecutive events usually repeat.
         var lastSample = SampleKey.none
-        /// The release of the last event that had one, and where its count sits in `rollup.releases` (nil until
-        /// it is looked up; valid until a release is added: only value updates happen in between).
-        var lastRelease: String?
-        var lastReleaseIndex: Dictionary<String, Int64>.Index?
+        var counterTypeIsNil = false
         /// The batch's ``SeriesCounterSource`` counter for this series' own widget type, and whether that type is
         /// nil (the series of "" holds both). Events of other types (the overflow series holds many) are counted
         /// alone; a series made for the overflow has none.
         var counter: Counter?
-        var counterTypeIsNil = false
+        var installs = HyperLogLog()
+        /// The release of the last event that had one, and where its count sits in ``releases`` (nil until it is
+        /// looked up; valid until a release is added: only value updates happen in between).
+        var lastRelease: String?
+        var lastReleaseIndex: Dictionary<String, Int64>.Index?
+        /// The samples, as ids in the shard's ``SampleNames``.
+        var samples = SampleKeys()
+        var releases: [String: Int64] = [:]
+        let window: MinuteWindow
 
+        init(kind: DiagnosticKind, widgetType: String, window: MinuteWindow, at occurredAt: Timestamp) {
+            self.kind = kind
+            self.widgetType = widgetType
+            self.window = window
+            firstSeen = occurredAt
+            lastSeen = occurredAt
+        }
+
+        /// An accumulator holding `rollup`'s counts (its samples are not carried over).
         init(rollup: SeriesRollup) {
-            self.rollup = rollup
+            self.init(
+                kind: rollup.series.kind, widgetType: rollup.series.widgetType, window: rollup.window,
+                at: rollup.firstSeen)
+            events = rollup.events
+            lastSeen = rollup.lastSeen
+            installs = rollup.installs
+            releases = rollup.releases
         }
 
         /// Whether this is the series of `kind` and `widgetType` (its slot's digests may collide with another's).
         @inline(__always)
         func isSeries(kind: String, widgetType: String) -> Bool {
-            rollup.series.widgetType == widgetType && rollup.series.kind.rawValue == kind
+            self.widgetType == widgetType && self.kind.rawValue == kind
         }
 
-        /// The series rollup with its samples, their ids read in `names` (the shard's table they were taken in).
-        /// Consuming, so a drain moves the rollup out instead of copying (retaining) each of its strings and sketch.
-        consuming func finishedRollup(names: SampleNames) -> SeriesRollup {
-            var rollup = rollup
-            rollup.samples = samples.samples(names: names)
-            return rollup
+        /// The series rollup of app build `version`, with its samples, their ids read in `names` (the shard's table
+        /// they were taken in). Consuming, so a drain moves the sketch and releases out instead of copying them.
+        consuming func finishedRollup(names: SampleNames, version: VersionKey) -> SeriesRollup {
+            SeriesRollup(
+                series: RollupSeries(version: version, kind: kind, widgetType: widgetType), window: window,
+                events: events, installs: installs, firstSeen: firstSeen, lastSeen: lastSeen, releases: releases,
+                samples: samples.samples(names: names))
         }
     }
 
@@ -236,13 +268,9 @@ extension AggregatorShard.VersionEntry {
                         }
                         entryCount += 1
                         let seriesKind = table.kind(of: event)
-                        let rollupSeries = RollupSeries(
-                            version: version, kind: seriesKind,
-                            widgetType: isRedirected ? RollupAggregator.overflowLabel : widgetType)
                         var accumulator = AggregatorShard.SeriesAccumulator(
-                            rollup: SeriesRollup(
-                                series: rollupSeries, window: window, events: 0, firstSeen: occurredAt,
-                                lastSeen: occurredAt))
+                            kind: seriesKind, widgetType: isRedirected ? RollupAggregator.overflowLabel : widgetType,
+                            window: window, at: occurredAt)
                         if let counters = batch.counters, !isRedirected {
                             accumulator.counterTypeIsNil = event.widgetType < 0
                             accumulator.counter = counters.counter(
@@ -343,11 +371,11 @@ extension AggregatorShard.SeriesAccumulator {
         isOwnType: Bool, sample: SampleKey?, names: SampleNames
     ) -> Bool {
         let count = Int64(event.count)
-        rollup.events += count
-        if occurredAt < rollup.firstSeen { rollup.firstSeen = occurredAt }
-        if occurredAt > rollup.lastSeen { rollup.lastSeen = occurredAt }
+        events += count
+        if occurredAt < firstSeen { firstSeen = occurredAt }
+        if occurredAt > lastSeen { lastSeen = occurredAt }
         if let install, install != lastInstall {
-            rollup.installs.insert(hash: install)
+            installs.insert(hash: install)
             lastInstall = install
         }
         if event.backendRelease >= 0 {
@@ -364,24 +392,24 @@ extension AggregatorShard.SeriesAccumulator {
 
     private mutating func addRelease(_ release: String, count: Int64) {
         if let index = lastReleaseIndex, release == lastRelease {
-            rollup.releases.values[index] += count
+            releases.values[index] += count
             return
         }
         lastRelease = release
         // A series holds a few releases (at most 16): comparing them in place, where a string the decoders shared
         // is equal at its first word, costs less than hashing the release's bytes for a lookup.
-        var index = rollup.releases.startIndex
-        while index != rollup.releases.endIndex {
-            if rollup.releases.keys[index] == release {
-                rollup.releases.values[index] += count
+        var index = releases.startIndex
+        while index != releases.endIndex {
+            if releases.keys[index] == release {
+                releases.values[index] += count
                 lastReleaseIndex = index
                 return
             }
-            rollup.releases.formIndex(after: &index)
+            releases.formIndex(after: &index)
         }
-        rollup.releases[release] = count
-        if rollup.releases.count > SeriesRollup.maxReleases {
-            rollup.releases = SeriesRollup.boundedReleases(rollup.releases)
+        releases[release] = count
+        if releases.count > SeriesRollup.maxReleases {
+            releases = SeriesRollup.boundedReleases(releases)
         }
         // Looked up only if the release comes again: most series of a busy minute see one event, and a second
         // hash of the release per new series cost more than the lookup it saved.

@@ -136,7 +136,7 @@ public final class RollupAggregator: Sendable {
                 let version = taken.keys[index]
                 let mayMeet = version.platform == Self.overflowLabel && version.appVersion == Self.overflowLabel
                 while let accumulator = taken.values[index].accumulators.popLast() {
-                    let rollup = accumulator.finishedRollup(names: names)
+                    let rollup = accumulator.finishedRollup(names: names, version: version)
                     guard mayMeet else {
                         series.append(rollup)
                         continue

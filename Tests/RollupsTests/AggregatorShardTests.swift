@@ -34,7 +34,9 @@ import Testing
             #expect(state.record(EventTable([event]), batch: batch) == 0)
         }
         let (taken, names) = shard.state.withLock { $0.take() }
-        let rollups = try #require(taken[version]).accumulators.map { $0.finishedRollup(names: names) }
+        let rollups = try #require(taken[version]).accumulators.map {
+            $0.finishedRollup(names: names, version: version)
+        }
         #expect(rollups.count == 2)
         let held = try #require(rollups.first { $0.series == impostor })
         #expect(held.events == 5)
