@@ -97,6 +97,10 @@ final class AggregatorShard: Sendable {
         /// looked up; valid until a release is added: only value updates happen in between).
         var lastRelease: String?
         var lastReleaseIndex: Dictionary<String, Int64>.Index?
+        /// Events of `lastRelease` not yet added to its count in ``releases``: kept here while the release repeats,
+        /// so those events do not touch the dictionary's storage (a cache miss per event); added before any other
+        /// release is counted, so ``releases`` is as it would be at every insertion and bound, and at the drain.
+        var pendingReleaseCount: Int64 = 0
         /// The samples, as ids in the shard's ``SampleNames``.
         var samples = SampleKeys()
         var releases: [String: Int64] = [:]
@@ -130,7 +134,8 @@ final class AggregatorShard: Sendable {
         /// The series rollup of app build `version`, with its samples, their ids read in `names` (the shard's table
         /// they were taken in). Consuming, so a drain moves the sketch and releases out instead of copying them.
         consuming func finishedRollup(names: SampleNames, version: VersionKey) -> SeriesRollup {
-            SeriesRollup(
+            settlePendingRelease()
+            return SeriesRollup(
                 series: RollupSeries(version: version, kind: kind, widgetType: widgetType), window: window,
                 events: events, installs: installs, firstSeen: firstSeen, lastSeen: lastSeen, releases: releases,
                 samples: samples.samples(names: names))
@@ -391,10 +396,11 @@ extension AggregatorShard.SeriesAccumulator {
     }
 
     private mutating func addRelease(_ release: String, count: Int64) {
-        if let index = lastReleaseIndex, release == lastRelease {
-            releases.values[index] += count
+        if lastReleaseIndex != nil, release == lastRelease {
+            pendingReleaseCount += count
             return
         }
+        settlePendingRelease()
         lastRelease = release
         // A series holds a few releases (at most 16): comparing them in place, where a string the decoders shared
         // is equal at its first word, costs less than hashing the release's bytes for a lookup.
@@ -414,5 +420,13 @@ extension AggregatorShard.SeriesAccumulator {
         // Looked up only if the release comes again: most series of a busy minute see one event, and a second
         // hash of the release per new series cost more than the lookup it saved.
         lastReleaseIndex = nil
+    }
+
+    /// Adds the repeated release's pending events to its count.
+    mutating func settlePendingRelease() {
+        if pendingReleaseCount != 0, let index = lastReleaseIndex {
+            releases.values[index] += pendingReleaseCount
+        }
+        pendingReleaseCount = 0
     }
 }
