@@ -120,26 +120,45 @@ struct SpoolBatch: Sendable {
     ) {
         makeBlockUnique()
         let start = block.count
-        block.reserve(SpoolFormat.frameHeaderSize + preamble.count + 8 + (keyBound ?? 0) + valueBound)
-        block.append(littleEndian: UInt32(0))
-        block.append(littleEndian: UInt32(0))
-        preamble.withUnsafeBytes { block.append($0) }
         var keyRange: Range<Int>?
-        let keyLengthOffset = block.count
-        block.append(littleEndian: Int32(-1))
-        if let keyBound {
-            let keyStart = block.count
-            block.append(upTo: keyBound, writeKey)
-            keyRange = keyStart..<block.count
-            block.store(littleEndian: Int32(block.count - keyStart), at: keyLengthOffset)
+        var valueRange = 0..<0
+        // The whole frame in one reserved run, through a local pointer: appending field by field reserved and read
+        // the block's properties (with their exclusivity checks) seven times per record.
+        let bound = SpoolFormat.frameHeaderSize + preamble.count + 8 + (keyBound ?? 0) + valueBound
+        block.append(upTo: bound) { memory in
+            let base = memory.baseAddress!
+            func store<Integer: FixedWidthInteger>(_ value: Integer, at offset: Int) {
+                (base + offset).storeBytes(of: value.littleEndian, as: Integer.self)
+            }
+            // The frame's length and checksum, filled in below and by `sealChecksums()`.
+            store(UInt32(0), at: 4)
+            var position = SpoolFormat.frameHeaderSize
+            preamble.withUnsafeBytes { preamble in
+                (base + position).copyMemory(from: preamble.baseAddress!, byteCount: preamble.count)
+            }
+            position += preamble.count
+            let keyLengthOffset = position
+            position += 4
+            if let keyBound {
+                let written = writeKey(UnsafeMutableRawBufferPointer(start: base + position, count: keyBound))
+                precondition(written >= 0 && written <= keyBound, "SpoolBatch: the key wrote past its bound")
+                store(Int32(written), at: keyLengthOffset)
+                keyRange = (start + position)..<(start + position + written)
+                position += written
+            } else {
+                store(Int32(-1), at: keyLengthOffset)
+            }
+            let valueLengthOffset = position
+            position += 4
+            let written = writeValue(UnsafeMutableRawBufferPointer(start: base + position, count: valueBound))
+            precondition(written >= 0 && written <= valueBound, "SpoolBatch: the value wrote past its bound")
+            store(UInt32(written), at: valueLengthOffset)
+            valueRange = (start + position)..<(start + position + written)
+            position += written
+            store(UInt32(position - SpoolFormat.frameHeaderSize), at: 0)
+            return position
         }
-        let valueLengthOffset = block.count
-        block.append(littleEndian: UInt32(0))
-        let valueStart = block.count
-        block.append(upTo: valueBound, writeValue)
-        block.store(littleEndian: UInt32(block.count - valueStart), at: valueLengthOffset)
-        block.store(littleEndian: UInt32(block.count - start - SpoolFormat.frameHeaderSize), at: start)
-        frames.append(Frame(start: start, key: keyRange, value: valueStart..<block.count))
+        frames.append(Frame(start: start, key: keyRange, value: valueRange))
         isSealed = false
     }
 
