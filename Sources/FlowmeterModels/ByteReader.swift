@@ -447,10 +447,11 @@ struct ByteReader {
         }
     }
 
-    /// The bytes of an unescaped string slot, cut to `limit` scalars.
+    /// The bytes of an unescaped string slot, cut to `limit` scalars. Inline: it runs per interned value.
+    @inline(__always)
     private func truncatedBytes(_ slot: Slot, limit: Int) -> UnsafeRawBufferPointer {
         let bytes = UnsafeRawBufferPointer(start: base + slot.start, count: slot.end - slot.start)
-        return UnsafeRawBufferPointer(rebasing: bytes[0..<FieldLimits.truncatedLength(bytes, limit: limit)])
+        return UnsafeRawBufferPointer(start: base + slot.start, count: FieldLimits.truncatedLength(bytes, limit: limit))
     }
 
     /// Like ``string(_:limit:)``, sharing repeated values through `interner`, with what ``IdentifierRule`` says of
