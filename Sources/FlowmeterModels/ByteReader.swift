@@ -56,11 +56,13 @@ struct ByteReader {
     @inline(__always)
     var peek: UInt8 { index < count ? base[index] : 0 }
 
+    /// Skips JSON whitespace. All of it is at or below 0x20, so the byte compact JSON has here (a quote, a digit, a
+    /// brace) ends the loop after one comparison.
     @inline(__always)
     mutating func skipWhitespace() {
         while index < count {
             let byte = base[index]
-            guard byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 else { return }
+            guard byte <= 0x20, byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 else { return }
             index += 1
         }
     }
@@ -246,24 +248,7 @@ struct ByteReader {
         var position = index
         let end = count
         while true {
-            // Eight bytes at a time while none is a quote, backslash, control character or non-ASCII byte; the
-            // checks may report a false positive, which only sends that byte down the exact path below.
-            while position + 8 <= end {
-                let word = UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self)
-                let quote = word ^ 0x2222_2222_2222_2222
-                let backslash = word ^ 0x5C5C_5C5C_5C5C_5C5C
-                let special =
-                    ((quote &- 0x0101_0101_0101_0101) & ~quote)
-                    | ((backslash &- 0x0101_0101_0101_0101) & ~backslash)
-                    | (word &- 0x2020_2020_2020_2020) | word
-                let flagged = special & 0x8080_8080_8080_8080
-                if flagged != 0 {
-                    // The lowest flagged byte is a real one (borrows only carry upward): go straight to it.
-                    position += flagged.trailingZeroBitCount >> 3
-                    break
-                }
-                position += 8
-            }
+            position = nextStringCandidate(from: position)
             guard position < end else { break }
             let byte = base[position]
             if byte == UInt8(ascii: "\"") {
@@ -286,6 +271,49 @@ struct ByteReader {
         }
         index = end
         throw fail("Unterminated string")
+    }
+
+    /// The first position at or after `position` whose byte a string scan must look at one by one: a quote,
+    /// backslash, control character or non-ASCII byte, or one of the last seven bytes (or `count`, past them all).
+    /// Every byte before it is printable ASCII other than a quote or backslash. Never reads at or past `count`.
+    ///
+    /// Sixteen bytes at a time with SSE2 (three compares and two ors per block; non-ASCII bytes are negative as
+    /// `Int8`, so one signed compare flags them with the control characters), then eight at a time in a word for
+    /// the last 8 to 15 bytes. The vector code depends on the shape: the constants are typed vectors (a scalar
+    /// operand or `any()` makes the compiler compare lane by lane) and the mask is read as two words, the lowest
+    /// set byte of which is the first flagged one.
+    @inline(__always)
+    func nextStringCandidate(from start: Int) -> Int {
+        var position = start
+        let end = count
+        let quotes = SIMD16<UInt8>(repeating: UInt8(ascii: "\""))
+        let backslashes = SIMD16<UInt8>(repeating: UInt8(ascii: "\\"))
+        let spaces = SIMD16<Int8>(repeating: 0x20)
+        while position + 16 <= end {
+            let block = UnsafeRawPointer(base + position).loadUnaligned(as: SIMD16<UInt8>.self)
+            let flagged =
+                (block .== quotes) .| (block .== backslashes)
+                .| (unsafeBitCast(block, to: SIMD16<Int8>.self) .< spaces)
+            let words = unsafeBitCast(flagged, to: SIMD2<UInt64>.self)
+            if words[0] != 0 { return position + words[0].trailingZeroBitCount >> 3 }
+            if words[1] != 0 { return position + 8 + words[1].trailingZeroBitCount >> 3 }
+            position += 16
+        }
+        // The checks may report a false positive, which only sends that byte down the exact path.
+        while position + 8 <= end {
+            let word = UnsafeRawPointer(base + position).loadUnaligned(as: UInt64.self)
+            let quote = word ^ 0x2222_2222_2222_2222
+            let backslash = word ^ 0x5C5C_5C5C_5C5C_5C5C
+            let special =
+                ((quote &- 0x0101_0101_0101_0101) & ~quote)
+                | ((backslash &- 0x0101_0101_0101_0101) & ~backslash)
+                | (word &- 0x2020_2020_2020_2020) | word
+            let flagged = special & 0x8080_8080_8080_8080
+            // The lowest flagged byte is a real one (borrows only carry upward).
+            if flagged != 0 { return position + flagged.trailingZeroBitCount >> 3 }
+            position += 8
+        }
+        return position
     }
 
     func hex4(at position: Int) -> UInt32? {
@@ -419,10 +447,11 @@ struct ByteReader {
         }
     }
 
-    /// The bytes of an unescaped string slot, cut to `limit` scalars.
+    /// The bytes of an unescaped string slot, cut to `limit` scalars. Inline: it runs per interned value.
+    @inline(__always)
     private func truncatedBytes(_ slot: Slot, limit: Int) -> UnsafeRawBufferPointer {
         let bytes = UnsafeRawBufferPointer(start: base + slot.start, count: slot.end - slot.start)
-        return UnsafeRawBufferPointer(rebasing: bytes[0..<FieldLimits.truncatedLength(bytes, limit: limit)])
+        return UnsafeRawBufferPointer(start: base + slot.start, count: FieldLimits.truncatedLength(bytes, limit: limit))
     }
 
     /// Like ``string(_:limit:)``, sharing repeated values through `interner`, with what ``IdentifierRule`` says of

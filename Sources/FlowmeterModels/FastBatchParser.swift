@@ -152,8 +152,24 @@ struct FastBatchParser {
     /// by comparing the bytes after the quote a word at a time with the key's bytes, quote and colon (``KeyWord``),
     /// instead of scanning the key as a string and matching it afterwards. Anything else (an escaped, unknown or
     /// spaced key, or a document ending within 16 bytes) takes the general path, which reads the same key.
+    ///
+    /// Between members, compact JSON has the comma right before the quote: then the key is compared straight away,
+    /// without the whitespace and closing-brace checks of ``moveToMember(isFirst:)``, which would find nothing else.
     @inline(__always)
     mutating func nextEventField(isFirst: inout Bool) throws(JSONSyntaxError) -> Int? {
+        let comma = reader.index
+        if !isFirst, comma + 18 <= reader.count,
+            UnsafeRawPointer(reader.base + comma).loadUnaligned(as: UInt16.self) == 0x222C  // ,"
+        {
+            let bytes = UnsafeRawPointer(reader.base + comma + 2)
+            let first = bytes.loadUnaligned(as: UInt64.self)
+            let second = bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+            if let (field, length) = KeyWord.eventField(first, second) {
+                reader.index = comma + 2 + length
+                reader.skipWhitespace()
+                return field
+            }
+        }
         guard try moveToMember(isFirst: &isFirst) else { return nil }
         let name = reader.index + 1
         if reader.peek == UInt8(ascii: "\""), name + 16 <= reader.count {
@@ -500,6 +516,17 @@ struct FastBatchParser {
         }
     }
 
+    /// Scans an event field's value at depth 3, as ``ByteReader/scanValue(depth:)`` does: a string (what nearly every
+    /// field holds) is scanned here, without the call and the switch over every JSON type.
+    @inline(__always)
+    mutating func scanEventValue() throws(JSONSyntaxError) -> Slot {
+        guard reader.peek == UInt8(ascii: "\"") else { return try reader.scanValue(depth: 3) }
+        reader.index += 1
+        let start = reader.index
+        let escaped = try reader.scanString()
+        return Slot(type: .string, start: start, end: reader.index - 1, flag: escaped)
+    }
+
     /// Parses one event object and appends it to `events`, its strings to `strings`, or returns the problem that
     /// drops it (no `Result` of an event to build and take apart per event). A dropped event may leave entries in
     /// `strings` that no event names.
@@ -507,31 +534,49 @@ struct FastBatchParser {
         into events: inout [CompactEvent], strings: inout [String], idBytes: inout [UInt8]
     ) throws(JSONSyntaxError) -> Problem? {
         reader.index += 1
-        var present: UInt16 = 0
+        // The fields' values in locals, not `slots`: no array to check for uniqueness and bounds per value, and no
+        // out-of-line accessor per field. The first of a repeated key is kept; every value is scanned all the same.
+        var kindValue: Slot?
+        var occurredAtValue: Slot?
+        var idValue: Slot?
+        var widgetTypeValue: Slot?
+        var codingPathValue: Slot?
+        var messageValue: Slot?
+        var pageIDValue: Slot?
+        var surfaceValue: Slot?
+        var backendReleaseValue: Slot?
+        var countValue: Slot?
         var isFirst = true
         while let field = try nextEventField(isFirst: &isFirst) {
-            if field >= 0 && present & (1 << field) == 0 {
-                present |= 1 << field
-                slots[field] = try reader.scanValue(depth: 3)
-            } else {
-                _ = try reader.scanValue(depth: 3)
+            let value = try scanEventValue()
+            switch field {
+            case 0 where kindValue == nil: kindValue = value
+            case 1 where occurredAtValue == nil: occurredAtValue = value
+            case 2 where idValue == nil: idValue = value
+            case 3 where widgetTypeValue == nil: widgetTypeValue = value
+            case 4 where codingPathValue == nil: codingPathValue = value
+            case 5 where messageValue == nil: messageValue = value
+            case 6 where pageIDValue == nil: pageIDValue = value
+            case 7 where surfaceValue == nil: surfaceValue = value
+            case 8 where backendReleaseValue == nil: backendReleaseValue = value
+            case 9 where countValue == nil: countValue = value
+            default: break
             }
         }
         do throws(Problem) {
-            func slot(_ field: Int) -> Slot? { present & (1 << field) == 0 ? nil : slots[field] }
-            guard let kindSlot = slot(0) else {
+            guard let kindSlot = kindValue else {
                 throw Problem(code: .missingKey, message: DecodeMessages.missingKey("kind"))
             }
             guard kindSlot.type != .null else { throw mismatch(expected: "String", key: "kind", found: .null) }
             let kind = try identifierIndex(kindSlot, key: "kind", strings: &strings)
-            guard let time = slot(1) else {
+            guard let time = occurredAtValue else {
                 throw Problem(code: .missingKey, message: DecodeMessages.missingKey("occurredAt"))
             }
             let occurredAt = try timestamp(time, key: "occurredAt")
             // Each event's own: never through the interner, which would only fill with values that never repeat, and
             // kept as bytes (see ``CompactEvent/id``). A dropped event may leave its id's bytes unnamed.
             var id = CompactEvent.absent
-            if let idSlot = slot(2), idSlot.type != .null {
+            if let idSlot = idValue, idSlot.type != .null {
                 guard idSlot.type == .string else { throw mismatch(expected: "String", key: "id", found: idSlot.type) }
                 let start = idBytes.count
                 if let violation = reader.appendIdentifier(idSlot, limit: FieldLimits.other, to: &idBytes) {
@@ -540,14 +585,14 @@ struct FastBatchParser {
                 id = Int32(start)
             }
             let widgetType = try identifierIndex(
-                slot(3), key: "widgetType", limit: FieldLimits.widgetType, strings: &strings)
+                widgetTypeValue, key: "widgetType", limit: FieldLimits.widgetType, strings: &strings)
             let codingPath = try stringIndex(
-                slot(4), key: "codingPath", limit: FieldLimits.codingPath, strings: &strings)
-            let message = try stringIndex(slot(5), key: "message", limit: FieldLimits.message, strings: &strings)
-            let pageID = try identifierIndex(slot(6), key: "pageID", strings: &strings)
-            let surface = try identifierIndex(slot(7), key: "surface", strings: &strings)
-            let backendRelease = try identifierIndex(slot(8), key: "backendRelease", strings: &strings)
-            let count = try optionalInt(slot(9), key: "count") ?? 1
+                codingPathValue, key: "codingPath", limit: FieldLimits.codingPath, strings: &strings)
+            let message = try stringIndex(messageValue, key: "message", limit: FieldLimits.message, strings: &strings)
+            let pageID = try identifierIndex(pageIDValue, key: "pageID", strings: &strings)
+            let surface = try identifierIndex(surfaceValue, key: "surface", strings: &strings)
+            let backendRelease = try identifierIndex(backendReleaseValue, key: "backendRelease", strings: &strings)
+            let count = try optionalInt(countValue, key: "count") ?? 1
             guard count >= 1 else {
                 throw Problem(code: .invalidValue, message: DecodeMessages.invalidCount(count, key: "count"))
             }

@@ -27,8 +27,16 @@ public enum FieldLimits {
     }
 
     /// The byte length of the longest prefix of valid UTF-8 `bytes` with at most `limit` scalars.
+    ///
+    /// Inline, since it runs per decoded string and nearly every one has fewer bytes than the limit has scalars.
+    @inline(__always)
     static func truncatedLength(_ bytes: UnsafeRawBufferPointer, limit: Int) -> Int {
         guard bytes.count > limit else { return bytes.count }
+        return scalarPrefixLength(bytes, limit: limit)
+    }
+
+    /// ``truncatedLength(_:limit:)`` for `bytes` longer than `limit`: counts the scalars.
+    static func scalarPrefixLength(_ bytes: UnsafeRawBufferPointer, limit: Int) -> Int {
         var scalars = 0
         for index in 0..<bytes.count where bytes[index] & 0xC0 != 0x80 {
             if scalars == limit { return index }

@@ -20,6 +20,33 @@ import Testing
             }
         }
     }
+
+    /// Two values whose hashes pick the same home slot both stay cached (the interner is two-way), and a third one
+    /// there replaces one of them without ever handing back a string for other bytes.
+    @Test func valuesSharingAHomeSlotBothStayCached() {
+        var interner = StringInterner(slots: 1_024)
+        // 1,024 slots: the home slot is the hash's top ten bits.
+        func home(_ value: String) -> UInt64 {
+            Array(value.utf8).withUnsafeBytes { StringInterner.hash($0.baseAddress!, count: $0.count) >> 54 }
+        }
+        var byHome: [UInt64: [String]] = [:]
+        var index = 0
+        while byHome.values.allSatisfy({ $0.count < 3 }) {
+            let value = "a value long enough for heap storage \(index)"
+            byHome[home(value), default: []].append(value)
+            index += 1
+        }
+        let values = byHome.values.first { $0.count == 3 }!
+        func intern(_ value: String) -> String { Array(value.utf8).withUnsafeBytes { interner.string($0) } }
+        let first = intern(values[0])
+        let second = intern(values[1])
+        #expect(storageAddress(of: intern(values[0])) == storageAddress(of: first))
+        #expect(storageAddress(of: intern(values[1])) == storageAddress(of: second))
+        #expect(intern(values[2]) == values[2])
+        #expect(intern(values[0]) == values[0])
+        #expect(intern(values[1]) == values[1])
+        #expect(intern(values[2]) == values[2])
+    }
 }
 
 /// An interner kept across decodes, as the collector lends them: same results, and values repeated across batches
@@ -142,6 +169,7 @@ import Testing
             #expect(kept.batch.events.count == 1)
         }
     }
+
 }
 
 /// `memoryEqual`, which the parser's key match and the interner's hit check use: word-wise, with overlapping tails.
