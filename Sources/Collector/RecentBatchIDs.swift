@@ -6,11 +6,17 @@ import Synchronization
 /// `abandon` after a failure (503) releases the id, so the retry publishes. Every `begin` that returns `.new`
 /// must be followed by exactly one `complete` or `abandon` (use `defer`); a claim left open blocks the id until it
 /// expires. Entries expire `retention` after their last change; past `capacity` entries the oldest are evicted
-/// first (about 150–200 bytes each for UUID ids, so the default million is ~200 MB at most). Eviction only means
+/// first (each holds its digest and the answer it repeats, the 202's body). Eviction only means
 /// a late retry publishes again, which downstream dedupe by event id absorbs.
 ///
-/// Ids are compared exactly: pass an id scoped by app (or key), such as `"\(appID)/\(batchID)"`, so one app's
-/// ids cannot shadow another's. Safe from any thread; one lock per call.
+/// Pass an id scoped by app (or key), such as `"\(appID)/\(batchID)"`, so one app's ids cannot shadow another's.
+/// Safe from any thread; one lock per call.
+///
+/// Ids are remembered by a 128-bit digest (``Digest``: two SipHash values under the process's random seed), not as
+/// strings: an entry is then 16 bytes of key with no string of its own to allocate, hash again or compare, where a
+/// million UUID ids took a million heap strings, the largest part of this table's memory and of its lookups' cache
+/// misses. Two different ids share a digest with a probability of about n²/2¹²⁹ (10⁻²⁷ for a million ids), and no
+/// client can aim for it without the seed.
 public final class RecentBatchIDs<Answer: Sendable>: Sendable {
     /// What `begin` found.
     public enum Admission {
@@ -43,6 +49,7 @@ public final class RecentBatchIDs<Answer: Sendable>: Sendable {
 
     /// Claims `id` if it is new, or reports the earlier attempt in flight or its answer.
     public func begin(_ id: String) -> Admission {
+        let id = Digest(id)
         let now = clock()
         return state.withLock { state in
             state.expire(before: now - retention, capacity: capacity)
@@ -59,6 +66,7 @@ public final class RecentBatchIDs<Answer: Sendable>: Sendable {
 
     /// Records `answer` for `id`, to be repeated to retries until the id expires.
     public func complete(_ id: String, answer: Answer) {
+        let id = Digest(id)
         let now = clock()
         state.withLock { state in
             state.record(id, .completed(answer), at: now)
@@ -68,12 +76,35 @@ public final class RecentBatchIDs<Answer: Sendable>: Sendable {
 
     /// Forgets `id`, so that a retry is handled as new.
     public func abandon(_ id: String) {
+        let id = Digest(id)
         _ = state.withLock { state in state.entries.removeValue(forKey: id) }
     }
 
     /// How many ids are remembered now, in flight or completed.
     public var count: Int {
         state.withLock { $0.entries.count }
+    }
+
+    /// An id as the table keys it: two 64-bit SipHash values of it, each under the process's random seed with its
+    /// own domain byte first. Hashed for the dictionary by one word, which is already a keyed hash.
+    struct Digest: Hashable {
+        let first: UInt64
+        let second: UInt64
+
+        init(_ id: String) {
+            var hasher = Hasher()
+            hasher.combine(UInt8(1))
+            hasher.combine(id)
+            first = UInt64(bitPattern: Int64(hasher.finalize()))
+            hasher = Hasher()
+            hasher.combine(UInt8(2))
+            hasher.combine(id)
+            second = UInt64(bitPattern: Int64(hasher.finalize()))
+        }
+
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(first)
+        }
     }
 
     private enum Phase {
@@ -87,13 +118,13 @@ public final class RecentBatchIDs<Answer: Sendable>: Sendable {
     }
 
     private struct State: ~Copyable {
-        var entries: [String: Entry] = [:]
+        var entries: [Digest: Entry] = [:]
         // Every change appends here, oldest first; an item whose sequence no longer matches its entry is stale.
-        var order: [(id: String, sequence: UInt64, at: ContinuousClock.Instant)] = []
+        var order: [(id: Digest, sequence: UInt64, at: ContinuousClock.Instant)] = []
         var head = 0
         var nextSequence: UInt64 = 0
 
-        mutating func record(_ id: String, _ phase: Phase, at now: ContinuousClock.Instant) {
+        mutating func record(_ id: Digest, _ phase: Phase, at now: ContinuousClock.Instant) {
             nextSequence += 1
             entries[id] = Entry(phase: phase, sequence: nextSequence)
             order.append((id, nextSequence, now))

@@ -35,6 +35,29 @@ import Testing
         #expect(isNew(recent.begin("app/batch-2")))
     }
 
+    /// Ids are kept as digests: ids that differ in one character anywhere (or only in length, or only in their
+    /// scope) are all new and keep their own answers, and an equal id built another way is the same id.
+    @Test func idsKeptAsDigestsStayApartAndEqualIdsMeet() {
+        let recent = RecentBatchIDs<Int>()
+        let base = "com.example.shop/7c9e6679-7425-40de-944b-e07fc1f90ae7"
+        var ids = [base, base + "x", String(base.dropLast()), "com.example.shoq/7c9e6679-7425-40de-944b-e07fc1f90ae7"]
+        for (position, character) in base.enumerated() where character != "/" {
+            var changed = Array(base)
+            changed[position] = character == "0" ? "1" : "0"
+            ids.append(String(changed))
+        }
+        for (index, id) in ids.enumerated() {
+            #expect(isNew(recent.begin(id)), "\(id)")
+            recent.complete(id, answer: index)
+        }
+        #expect(recent.count == ids.count)
+        for (index, id) in ids.enumerated() {
+            #expect(answer(recent.begin(id)) == index)
+        }
+        let rebuilt = ["com.example.shop", "7c9e6679-7425-40de-944b-e07fc1f90ae7"].joined(separator: "/")
+        #expect(answer(recent.begin(rebuilt)) == 0)
+    }
+
     @Test func anAbandonedBatchIsNewAgain() {
         let recent = RecentBatchIDs<Int>()
         #expect(isNew(recent.begin("b")))
