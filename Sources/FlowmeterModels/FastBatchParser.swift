@@ -16,8 +16,8 @@ struct FastBatchParser {
     let maxEvents: Int
     /// Whether the parse stopped at the element past ``maxEvents``: the syntax error it threw is only the way out.
     var exceededMaxEvents = false
-    /// The date and minute of the last time parsed, which the next one in the batch often shares.
-    var minuteCache = Timestamp.MinutePrefixCache()
+    /// The date of the last time parsed, which the next one in the batch nearly always shares.
+    var dateCache = Timestamp.DatePrefixCache()
 
     init(reader: ByteReader, maxEvents: Int = .max, interner: StringInterner = StringInterner()) {
         self.reader = reader
@@ -687,9 +687,16 @@ struct FastBatchParser {
 
     mutating func timestamp(_ slot: Slot, key: String) throws(Problem) -> Timestamp {
         guard slot.type == .string else { throw mismatch(expected: "String", key: key, found: slot.type) }
-        var cache = minuteCache
-        let parsed = reader.withBytes(slot) { Timestamp.parse($0, cache: &cache) }
-        minuteCache = cache
+        let parsed: Timestamp?
+        if !slot.flag {
+            // The bytes as they are (what nearly every time is): parsed in place, the cache updated where it is.
+            let bytes = UnsafeRawBufferPointer(start: reader.base + slot.start, count: slot.end - slot.start)
+            parsed = Timestamp.parse(bytes, cache: &dateCache)
+        } else {
+            var cache = dateCache
+            parsed = reader.withBytes(slot) { Timestamp.parse($0, cache: &cache) }
+            dateCache = cache
+        }
         if let time = parsed { return time }
         throw Problem(
             code: .invalidValue,
