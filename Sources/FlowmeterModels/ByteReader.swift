@@ -523,6 +523,8 @@ struct ByteReader {
     /// The number in `slot` as an `Int` under Foundation's rule: integer literals must fit exactly; other literals
     /// go through `Double` and must be integral and in range.
     func int(_ slot: Slot) -> Int? {
+        // One digit (a count of 1): its value, which the loop below would reach the same.
+        if slot.end - slot.start == 1 && !slot.flag { return Int(base[slot.start] &- UInt8(ascii: "0")) }
         if slot.flag {
             let literal = String(
                 decoding: UnsafeBufferPointer(start: base + slot.start, count: slot.end - slot.start), as: UTF8.self)

@@ -42,14 +42,26 @@ public enum IdentifierRule {
         // Eight bytes at a time while all are printable ASCII (0x20–0x7E): the common case, and nothing to report.
         let ones: UInt64 = 0x0101_0101_0101_0101
         let highs: UInt64 = 0x8080_8080_8080_8080
-        while index + 8 <= count {
-            let word = bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+        @inline(__always) func isPrintableASCII(_ word: UInt64) -> Bool {
             let deletes = word ^ (ones &* 0x7F)
             let control = (word &- ones &* 0x20) & ~word & highs
             let delete = (deletes &- ones) & ~deletes & highs
-            guard (control | delete | (word & highs)) == 0 else { break }
+            return (control | delete | (word & highs)) == 0
+        }
+        while index + 8 <= count {
+            let word = bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+            guard isPrintableASCII(word) else { break }
             if word != ones &* 0x20 { hasVisibleASCII = true }
             index += 8
+        }
+        // Fewer than eight bytes left after clean words: the last eight bytes as one word (overlapping bytes already
+        // found clean), instead of one by one.
+        if index < count && index + 8 > count && count >= 8 {
+            let word = bytes.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+            if isPrintableASCII(word) {
+                if word != ones &* 0x20 { hasVisibleASCII = true }
+                index = count
+            }
         }
         while index < count {
             let byte = bytes[index]

@@ -108,44 +108,95 @@ public struct Timestamp: Hashable, Comparable, Sendable, Codable, CustomStringCo
         return parse(bytes, minute: minute)
     }
 
-    /// As ``parse(_:)``, reusing the date and time to the minute of the previous call when `bytes` start with the
-    /// same 17 bytes (`YYYY-MM-DDTHH:MM:`): the events of a batch an SDK flushes every few seconds share their minute.
-    static func parse(_ bytes: UnsafeRawBufferPointer, cache: inout MinutePrefixCache) -> Timestamp? {
+    /// As ``parse(_:)``, reusing the date of the previous call when `bytes` start with the same 10 bytes
+    /// (`YYYY-MM-DD`): the events of a batch nearly always share their date, while their minutes vary as much as the
+    /// batch spans (a batch of events queued over ten minutes has ten), so only the hour and minute are read anew.
+    static func parse(_ bytes: UnsafeRawBufferPointer, cache: inout DatePrefixCache) -> Timestamp? {
         guard bytes.count >= 20, let base = bytes.baseAddress else { return nil }
-        let head = base.loadUnaligned(as: UInt64.self)
-        let middle = base.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
-        let last = base.load(fromByteOffset: 16, as: UInt8.self)
-        if cache.isFilled && cache.head == head && cache.middle == middle && cache.last == last {
-            return parse(bytes, minute: cache.minute)
+        let head = base.loadUnaligned(as: UInt64.self)  // YYYY-MM-
+        let middle = base.loadUnaligned(fromByteOffset: 8, as: UInt64.self)  // DDTHH:MM
+        let day = UInt16(truncatingIfNeeded: middle)
+        let midnight: Int64
+        if cache.isFilled && cache.head == head && cache.day == day {
+            midnight = cache.midnight
+        } else {
+            guard let parsed = parseDate(head, middle) else { return nil }
+            cache = DatePrefixCache(isFilled: true, head: head, day: day, midnight: parsed)
+            midnight = parsed
         }
-        guard let minute = parseMinute(bytes) else { return nil }
-        cache = MinutePrefixCache(isFilled: true, head: head, middle: middle, last: last, minute: minute)
-        return parse(bytes, minute: minute)
+        guard let time = parseTimeToTheMinute(middle, base.load(fromByteOffset: 16, as: UInt8.self)) else {
+            return nil
+        }
+        return parse(bytes, minute: midnight + time)
     }
 
-    /// The first 17 bytes of the last timestamp parsed through it and the seconds since the epoch they spell (UTC
-    /// midnight of the date plus the hour and minute); only ever filled from a prefix that parsed.
-    struct MinutePrefixCache {
+    /// The first 10 bytes (`YYYY-MM-DD`) of the last timestamp parsed through it, as the first word and the next
+    /// two bytes, and the seconds since the epoch of that date's UTC midnight; only ever filled from a date that
+    /// parsed.
+    struct DatePrefixCache {
         var isFilled = false
         var head: UInt64 = 0
-        var middle: UInt64 = 0
-        var last: UInt8 = 0
-        var minute: Int64 = 0
+        var day: UInt16 = 0
+        var midnight: Int64 = 0
     }
 
     /// `YYYY-MM-DDTHH:MM:` of at least 20 bytes as seconds since the epoch, checked (month, day of the month, hour
     /// and minute in range); nil when it is not one.
     private static func parseMinute(_ bytes: UnsafeRawBufferPointer) -> Int64? {
-        guard let year = digits(bytes, 0, 4), bytes[4] == UInt8(ascii: "-"), let month = digits(bytes, 5, 2),
-            bytes[7] == UInt8(ascii: "-"), let day = digits(bytes, 8, 2),
-            bytes[10] == UInt8(ascii: "T") || bytes[10] == UInt8(ascii: "t"),
-            let hour = digits(bytes, 11, 2), bytes[13] == UInt8(ascii: ":"), let minute = digits(bytes, 14, 2),
-            bytes[16] == UInt8(ascii: ":")
+        let head = bytes.loadUnaligned(as: UInt64.self)
+        let middle = bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+        guard let midnight = parseDate(head, middle),
+            let time = parseTimeToTheMinute(middle, bytes.load(fromByteOffset: 16, as: UInt8.self))
         else { return nil }
-        guard month >= 1 && month <= 12, day >= 1, day <= daysInMonth(year: year, month: month), hour <= 23,
-            minute <= 59
+        return midnight + time
+    }
+
+    // The first sixteen bytes are checked as two words: the digits at once (see ``isDigits(_:_:)``), the separators
+    // by comparison.
+
+    /// The date of `YYYY-MM-` (`head`) and `DD` (the low two bytes of `middle`) as the seconds since the epoch of
+    /// its UTC midnight, checked (month and day of the month in range); nil when it is not one.
+    @inline(__always)
+    private static func parseDate(_ head: UInt64, _ middle: UInt64) -> Int64? {
+        let headDigits: UInt64 = 0x00FF_FF00_FFFF_FFFF
+        guard isDigits(head, headDigits), isDigits(middle, 0xFFFF),
+            head & ~headDigits == 0x2D00_002D_0000_0000  // - at 4 and 7
         else { return nil }
-        return daysFromCivil(year: year, month: month, day: day) * 86_400 + Int64(hour * 3600 + minute * 60)
+        let year = digit(head, 0) * 1000 + digit(head, 1) * 100 + digit(head, 2) * 10 + digit(head, 3)
+        let month = digit(head, 5) * 10 + digit(head, 6)
+        let day = digit(middle, 0) * 10 + digit(middle, 1)
+        guard month >= 1 && month <= 12, day >= 1, day <= daysInMonth(year: year, month: month) else { return nil }
+        return daysFromCivil(year: year, month: month, day: day) * 86_400
+    }
+
+    /// The seconds from midnight of `THH:MM` (bytes 2 to 7 of `middle`) followed by `colon`, checked (hour and
+    /// minute in range); nil when it is not one.
+    @inline(__always)
+    private static func parseTimeToTheMinute(_ middle: UInt64, _ colon: UInt8) -> Int64? {
+        guard isDigits(middle, 0xFFFF_00FF_FF00_0000),
+            middle & 0x0000_FF00_00FF_0000 | 0x0000_0000_0020_0000 == 0x0000_3A00_0074_0000,  // T or t, then :
+            colon == UInt8(ascii: ":")
+        else { return nil }
+        let hour = digit(middle, 3) * 10 + digit(middle, 4)
+        let minute = digit(middle, 6) * 10 + digit(middle, 7)
+        guard hour <= 23, minute <= 59 else { return nil }
+        return Int64(hour * 3600 + minute * 60)
+    }
+
+    /// The digit in byte `index` (from the lowest) of `word`, which ``isDigits(_:_:)`` has checked.
+    @inline(__always)
+    private static func digit(_ word: UInt64, _ index: Int) -> Int {
+        Int(truncatingIfNeeded: word >> UInt64(index * 8)) & 0x0F
+    }
+
+    /// Whether every byte of `word` that `mask` selects is an ASCII digit: its high nibble is 3, and adding 6 leaves
+    /// it so (0x3A–0x3F carry out of the nibble, never out of the byte).
+    @inline(__always)
+    private static func isDigits(_ word: UInt64, _ mask: UInt64) -> Bool {
+        let highNibbles = mask & 0xF0F0_F0F0_F0F0_F0F0
+        let threes = mask & 0x3030_3030_3030_3030
+        return word & highNibbles == threes
+            && ((word & mask) &+ (mask & 0x0606_0606_0606_0606)) & highNibbles == threes
     }
 
     /// The rest of a timestamp of at least 20 bytes whose first 17 spell `minute`: seconds, fraction, zone.

@@ -57,6 +57,29 @@ import Testing
         }
     }
 
+    /// The event parser takes a one-digit value followed by `,` or `}` without the number scanner: every digit and
+    /// its neighbours (more digits, a fraction, an exponent, a sign, whitespace, the end of the body) in `count` and
+    /// in a string field, first, last and alone in the event, decode as the Codable path decodes them.
+    @Test func oneDigitValuesDecodeTheSameOnBothPaths() {
+        let values = (0...9).flatMap { digit in
+            ["\(digit)", "\(digit)0", "\(digit).5", "\(digit)e0", "-\(digit)", "\(digit) ", "0\(digit)", "\(digit)."]
+        }
+        let base = #""kind":"unknownType","occurredAt":"2026-11-30T08:59:58Z""#
+        let header = #"{"client":{"appID":"a","appVersion":"1","platform":"ios"},"events":["#
+        for value in values {
+            for field in ["count", "message", "kind"] {
+                for event in [
+                    "{\(base),\"\(field)\":\(value)}", "{\"\(field)\":\(value),\(base)}", "{\"\(field)\":\(value)}",
+                ] {
+                    for body in [header + event + "]}", header + event, header + String(event.dropLast())] {
+                        let problem = Self.disagreement(Array(body.utf8))
+                        #expect(problem == nil, "\(body): \(problem ?? "")")
+                    }
+                }
+            }
+        }
+    }
+
     @Test(arguments: 0..<8)
     func generatedAndMutatedBatchesDecodeTheSameOnBothPaths(shard: Int) {
         let generator = BatchGenerator(seed: 0xF10E_0000 + UInt64(shard))

@@ -165,4 +165,35 @@ import Testing
             }
         }
     }
+
+    /// The rule is checked a word at a time, the last partial word as the final eight bytes: every length up to 40,
+    /// of visible letters or of spaces, with a control character, DEL, a C1 control, a no-break space or a letter
+    /// at every position, gives what the rule says scalar by scalar.
+    @Test func everyLengthAndPositionAgreesWithTheRuleScalarByScalar() {
+        func reference(_ value: String) -> IdentifierRule.Violation? {
+            let scalars = value.unicodeScalars
+            if scalars.contains(where: { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }) {
+                return .controlCharacter
+            }
+            return scalars.allSatisfy(\.properties.isWhitespace) ? .blank : nil
+        }
+        let specials: [Unicode.Scalar] = ["\u{01}", "\u{1F}", "\u{7F}", "\u{85}", "\u{A0}", "\u{E9}", "x", " "]
+        for filler: Unicode.Scalar in ["a", " "] {
+            for length in 0...40 {
+                let plain = String(repeating: Character(filler), count: length)
+                #expect(IdentifierRule.violation(in: plain) == reference(plain), "\(length) of \(filler)")
+                for position in 0..<length {
+                    for special in specials {
+                        var scalars = Array(plain.unicodeScalars)
+                        scalars[position] = special
+                        var value = ""
+                        value.unicodeScalars.append(contentsOf: scalars)
+                        #expect(
+                            IdentifierRule.violation(in: value) == reference(value),
+                            "\(special.value) at \(position) of \(length) of \(filler)")
+                    }
+                }
+            }
+        }
+    }
 }
