@@ -114,17 +114,6 @@ final class AggregatorShard: Sendable {
             lastSeen = occurredAt
         }
 
-        /// An accumulator holding `rollup`'s counts (its samples are not carried over).
-        init(rollup: SeriesRollup) {
-            self.init(
-                kind: rollup.series.kind, widgetType: rollup.series.widgetType, window: rollup.window,
-                at: rollup.firstSeen)
-            events = rollup.events
-            lastSeen = rollup.lastSeen
-            installs = rollup.installs
-            releases = rollup.releases
-        }
-
         /// Whether this is the series of `kind` and `widgetType` (its slot's digests may collide with another's).
         @inline(__always)
         func isSeries(kind: String, widgetType: String) -> Bool {

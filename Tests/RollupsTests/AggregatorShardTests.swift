@@ -47,3 +47,16 @@ import Testing
         #expect(own.samples.count == 1)
     }
 }
+
+extension AggregatorShard.SeriesAccumulator {
+    /// An accumulator holding `rollup`'s counts (its samples are not carried over): a series planted by a test.
+    init(rollup: SeriesRollup) {
+        self.init(
+            kind: rollup.series.kind, widgetType: rollup.series.widgetType, window: rollup.window,
+            at: rollup.firstSeen)
+        events = rollup.events
+        lastSeen = rollup.lastSeen
+        installs = rollup.installs
+        releases = rollup.releases
+    }
+}

@@ -22,11 +22,8 @@ import Testing
     /// Rollups in a scrambled order, with runs of neighbours that share a build, kind or type (as a drain gives them)
     /// and neighbours that do not.
     static func scrambled(count: Int, seed: UInt64) -> [SeriesRollup] {
-        var random = seed
-        func next(_ bound: Int) -> Int {
-            random = random &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-            return Int((random >> 33) % UInt64(bound))
-        }
+        var random = SeededGenerator(seed: seed)
+        func next(_ bound: Int) -> Int { Int(random.next() % UInt64(bound)) }
         var rollups: [SeriesRollup] = []
         var version = versions[0]
         for _ in 0..<count {
@@ -67,13 +64,9 @@ import Testing
     }
 
     @Test func permuteMovesEachElementToItsPosition() {
-        var random: UInt64 = 7
+        var random = SeededGenerator(seed: 7)
         for count in [0, 1, 2, 5, 64, 333] {
-            var order = Array(0..<count)
-            for index in order.indices.reversed() where index > 0 {
-                random = random &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
-                order.swapAt(index, Int((random >> 33) % UInt64(index + 1)))
-            }
+            let order = Array(0..<count).shuffled(using: &random)
             let elements = (0..<count).map { "element \($0)" }
             var permuted = elements
             var used = order

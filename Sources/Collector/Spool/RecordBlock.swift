@@ -54,21 +54,6 @@ final class RecordBlock: @unchecked Sendable {
         capacity = grown
     }
 
-    /// Appends `bytes`.
-    func append(_ bytes: UnsafeRawBufferPointer) {
-        guard let source = bytes.baseAddress, bytes.count > 0 else { return }
-        reserve(bytes.count)
-        (base + count).copyMemory(from: source, byteCount: bytes.count)
-        count += bytes.count
-    }
-
-    /// Appends `value` little-endian.
-    func append<Integer: FixedWidthInteger>(littleEndian value: Integer) {
-        reserve(MemoryLayout<Integer>.size)
-        (base + count).storeBytes(of: value.littleEndian, as: Integer.self)
-        count += MemoryLayout<Integer>.size
-    }
-
     /// Lets `write` fill at most `bound` bytes at the end and keeps the length it returns.
     func append(upTo bound: Int, _ write: (UnsafeMutableRawBufferPointer) -> Int) {
         reserve(bound)
