@@ -8,11 +8,13 @@ SWIFT_BUILD = mkdir -p $(BUILD_TMP) && TMPDIR=$(BUILD_TMP) $(SWIFT) build
 CLEAN_BUILD_TMP = rm -rf $(BUILD_TMP)
 
 .PHONY: all deps deps-test deps-bench build release test fuzz fuzz-corpus demo bench bench-decode bench-rollups bench-store \
-	bench-reporter bench-instructions lint clean help
+	bench-reporter bench-instructions lint clean help test-soak
 
 help:
 	@echo "make demo          run the pipeline end to end on the embedded default (installs what is missing)"
 	@echo "make test          build and run every test, then swift format lint --strict (installs what is missing)"
+	@echo "make test-soak     the whole suite SOAK_RUNS times (default 5), SOAK_BUSY=1 with every core kept busy;"
+	@echo "                   prints each test that failed in any run, with its failure (scripts/test-soak.sh)"
 	@echo "make fuzz          every libFuzzer target for FUZZ_SECONDS each (default 60), ASan build in .build-fuzz"
 	@echo "make bench-decode  fast decode path vs Foundation Codable, events/s per core, same batches, same run"
 	@echo "make bench         collector vs the Python peer per CPU-second: ack mode x connections x encoding x batch"
@@ -61,6 +63,14 @@ test: deps-test
 	rm -f "$$marker"; exit $$status
 	scripts/fuzz.sh corpus
 	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
+
+# The whole suite SOAK_RUNS times, optionally with every core kept busy by a CPU hog (SOAK_BUSY=1); prints each test
+# that failed in any run with its failure. A test that fails once in a soak is a bug (docs/testing.md).
+SOAK_RUNS ?= 5
+SOAK_BUSY ?= 0
+
+test-soak: deps-test
+	scripts/test-soak.sh $(SOAK_RUNS) $(if $(filter 1,$(SOAK_BUSY)),--busy)
 
 # The fuzz targets (docs/fuzzing.md), built with -sanitize=fuzzer,address into .build-fuzz, apart from .build.
 FUZZ_SECONDS ?= 60

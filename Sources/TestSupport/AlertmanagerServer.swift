@@ -50,7 +50,7 @@ public final class AlertmanagerServer: Sendable {
     public var baseURL: String { "http://127.0.0.1:\(port)" }
 
     /// Waits (at most `timeout`) until `/-/ready` answers 200; false when it did not or the process exited.
-    public func waitUntilReady(timeout: Duration = .seconds(20)) async throws -> Bool {
+    public func waitUntilReady(timeout: Duration = Eventually.hangGuard) async throws -> Bool {
         await server.waitUntilReady(path: "/-/ready", timeout: timeout)
     }
 

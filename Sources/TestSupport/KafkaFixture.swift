@@ -74,16 +74,18 @@ public final class KafkaFixture: Sendable {
     public func consumeAll(
         topic: String,
         expecting count: Int,
-        timeout: Duration = .seconds(20),
+        timeout: Duration = Eventually.hangGuard,
         settle: Duration = .zero
     ) async throws -> [KafkaConsumerMessage] {
         try await consume(topic: topic, timeout: timeout, settle: settle) { $0.count >= count }
     }
 
     /// Reads `topic` from the beginning until `isDone` says so or `timeout` passed; returns what was read.
+    ///
+    /// `timeout` is a hang guard for a reader waiting for messages it knows are coming: leave it at its default.
     public func consume(
         topic: String,
-        timeout: Duration = .seconds(20),
+        timeout: Duration = Eventually.hangGuard,
         settle: Duration = .zero,
         until isDone: @escaping @Sendable ([KafkaConsumerMessage]) -> Bool
     ) async throws -> [KafkaConsumerMessage] {

@@ -26,9 +26,10 @@ public final class ServerProcess: Sendable {
         child = try ChildProcess(path, arguments)
     }
 
-    /// Starts `path` with `arguments(port)` on a free loopback port and waits (at most `within`) for `GET readyPath`
-    /// to answer 200, on up to `attempts` ports; throws with the server's standard error when it never does.
-    /// `scratch` is kept with the server that started.
+    /// Starts `path` with `arguments(port)` on a free loopback port and waits (at most `within`, and at least a minute
+    /// whatever a caller asks, since a busy machine starts servers slowly) for `GET readyPath` to answer 200, on up to
+    /// `attempts` ports; throws with the server's standard error when it never does. A server that exits (its port
+    /// taken meanwhile) ends its wait at once. `scratch` is kept with the server that started.
     public static func start(
         _ path: String, readyPath: String = "/healthz", within: Duration = .seconds(30), attempts: Int = 1,
         keeping scratch: TemporaryDirectory? = nil, arguments: (UInt16) -> [String]
@@ -37,7 +38,7 @@ public final class ServerProcess: Sendable {
         for _ in 0..<attempts {
             let port = try freeLoopbackPort()
             let server = try ServerProcess(path, port: port, arguments: arguments(port), keeping: scratch)
-            if await server.waitUntilReady(path: readyPath, timeout: within) { return server }
+            if await server.waitUntilReady(path: readyPath, timeout: max(within, .seconds(60))) { return server }
             let answer: String
             do {
                 answer = "answered \(try await server.get(readyPath).status)"

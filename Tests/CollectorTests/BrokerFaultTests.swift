@@ -29,7 +29,7 @@ import Testing
     private func expectAcknowledgedWereConsumed(_ acknowledged: Set<String>, kafka: KafkaFixture, label: String)
         async throws
     {
-        let messages = try await kafka.consume(topic: KafkaFixture.eventsTopic, timeout: .seconds(30)) { messages in
+        let messages = try await kafka.consume(topic: KafkaFixture.eventsTopic) { messages in
             let ids = Set(
                 messages.compactMap { try? JSONDecoder().decode(EventRecordProbe.self, from: Data($0.value)).id })
             return acknowledged.isSubset(of: ids)
@@ -68,8 +68,9 @@ import Testing
         // round trip can outlast the 1 s deadline (a 503 is the contract working), so the same batch is retried, a
         // few times at most, until Kafka is warm.
         var warm = try await fixture.post(Batches.good(events: 1, id: "k5-warm")).status
-        for _ in 0..<5 where warm == 503 {
-            warm = try await fixture.post(Batches.good(events: 1, id: "k5-warm")).status
+        _ = try await eventually(every: .milliseconds(100)) {
+            if warm == 503 { warm = try await fixture.post(Batches.good(events: 1, id: "k5-warm")).status }
+            return warm != 503
         }
         #expect(warm == 202)
         for broker in 1...kafka.cluster.brokerCount {
@@ -78,10 +79,8 @@ import Testing
         var acknowledged: Set<String> = ["k5-warm-0"]
         var unavailable = 0
         for index in 0..<5 {
-            let started = ContinuousClock.now
             let id = "k5-\(index)"
             let response = try await fixture.post(Batches.good(events: 2, id: id))
-            let elapsed = ContinuousClock.now - started
             #expect(response.status == 202 || response.status == 503)
             if response.status == 503 {
                 unavailable += 1
@@ -90,10 +89,11 @@ import Testing
             } else {
                 acknowledged.formUnion(["\(id)-0", "\(id)-1"])
             }
-            // The deadline is 1 s; the HTTP layer's backstop is 2 s later. Anything near 5 s would be a hang.
-            #expect(elapsed < .seconds(4), "answered in \(elapsed)")
         }
-        // A 5 s round trip against a 1 s deadline: the slowness must have been seen, or the test proved nothing.
+        // A 5 s round trip against a 1 s deadline: a 503 is the deadline answering before Kafka did (a collector that
+        // waited for the produce would have answered 202), so the slowness must have been seen, or the test proved
+        // nothing. How soon the deadline answers is the HTTP layer's to prove (HTTPServerSuspensionTests counts its
+        // expirations) and a benchmark's to time; this test asserts no elapsed time.
         #expect(unavailable > 0, "every batch got 202 although each produce takes 5 s")
         #expect(try await fixture.get("/healthz").status == 200)
         for broker in 1...kafka.cluster.brokerCount {
@@ -111,19 +111,10 @@ import Testing
         var (acknowledged, _) = try await post(fixture, prefix: "k6-before", count: 5)
         let producer = try #require(fixture.collector.producer)
         try producer.injectFatalError()
-        var recovered = false
-        for attempt in 0..<40 where !recovered {
-            let id = "k6-after-\(attempt)"
-            let response = try await fixture.post(Batches.good(events: 2, id: id))
-            #expect(response.status == 202 || response.status == 503)
-            if response.status == 202 {
-                recovered = true
-                acknowledged.formUnion(["\(id)-0", "\(id)-1"])
-            } else {
-                try await Task.sleep(for: .milliseconds(250))
-            }
-        }
-        #expect(recovered, "the collector takes batches again after the producer was rebuilt")
+        let recovery = try await fixture.postUntilAccepted(prefix: "k6-after")
+        #expect(recovery.refusals.allSatisfy { $0 == 503 }, "\(recovery.refusals)")
+        #expect(!recovery.acknowledged.isEmpty, "the collector takes batches again after the producer was rebuilt")
+        acknowledged.formUnion(recovery.acknowledged)
         #expect(producer.counters.rebuilds >= 1)
         let (later, statuses) = try await post(fixture, prefix: "k6-later", count: 5)
         #expect(statuses.allSatisfy { $0 == 202 })

@@ -64,6 +64,25 @@ final class CollectorFixture: Sendable {
         }
     }
 
+    /// Posts fresh two-event batches (`<prefix>-<attempt>`) until one gets 202, as a client retrying after 503
+    /// would: the wait for a producer that reconnects or was rebuilt, bounded only by the suite's hang guard. Returns
+    /// the acknowledged event ids (empty when no batch was taken) and every status seen before the 202.
+    func postUntilAccepted(prefix: String) async throws -> (acknowledged: Set<String>, refusals: [Int]) {
+        var refusals: [Int] = []
+        var acknowledged: Set<String> = []
+        _ = try await eventually(every: .milliseconds(250)) {
+            let id = "\(prefix)-\(refusals.count)"
+            let response = try await post(Batches.good(events: 2, id: id))
+            guard response.status == 202 else {
+                refusals.append(response.status)
+                return false
+            }
+            acknowledged = ["\(id)-0", "\(id)-1"]
+            return true
+        }
+        return (acknowledged, refusals)
+    }
+
     /// GETs `path` and reads the answer.
     func get(_ path: String, method: String = "GET") async throws -> HTTPTestResponse {
         let port = port

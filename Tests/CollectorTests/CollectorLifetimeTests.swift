@@ -3,6 +3,7 @@ import FlowmeterModels
 import Foundation
 import Logging
 import Rollups
+import TestSupport
 import Testing
 
 /// A collector that is gone frees everything it made: its parts must not hold each other in a cycle.
@@ -51,9 +52,7 @@ import Testing
             await collector.shutdown()
         }
         // Its threads (the deadline queue's, the rollup flusher's) notice the stop at their next tick and let go.
-        for _ in 0..<100 where metrics != nil {
-            try await Task.sleep(for: .milliseconds(100))
-        }
+        _ = await eventually(every: .milliseconds(100)) { metrics == nil }
         #expect(made == nil)
         #expect(metrics == nil, "the collector's metrics (and what they reach) outlive it")
     }

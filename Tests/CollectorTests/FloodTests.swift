@@ -41,7 +41,8 @@ import Testing
         let head = opening.bytes
         let trickling = Task {
             try await HTTPTestClient.onThread {
-                try Self.trickle(sockets: 200, opening: head, port: port, for: .seconds(12))
+                // Ends as soon as the server closed every trickler; the bound only ends a server that never does.
+                try Self.trickle(sockets: 200, opening: head, port: port, for: .seconds(60))
             }
         }
         var statuses: [Int] = []
@@ -67,13 +68,14 @@ import Testing
             let admitted = try clients.map { try $0.request("GET", "/healthz").status }
             let excess = try HTTPTestClient(port: port)
             try? excess.sendRequest("GET", "/healthz")
-            let refused = try excess.waitForClose(timeout: .seconds(5))
+            let refused = try excess.waitForClose(timeout: .seconds(30))
             clients[0].close()
-            // The server notices the close asynchronously; a bounded retry covers that.
+            // The server notices the close asynchronously: retry until it has (bounded by the suite's hang guard).
             var afterRelease: Int?
-            for _ in 0..<100 where afterRelease == nil {
+            let deadline = ContinuousClock.now + Eventually.hangGuard
+            while afterRelease == nil, ContinuousClock.now < deadline {
                 usleep(20_000)
-                afterRelease = try? HTTPTestClient(port: port, readTimeout: .seconds(1)).request("GET", "/healthz")
+                afterRelease = try? HTTPTestClient(port: port, readTimeout: .seconds(5)).request("GET", "/healthz")
                     .status
             }
             return (admitted, refused, afterRelease)
@@ -84,8 +86,8 @@ import Testing
         await fixture.shutdown()
     }
 
-    /// H7: 200 connections at once against a limit of 32. Afterwards the server answers `/healthz` within 5 s, takes
-    /// a batch, and holds no more sockets than before the flood.
+    /// H7: 200 connections at once against a limit of 32. Afterwards the server answers `/healthz`, takes a batch,
+    /// and holds no more sockets than before the flood. (How soon it recovers is a timing claim, so no test makes it.)
     @Test func aFloodBeyondTheConnectionLimitLeavesTheServerHealthy() async throws {
         let fixture = try CollectorFixture { $0.connectionLimit = 32 }
         let port = fixture.port
@@ -109,7 +111,7 @@ import Testing
         print("H7: \(opened) of 200 connects succeeded; the server held \(baseline) sockets before, \(held) at most")
         #expect(held <= baseline + 32, "the server held \(held) sockets with a limit of 32 connections")
         let healthy = try await HTTPTestClient.onThread {
-            let deadline = ContinuousClock.now + .seconds(5)
+            let deadline = ContinuousClock.now + Eventually.hangGuard
             while ContinuousClock.now < deadline {
                 let status = try? HTTPTestClient(port: port, readTimeout: .seconds(1)).request("GET", "/healthz").status
                 if status == 200 { return true }
@@ -117,12 +119,12 @@ import Testing
             }
             return false
         }
-        #expect(healthy, "/healthz answers 200 within 5 s of the flood")
+        #expect(healthy, "/healthz answers 200 after the flood")
         #expect(try await fixture.post(Batches.good()).status == 202)
         var after = try ServerSockets.count(port: port)
-        for _ in 0..<50 where after > baseline + 2 {
-            try await Task.sleep(for: .milliseconds(100))
+        _ = try await eventually(every: .milliseconds(100)) {
             after = try ServerSockets.count(port: port)
+            return after <= baseline + 2
         }
         #expect(after <= baseline + 2, "server sockets: \(after) after the flood, \(baseline) before")
         await fixture.shutdown()

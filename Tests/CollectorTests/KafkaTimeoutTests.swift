@@ -16,8 +16,11 @@ import Testing
             configuration.responseDeadline = .seconds(4)
         }
         var acknowledged: Set<String> = []
-        #expect(try await fixture.post(Batches.good(events: 2, id: "k7-before")).status == 202)
-        acknowledged.formUnion(["k7-before-0", "k7-before-1"])
+        // A cold producer's first metadata round trip can outlast the deadline on a loaded machine: a 503 then is the
+        // contract working, so the client's retry is what the test waits for.
+        let warm = try await fixture.postUntilAccepted(prefix: "k7-before")
+        #expect(warm.refusals.allSatisfy { $0 == 503 })
+        acknowledged.formUnion(warm.acknowledged)
 
         try kafka.cluster.setBrokerDown(KafkaMockCluster.allBrokers)
         let outageStarted = ContinuousClock.now
@@ -34,32 +37,23 @@ import Testing
         print("K7: statuses during the outage \(downStatuses)")
         // Every event of a batch answered 503 counts once as unavailable, those of the 202 as accepted.
         let unavailable = #"flowmeter_events_total{kind="unknownType",outcome="unavailable"}"#
-        #expect(try await fixture.metric(unavailable) == Double(downEvents))
+        #expect(try await fixture.metric(unavailable) == Double(downEvents + 2 * warm.refusals.count))
         #expect(try await fixture.metric(#"flowmeter_events_total{kind="unknownType",outcome="accepted"}"#) == 2)
 
         // Delivery reports come from librdkafka's timeout scan; a bounded wait covers its granularity.
-        var errors = try await deliveryErrors(fixture)
-        for _ in 0..<50 where errors.values.reduce(0, +) < Double(downEvents) {
-            try await Task.sleep(for: .milliseconds(100))
+        var errors: [String: Double] = [:]
+        _ = try await eventually(every: .milliseconds(100)) {
             errors = try await deliveryErrors(fixture)
+            return errors.values.reduce(0, +) >= Double(downEvents)
         }
         print("K7: delivery errors \(errors)")
         #expect(errors[#"error="_MSG_TIMED_OUT""#, default: 0] >= Double(downEvents), "timeouts counted: \(errors)")
 
         try kafka.cluster.setBrokerUp(KafkaMockCluster.allBrokers)
-        var recovered = false
-        for attempt in 0..<40 where !recovered {
-            let id = "k7-after-\(attempt)"
-            let response = try await fixture.post(Batches.good(events: 2, id: id))
-            #expect(response.status == 202 || response.status == 503)
-            if response.status == 202 {
-                recovered = true
-                acknowledged.formUnion(["\(id)-0", "\(id)-1"])
-            } else {
-                try await Task.sleep(for: .milliseconds(250))
-            }
-        }
-        #expect(recovered, "batches get 202 again once the brokers are back")
+        let recovery = try await fixture.postUntilAccepted(prefix: "k7-after")
+        #expect(recovery.refusals.allSatisfy { $0 == 503 }, "\(recovery.refusals)")
+        #expect(!recovery.acknowledged.isEmpty, "batches get 202 again once the brokers are back")
+        acknowledged.formUnion(recovery.acknowledged)
         for index in 0..<3 {
             let id = "k7-later-\(index)"
             let response = try await fixture.post(Batches.good(events: 2, id: id))
@@ -68,7 +62,7 @@ import Testing
         }
 
         let expected = acknowledged
-        let messages = try await kafka.consume(topic: KafkaFixture.eventsTopic, timeout: .seconds(20)) { messages in
+        let messages = try await kafka.consume(topic: KafkaFixture.eventsTopic) { messages in
             let ids = Set(
                 messages.compactMap { try? JSONDecoder().decode(EventRecordProbe.self, from: Data($0.value)).id })
             return expected.isSubset(of: ids)

@@ -20,7 +20,7 @@ import Testing
         #expect(response.status == 202)
         #expect(response.json["accepted"] as? Int == 2)
 
-        let messages = try await kafka.consumeAll(topic: KafkaFixture.eventsTopic, expecting: 2, timeout: .seconds(20))
+        let messages = try await kafka.consumeAll(topic: KafkaFixture.eventsTopic, expecting: 2)
         #expect(messages.count == 2)
         for message in messages {
             #expect(message.header(named: "content-type") == Array("application/json".utf8))

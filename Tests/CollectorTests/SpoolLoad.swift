@@ -56,12 +56,11 @@ final class SpoolLoad: Sendable {
         state.withLock { $0.phase = name }
     }
 
-    /// Stops posting and waits (at most 20 s) for requests in flight to end.
+    /// Stops posting and waits for requests in flight to end (each is bounded by its 15 s read timeout; the wait
+    /// by the suite's hang guard).
     func stop() async {
         isStopped.store(true, ordering: .relaxed)
-        for _ in 0..<400 where running.load(ordering: .relaxed) > 0 {
-            try? await Task.sleep(for: .milliseconds(50))
-        }
+        _ = await eventually(every: .milliseconds(50)) { running.load(ordering: .relaxed) == 0 }
     }
 
     /// Event ids of every 202.
@@ -95,7 +94,9 @@ final class SpoolLoad: Sendable {
 /// Helpers the spool tests share.
 enum SpoolChecks {
     /// Event ids in the events topic, read from the start until `expected` are all there or `timeout` passed.
-    static func consumedIDs(_ kafka: KafkaFixture, expecting expected: Set<String>, timeout: Duration = .seconds(60))
+    static func consumedIDs(
+        _ kafka: KafkaFixture, expecting expected: Set<String>, timeout: Duration = Eventually.hangGuard
+    )
         async throws -> [String]
     {
         let messages = try await kafka.consume(topic: KafkaFixture.eventsTopic, timeout: timeout) { messages in
@@ -137,13 +138,9 @@ enum SpoolChecks {
         ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasSuffix(".seg") }
     }
 
-    /// Polls `read` every 250 ms until it returns true or `timeout` passes; returns the last answer.
+    /// Polls `read` every 250 ms until it returns true or `timeout` passes (at least the suite's 30 s floor: a
+    /// bound here is a hang guard, never a timing claim); returns the last answer.
     static func waitUntil(timeout: Duration, _ read: () async throws -> Bool) async rethrows -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if try await read() { return true }
-            try? await Task.sleep(for: .milliseconds(250))
-        }
-        return try await read()
+        try await eventually(timeout: timeout, every: .milliseconds(250), read)
     }
 }

@@ -70,7 +70,7 @@ import Testing
 
         // The rollups (spooled ones included) count every acknowledged event exactly once: what the store will hold.
         await fixture.collector.flushRollups()
-        let rollups = try await kafka.consume(topic: KafkaFixture.rollupsTopic, timeout: .seconds(30)) { messages in
+        let rollups = try await kafka.consume(topic: KafkaFixture.rollupsTopic) { messages in
             SpoolChecks.seriesEvents(in: messages) >= acknowledged.count
         }
         #expect(SpoolChecks.seriesEvents(in: rollups) == acknowledged.count)

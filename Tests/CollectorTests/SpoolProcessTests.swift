@@ -38,7 +38,7 @@ import Testing
         let spool = directory.file("spool")
         let first = try await Self.serve(kafka, spool: spool, keys: keys)
         let before = SpoolLoad(name: "kill-first", port: first.port)
-        try await Task.sleep(for: .seconds(2))
+        #expect(await eventually { before.acknowledged.count >= 100 }, "the load is acknowledged before the outage")
         try kafka.cluster.setBrokerDown(KafkaMockCluster.allBrokers)
         let spooling = try await SpoolChecks.waitUntil(timeout: .seconds(20)) {
             try await Self.spooledRecords(first) > 200
@@ -54,9 +54,11 @@ import Testing
         let ready = try await second.get("/readyz")
         #expect(ready.status == 200, "\(ready.bodyText)")
         let after = SpoolLoad(name: "kill-second", port: second.port)
-        try await Task.sleep(for: .seconds(4))
+        // Answered from the spool while every broker is still down, then on after they are back.
+        #expect(await eventually { after.statuses[202, default: 0] >= 20 }, "answers from the spool: \(after.statuses)")
         try kafka.cluster.setBrokerUp(KafkaMockCluster.allBrokers)
-        try await Task.sleep(for: .seconds(2))
+        let answeredBeforeRecovery = after.statuses[202, default: 0]
+        #expect(await eventually { after.statuses[202, default: 0] >= answeredBeforeRecovery + 20 })
         await after.stop()
         print("kill -9: first \(before.statuses), second \(after.statuses)")
         #expect(after.statuses.keys.allSatisfy { $0 == 202 }, "\(after.statuses)")
@@ -81,9 +83,10 @@ import Testing
         let spool = directory.file("spool")
         let first = try await Self.serve(kafka, spool: spool, keys: keys)
         let load = SpoolLoad(name: "k9", port: first.port, workers: 3)
-        try await Task.sleep(for: .seconds(2))
+        #expect(await eventually { load.acknowledged.count >= 100 }, "the load is acknowledged before the outage")
         try kafka.cluster.setBrokerDown(KafkaMockCluster.allBrokers)
-        try await Task.sleep(for: .seconds(5))
+        // SIGTERM while the load goes on into the spool.
+        #expect(try await eventually { try await Self.spooledRecords(first) > 100 }, "the spool fills in the outage")
         first.child.signal(SIGTERM)
         // RELIABILITY.md K9: exit within 35 s; with every broker down nothing is flushed, the spool has it all.
         let status = await first.child.exited(within: .seconds(35))

@@ -43,7 +43,7 @@ import Testing
 
         let fixture = try SpoolOutageTests.collector(kafka, spool: directory)
         let expected: Set<String> = ["a-0", "a-1", "c-0", "c-1", "d-0"]
-        let consumed = try await SpoolChecks.consumedIDs(kafka, expecting: expected, timeout: .seconds(30))
+        let consumed = try await SpoolChecks.consumedIDs(kafka, expecting: expected)
         #expect(expected.isSubset(of: consumed), "delivered: \(consumed.sorted())")
         #expect(!consumed.contains("b-0") && !consumed.contains("d-1"))
         #expect(await SpoolChecks.waitUntil(timeout: .seconds(20)) { fixture.collector.spooledRecords == 0 })

@@ -66,13 +66,10 @@ import Testing
             .sorted()
     }
 
-    /// Waits (bounded) until `condition` holds; the writer retires settled segments on its own thread.
+    /// Waits until `condition` holds (the suite's hang guard bounds it); the writer retires settled segments on its
+    /// own thread.
     static func eventually(_ condition: () -> Bool) async -> Bool {
-        for _ in 0..<100 {
-            if condition() { return true }
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        return condition()
+        await TestSupport.eventually(condition)
     }
 
     @Test func recordsComeBackInOrderAndSettledSegmentsAreRemoved() async throws {

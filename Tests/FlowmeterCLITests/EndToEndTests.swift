@@ -36,8 +36,11 @@ import Testing
         #expect(requests["serverErrors"] as? Int == 0 && requests["clientErrors"] as? Int == 0)
         #expect(truth["deploysRecorded"] as? Bool == true)
 
-        let stored = try await waitForBatches(Int64(accepted), in: storePath)
-        #expect(stored >= Int64(accepted), "only \(stored) of \(accepted) batches reached the store in 30 s")
+        let occurrences = try #require(requests["occurrencesAccepted"] as? Int)
+        let stored = try await waitForTraffic(batches: Int64(accepted), occurrences: Int64(occurrences), in: storePath)
+        #expect(
+            stored.batches == Int64(accepted) && stored.occurrences == Int64(occurrences),
+            "the store holds \(stored) of \(accepted) batches and \(occurrences) occurrences")
 
         let commands = try await availableCommands()
         let window = ["--store", storePath, "--since", "5h", "--format", "json"]
@@ -246,21 +249,21 @@ import Testing
             ], within: .seconds(10), attempts: 3)
     }
 
-    /// Polls the store (at most 30 s) until it holds `batches` batches; returns how many it holds.
-    private func waitForBatches(_ batches: Int64, in path: String) async throws -> Int64 {
+    /// Polls the store until it holds every acknowledged batch and every occurrence (bounded by the suite's hang
+    /// guard); returns what it holds.
+    private func waitForTraffic(batches: Int64, occurrences: Int64, in path: String) async throws -> (
+        batches: Int64, occurrences: Int64
+    ) {
         let store = try openRollupStore(url: path)
-        var stored: Int64 = 0
-        for _ in 0..<60 {
+        var stored: (batches: Int64, occurrences: Int64) = (0, 0)
+        _ = try await eventually(every: .milliseconds(500)) {
             let now = Int64(Date().timeIntervalSince1970)
-            stored = try store.versionRollups(
-                from: Timestamp(secondsSinceEpoch: now - 86_400), to: Timestamp(secondsSinceEpoch: now + 3_600),
-                appID: nil
-            ).reduce(0) { $0 + $1.batches }
-            if stored >= batches { break }
-            try await Task.sleep(for: .milliseconds(500))
+            let from = Timestamp(secondsSinceEpoch: now - 72 * 3_600)
+            let to = Timestamp(secondsSinceEpoch: now + 3_600)
+            stored.batches = try store.versionRollups(from: from, to: to, appID: nil).reduce(0) { $0 + $1.batches }
+            stored.occurrences = try store.seriesRollups(SeriesQuery(from: from, to: to)).reduce(0) { $0 + $1.events }
+            return stored.batches >= batches && stored.occurrences >= occurrences
         }
-        // One more flush interval, so the events of the last batches are in as well.
-        try await Task.sleep(for: .seconds(2))
         return stored
     }
 

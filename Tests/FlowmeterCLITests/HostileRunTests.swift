@@ -143,9 +143,9 @@ import Testing
         // Every connection the run opened is closed again. The baseline moves by a few on its own (librdkafka's
         // broker connections, the store's), so the slack is small against the 4,000 connections the run opened.
         var descriptorsAfter = try Self.openDescriptors(of: pid)
-        for _ in 0..<50 where descriptorsAfter > descriptorsBefore + 16 {
-            try await Task.sleep(for: .milliseconds(100))
+        _ = try await eventually(every: .milliseconds(100)) {
             descriptorsAfter = try Self.openDescriptors(of: pid)
+            return descriptorsAfter <= descriptorsBefore + 16
         }
         let kindsAfter = Self.descriptorKinds(of: pid)
         #expect(
@@ -405,23 +405,22 @@ import Testing
         return kinds
     }
 
-    /// Polls the store (at most 40 s) until the version rollup of `appVersion` is there, then waits two more
-    /// flushes so the rollups sent before it are merged too.
+    /// Polls the store until both the version rollup of `appVersion` and the series rollups of its diagnostics are
+    /// there (bounded by the suite's hang guard): each is a separate write, and a query needs both.
     static func waitForVersion(_ appVersion: String, in path: String) async throws -> Bool {
         let store = try openRollupStore(url: path)
-        for _ in 0..<80 {
+        return await eventually(every: .milliseconds(500)) {
             let now = Int64(Date().timeIntervalSince1970)
-            let found =
-                (try? store.versionRollups(
-                    from: Timestamp(secondsSinceEpoch: now - 86_400), to: Timestamp(secondsSinceEpoch: now + 3_600),
-                    appID: nil))?.contains { $0.key.appVersion == appVersion } ?? false
-            if found {
-                try await Task.sleep(for: .seconds(2))
-                return true
+            let from = Timestamp(secondsSinceEpoch: now - 86_400)
+            let to = Timestamp(secondsSinceEpoch: now + 3_600)
+            let version = (try? store.versionRollups(from: from, to: to, appID: nil))?.contains {
+                $0.key.appVersion == appVersion
             }
-            try await Task.sleep(for: .milliseconds(500))
+            let series = (try? store.seriesRollups(SeriesQuery(from: from, to: to)))?.contains {
+                $0.series.appVersion == appVersion
+            }
+            return version == true && series == true
         }
-        return false
     }
 
     /// Runs every query command in every format against `store`; returns what went wrong.

@@ -29,9 +29,12 @@ import Testing
         for index in 0..<20 { reporter.record(ReporterFixture.event(id: "offline-\(index)", at: Date())) }
         reporter.recordDecodes(2)
         let flush = startFlush(reporter)
-        // Nothing listens yet: the first attempt has no answer, and the reporter backs off.
-        let retry = try await clock.sleepers(atLeast: 2)[0]
-        #expect(retry == clock.now().addingTimeInterval(2))
+        // Nothing listens yet: the first attempt has no answer, and the reporter backs off 2 s (the jitter is pinned
+        // to its cap). No upload can be waited for, so the test waits for that deadline itself: a count of two can
+        // be met by the flush's timeout and the loop's earlier wait toward the batch's seal deadline.
+        let backoff = clock.now().addingTimeInterval(2)
+        let retry = try await clock.sleepers(description: "sleeper until the 2 s backoff") { $0.contains(backoff) }
+            .first { $0 == backoff }!
         #expect(fixture.batchFiles().count == 1)
 
         let collector = try await EmbeddedCollector(port: port)

@@ -67,15 +67,31 @@ final class ManualClock: ReporterClock {
     }
 
     /// Waits until at least `count` tasks sleep on the clock; returns their deadlines, earliest first.
+    ///
+    /// A count alone can be met by a sleeper on its way out (the loop's wait toward a deadline that a signal has just
+    /// ended): a test that must see the reporter's decision after an attempt first waits for the attempt itself (the
+    /// stub's upload), or waits with `sleepers(where:)` for the deadline it expects.
     func sleepers(atLeast count: Int) async throws -> [Date] {
+        try await sleepers(description: "at least \(count) sleepers") { $0.count >= count }
+    }
+
+    /// Waits until the deadlines of the tasks sleeping on the clock, earliest first, satisfy `condition`; returns
+    /// them. Throws (with the deadlines it last saw) only when they never do within the hang guard.
+    func sleepers(
+        description: String = "the sleepers a test waits for", where condition: ([Date]) -> Bool
+    ) async throws -> [Date] {
         let guardDeadline = ContinuousClock.now + .seconds(120)
+        var deadlines: [Date] = []
         while ContinuousClock.now < guardDeadline {
-            let deadlines = state.withLock { $0.sleepers.values.map(\.deadline).sorted() }
-            if deadlines.count >= count { return deadlines }
+            deadlines = state.withLock { $0.sleepers.values.map(\.deadline).sorted() }
+            if condition(deadlines) { return deadlines }
             await Task.yield()
             try await Task.sleep(for: .milliseconds(1))
         }
-        throw ClockTimeout(description: "fewer than \(count) sleepers after 120 s")
+        let now = self.now()
+        throw ClockTimeout(
+            description:
+                "no \(description) after 120 s; sleeping until now + \(deadlines.map { $0.timeIntervalSince(now) }) s")
     }
 
     struct ClockTimeout: Error, CustomStringConvertible {

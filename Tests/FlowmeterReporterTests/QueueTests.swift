@@ -119,6 +119,9 @@ import Testing
         let reporter = try FlowmeterReporter(configuration: configuration)
         reporter.record(ReporterFixture.event(id: "first", at: clock.now()))
         let flush = startFlush(reporter, timeout: 3_600)
+        // The upload first: until it is in, the loop's wait toward the batch's seal deadline can still be counted
+        // beside the flush's timeout. Then the loop's next sleeper is its wait for Retry-After.
+        try #require(try await stub.waitForUploads(1), "the first attempt never arrived")
         _ = try await clock.sleepers(atLeast: 2)
         #expect(stub.received.count == 1)
         for index in 0..<60 { reporter.record(ReporterFixture.event(id: "later-\(index)", at: clock.now())) }

@@ -47,14 +47,9 @@ struct ServerFixture {
         }
     }
 
-    /// Polls `condition` until it holds or `timeout` passes; the caller asserts on the result.
-    static func eventually(timeout: Duration = .seconds(5), _ condition: () -> Bool) async -> Bool {
-        let deadline = ContinuousClock.now.advanced(by: timeout)
-        while !condition() {
-            guard ContinuousClock.now < deadline else { return false }
-            try? await Task.sleep(for: .milliseconds(10))
-        }
-        return true
+    /// Polls `condition` until it holds (the suite's hang guard bounds it); the caller asserts on the result.
+    static func eventually(_ condition: () -> Bool) async -> Bool {
+        await TestSupport.eventually(every: .milliseconds(10), condition)
     }
 }
 

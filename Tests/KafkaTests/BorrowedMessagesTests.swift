@@ -74,10 +74,7 @@ import Testing
         #expect(log.outcomes.first?.persisted == 40)
         #expect(releasedAtCompletion.load(ordering: .relaxed) == 0, "the block outlived the enqueue's scope")
         // The completion has run: the batch lets go of its block right after it.
-        let deadline = ContinuousClock.now + .seconds(5)
-        while released.count.load(ordering: .relaxed) == 0 && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(10))
-        }
+        _ = await eventually(every: .milliseconds(10)) { released.count.load(ordering: .relaxed) > 0 }
         #expect(released.count.load(ordering: .relaxed) == 1)
         #expect(await producer.shutdown(timeout: .seconds(5)) == 0)
 

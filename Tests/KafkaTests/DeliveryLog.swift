@@ -1,5 +1,6 @@
 import Kafka
 import Synchronization
+import TestSupport
 
 /// Collects batch outcomes from completions (which run on the producer's poll thread) for a test to wait on.
 final class DeliveryLog: Sendable {
@@ -22,7 +23,7 @@ final class DeliveryLog: Sendable {
     }
 
     /// Waits until `batches` completions have arrived or `timeout` passes; returns whether they did.
-    func waitFor(batches: Int, timeout: Duration = .seconds(30)) async throws -> Bool {
+    func waitFor(batches: Int, timeout: Duration = Eventually.hangGuard) async throws -> Bool {
         let deadline = ContinuousClock.now + timeout
         while entries.withLock({ $0.count }) < batches {
             if ContinuousClock.now >= deadline { return false }
@@ -64,7 +65,7 @@ enum TestEvents {
         to producer: KafkaProducer,
         topic: String,
         batchSize: Int = 500,
-        timeout: Duration = .seconds(40),
+        timeout: Duration = Eventually.hangGuard,
         beforeBatch: (Int) throws -> Void = { _ in }
     ) async throws -> (persisted: Int, retried: Int, permanentFailures: Int) {
         var pending = ids

@@ -23,12 +23,12 @@ import Testing
         #expect(log.failures.isEmpty)
         try fixture.cluster.setBrokerUp(KafkaMockCluster.allBrokers)
 
-        #expect(try await log.waitFor(batches: 40, timeout: .seconds(30)))
+        #expect(try await log.waitFor(batches: 40))
         #expect(log.failures.isEmpty, "\(log.failures.prefix(3))")
         #expect(log.persisted == 20_000)
         #expect(await producer.shutdown(timeout: .seconds(5)) == 0)
 
-        let consumed = try await fixture.consumeAll(topic: topic, expecting: 20_001, timeout: .seconds(30))
+        let consumed = try await fixture.consumeAll(topic: topic, expecting: 20_001)
         #expect(Set(consumed.compactMap(TestEvents.id(of:))) == Set(0...20_000))
     }
 
@@ -47,7 +47,7 @@ import Testing
         #expect(await producer.shutdown(timeout: .seconds(10)) == 0)
 
         let expected = Set(ids)
-        let consumed = try await fixture.consume(topic: topic, timeout: .seconds(30), settle: .milliseconds(500)) {
+        let consumed = try await fixture.consume(topic: topic, settle: .milliseconds(500)) {
             Set($0.compactMap(TestEvents.id(of:))).isSuperset(of: expected)
         }
         let unique = Set(consumed.compactMap(TestEvents.id(of:)))

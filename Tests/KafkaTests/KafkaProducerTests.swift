@@ -145,7 +145,7 @@ import Testing
 
         // Shutting down with the brokers away fails the queued messages back as retriable, not persisted.
         #expect(await producer.shutdown(timeout: .zero) == 10)
-        #expect(try await log.waitFor(batches: 1, timeout: .seconds(5)))
+        #expect(try await log.waitFor(batches: 1))
         let outcome = try #require(log.outcomes.first)
         #expect(outcome.enqueued == 10)
         #expect(outcome.persisted == 0)
@@ -210,14 +210,14 @@ import Testing
         try TestEvents.enqueue(Array(1...100), to: producer, topic: KafkaFixture.eventsTopic, log: held)
 
         try producer.injectFatalError()
-        #expect(try await held.waitFor(batches: 1, timeout: .seconds(15)))
+        #expect(try await held.waitFor(batches: 1))
         #expect(producer.counters.rebuilds == 1)
         #expect(held.failures.count == 100)
         #expect(held.failures.allSatisfy { $0.error?.isRetriable == true })
 
         try fixture.cluster.setBrokerUp(KafkaMockCluster.allBrokers)
         let result = try await TestEvents.produceReliably(
-            held.failedIDs + Array(101...200), to: producer, topic: KafkaFixture.eventsTopic, timeout: .seconds(20))
+            held.failedIDs + Array(101...200), to: producer, topic: KafkaFixture.eventsTopic)
         #expect(result.persisted == 200)
         #expect(await producer.shutdown(timeout: .seconds(5)) == 0)
 

@@ -10,7 +10,8 @@ final class RecordingService: Service {
         case runsUntilCancelled
         case failsAtStart
         case endsAtOnce
-        case ignoresCancellation(Duration)
+        /// Blocks after cancellation, as a stuck C call would, until the test signals the semaphore.
+        case ignoresCancellation(until: DispatchSemaphore)
     }
 
     struct Failure: Error, Equatable {}
@@ -35,10 +36,10 @@ final class RecordingService: Service {
             throw Failure()
         case .endsAtOnce:
             break
-        case .ignoresCancellation(let duration):
+        case .ignoresCancellation(let release):
             await waitUntilCancelled()
-            // Blocks past its bound as a stuck C call would; the group must not wait for it.
-            await onThread(named: "stuck") { Thread.sleep(forTimeInterval: Double(duration.components.seconds)) }
+            // Blocks past its bound as a stuck C call would, until the test lets it go; the group must not wait.
+            await onThread(named: "stuck") { release.wait() }
         }
         journal.note("stop \(name)")
     }
@@ -49,8 +50,10 @@ final class Journal: Sendable {
     func note(_ line: String) { lines.withLock { $0.append(line) } }
     var all: [String] { lines.withLock { $0 } }
 
+    /// Waits until `line` is noted (a hang guard of two minutes ends a wait for a line that never comes).
     func waitFor(_ line: String) async {
-        for _ in 0..<500 where !all.contains(line) {
+        let deadline = ContinuousClock.now + .seconds(120)
+        while !all.contains(line), ContinuousClock.now < deadline {
             try? await Task.sleep(for: .milliseconds(10))
         }
     }
@@ -102,11 +105,14 @@ final class Journal: Sendable {
 
     @Test func aServicePastItsBoundIsLeftBehindAndTheNextIsStillStopped() async throws {
         let journal = Journal()
+        let release = DispatchSemaphore(value: 0)
+        // The stuck service's thread ends once the test is done with it, not after a time a slow machine can pass.
+        defer { release.signal() }
         let group = ServiceGroup(
             [
                 ServiceGroup.Entry(RecordingService("first", journal: journal)),
                 ServiceGroup.Entry(
-                    RecordingService("stuck", .ignoresCancellation(.seconds(3)), journal: journal),
+                    RecordingService("stuck", .ignoresCancellation(until: release), journal: journal),
                     shutdownTimeout: .milliseconds(200)),
             ], logger: Self.logger(journal), handlingSignals: false)
         let running = Task { try await group.run() }

@@ -19,7 +19,7 @@ import Testing
         // Keep traffic flowing until the per-app rates, which need two scrapes with an increase between, exist.
         var decodes: [[String: String]] = []
         var diagnostics: [[String: String]] = []
-        let deadline = ContinuousClock.now + .seconds(60)
+        let deadline = ContinuousClock.now + Eventually.hangGuard
         var index = 0
         while (decodes.isEmpty || diagnostics.isEmpty) && ContinuousClock.now < deadline {
             try await collector.postBatch(index)

@@ -45,7 +45,7 @@ final class PrometheusProcess: Sendable {
     }
 
     /// Waits (at most `timeout`) until `/-/ready` answers 200.
-    func waitUntilReady(timeout: Duration = .seconds(30)) async throws -> Bool {
+    func waitUntilReady(timeout: Duration = Eventually.hangGuard) async throws -> Bool {
         await server.waitUntilReady(path: "/-/ready", timeout: timeout, interval: .milliseconds(200))
     }
 

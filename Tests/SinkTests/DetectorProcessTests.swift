@@ -22,7 +22,7 @@ import Testing
         defer { directory.remove() }
         let path = directory.file("flowmeter.sqlite")
         try Self.seedUngatedType(into: openRollupStore(url: path))
-        try #require(try await alertmanager.waitUntilReady(), "Alertmanager did not become ready within 20 s")
+        try #require(try await alertmanager.waitUntilReady(), "Alertmanager did not become ready")
 
         let watched = try await FlowmeterExecutable.run([
             "watch", "--once", "--store", path, "--since", "1h", "--alertmanager", alertmanager.baseURL,
@@ -48,7 +48,7 @@ import Testing
         let directory = try TemporaryDirectory(prefix: "flowmeter-serve-detect")
         defer { directory.remove() }
         let path = directory.file("flowmeter.sqlite")
-        try #require(try await alertmanager.waitUntilReady(), "Alertmanager did not become ready within 20 s")
+        try #require(try await alertmanager.waitUntilReady(), "Alertmanager did not become ready")
         let serve = try await ServeProcess(
             [
                 "--kafka", kafka.bootstrapServers.joined(separator: ","), "--store", path, "--rollup-interval", "1s",
@@ -57,7 +57,7 @@ import Testing
             ])
         try await serve.postUngatedTraffic(waitingIn: path)
 
-        let messages = try await kafka.consume(topic: KafkaFixture.alertsTopic, timeout: .seconds(30)) { messages in
+        let messages = try await kafka.consume(topic: KafkaFixture.alertsTopic) { messages in
             messages.contains { Self.isUngatedMessage($0) }
         }
         let message = try #require(messages.first { Self.isUngatedMessage($0) }, "no ungated alert in the alerts topic")
@@ -134,11 +134,12 @@ import Testing
         return text.contains(#""kind":"ungatedType""#) && text.contains(ungatedType)
     }
 
-    /// Reads Alertmanager's current alerts until `isDone` holds or 15 s pass; returns the last list.
+    /// Reads Alertmanager's current alerts until `isDone` holds (the suite's hang guard bounds it); returns the last
+    /// list.
     static func poll(
         _ alertmanager: AlertmanagerServer, until isDone: ([[String: Any]]) -> Bool
     ) async throws -> [[String: Any]] {
-        let deadline = ContinuousClock.now + .seconds(15)
+        let deadline = ContinuousClock.now + Eventually.hangGuard
         var alerts = try await alertmanager.alerts()
         while !isDone(alerts) && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(200))
@@ -175,17 +176,16 @@ extension ServeProcess {
         }
     }
 
-    /// Waits (at most 30 s) until the store at `path` holds a version rollup of `appVersion`.
+    /// Waits (bounded by the suite's hang guard) until the store at `path` holds a version rollup of `appVersion`.
     static func waitForVersion(_ appVersion: String, in path: String) async throws {
         let store = try openRollupStore(url: path)
-        for _ in 0..<60 {
+        let found = try await eventually(every: .milliseconds(500)) {
             let now = Int64(Date().timeIntervalSince1970)
             let versions = try store.versionRollups(
                 from: Timestamp(secondsSinceEpoch: now - 3_600), to: Timestamp(secondsSinceEpoch: now + 3_600),
                 appID: nil)
-            if versions.contains(where: { $0.key.appVersion == appVersion }) { return }
-            try await Task.sleep(for: .milliseconds(500))
+            return versions.contains(where: { $0.key.appVersion == appVersion })
         }
-        Issue.record("no rollup of \(appVersion) reached the store in 30 s")
+        if !found { Issue.record("no rollup of \(appVersion) reached the store") }
     }
 }

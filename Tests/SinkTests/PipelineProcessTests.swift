@@ -152,7 +152,7 @@ import Testing
             "--since", "1h",
         ])
         #expect(watched.status == 3, "\(watched.errors)")
-        let alerts = try await kafka.consume(topic: KafkaFixture.alertsTopic, timeout: .seconds(10)) { messages in
+        let alerts = try await kafka.consume(topic: KafkaFixture.alertsTopic) { messages in
             messages.contains { String(decoding: $0.value, as: UTF8.self).contains(#""kind":"ungatedType""#) }
         }
         let ungated = alerts.filter { String(decoding: $0.value, as: UTF8.self).contains(#""kind":"ungatedType""#) }

@@ -166,10 +166,7 @@ import Testing
         let (events, messages) = try await fixture.publishTraffic(batches: 10, installs: 3)
         let sink = try fixture.makeSink(group: "run-\(UUID().uuidString)")
         sink.start()
-        let deadline = ContinuousClock.now + .seconds(30)
-        while sink.counters.applied < messages && ContinuousClock.now < deadline {
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        _ = await eventually(every: .milliseconds(50)) { sink.counters.applied >= messages }
         try await onThread { sink.stop() }
         #expect(sink.counters.applied == messages)
         #expect(try fixture.totals().events == events)

@@ -137,7 +137,7 @@ func onThread<Value: Sendable>(_ work: @escaping @Sendable () throws -> Value) a
 
 /// Polls `sink` (committing unless told not to) until `isDone` holds or `timeout` passes; returns whether it held.
 func drive(
-    _ sink: RollupSink, commit: Bool = true, timeout: Duration = .seconds(30),
+    _ sink: RollupSink, commit: Bool = true, timeout: Duration = Eventually.hangGuard,
     until isDone: @escaping @Sendable (RollupSinkCounters) -> Bool
 ) async throws -> Bool {
     try await onThread {

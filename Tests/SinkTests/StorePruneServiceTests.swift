@@ -38,10 +38,7 @@ import Testing
             store: store, policy: policy, every: .seconds(3600),
             log: { _, message, fields in lines.withLock { $0.append((message, fields)) } })
         let running = Task { try await service.run() }
-        let deadline = ContinuousClock.now + .seconds(20)
-        while ContinuousClock.now < deadline && lines.withLock({ $0.isEmpty }) {
-            try await Task.sleep(for: .milliseconds(50))
-        }
+        _ = await eventually(every: .milliseconds(50)) { !lines.withLock({ $0.isEmpty }) }
         running.cancel()
         try await running.value
 

@@ -1,1 +1,0 @@
-// TestSupport: placeholder until its first real file lands.
