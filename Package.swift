@@ -67,7 +67,8 @@ let package = Package(
         .target(name: "Detector", dependencies: ["Rollups", "FlowmeterModels"], swiftSettings: strictSettings),
         // Consumes flowmeter.rollups.v1 into a store.
         .target(
-            name: "Sink", dependencies: ["Rollups", "RollupStore", "Kafka", "Lifecycle"], swiftSettings: strictSettings),
+            name: "Sink", dependencies: ["Rollups", "RollupStore", "Kafka", "Lifecycle", "Hashing", "FlowmeterModels"],
+            swiftSettings: strictSettings),
 
         // The ingest service.
         .target(

@@ -30,8 +30,9 @@ create() {
     --config "compression.type=producer"
 }
 
-create flowmeter.events.v1 "${EVENTS_PARTITIONS:-12}" "${EVENTS_RETENTION_MS:-604800000}" delete
-create flowmeter.rollups.v1 "${PARTITIONS:-6}" "${ROLLUPS_RETENTION_MS:-1209600000}" delete
+# The log the store is built from: `flowmeter store rebuild` reaches back as far as this retention (14 days by default,
+# the store's minute retention).
+create flowmeter.batches.v1 "${BATCHES_PARTITIONS:-12}" "${BATCHES_RETENTION_MS:-1209600000}" delete
 create flowmeter.alerts.v1 "${PARTITIONS:-6}" "${ALERTS_RETENTION_MS:-2592000000}" delete
 create flowmeter.deploys.v1 "${PARTITIONS:-6}" "${DEPLOYS_RETENTION_MS:-31536000000}" delete
 create flowmeter.manifests.v1 "${PARTITIONS:-6}" "${MANIFESTS_RETENTION_MS:--1}" delete

@@ -6,7 +6,6 @@ public import Kafka
 public import Lifecycle
 public import Logging
 import Metrics
-import Rollups
 import Synchronization
 
 /// Builds a collector from `configuration`: validates it, starts the embedded cluster when asked, makes the
@@ -15,21 +14,24 @@ import Synchronization
 /// The CLI's `flowmeter serve` and the tests call this same builder. Logs go to `logger` (default: standard error
 /// in the configured format); in embedded mode the first lines name the bootstrap servers.
 ///
-/// With a `store`, deploy markers and manifests are recorded there too, and in `.none` mode partial rollups go straight into it
-/// (with Kafka they go to the rollups topic, and a sink merges them).
+/// With a `store`, deploy markers and manifests are recorded there too. Each accepted batch becomes one record of
+/// `flowmeter.batches.v1` (in parts when large); in `.none` mode the records go to `handoff` (the in-process sink)
+/// instead, and without one only the metrics count them.
 public func makeCollector(
-    configuration: CollectorConfiguration, logger: Logger? = nil, store: (any CollectorStore)? = nil
+    configuration: CollectorConfiguration, logger: Logger? = nil, store: (any CollectorStore)? = nil,
+    handoff: (any BatchRecordHandoff)? = nil
 ) throws(CollectorError) -> Collector {
-    try Collector(configuration: configuration, logger: logger, store: store)
+    try Collector(configuration: configuration, logger: logger, store: store, handoff: handoff)
 }
 
 /// The ingest service: `POST /v1/diagnostics` into Kafka, with `/metrics`, `/healthz` and `/readyz`.
 ///
-/// It runs as services (``services``, in start order: the producer's poll loop, the rollup publisher, the HTTP
-/// server) in a ``ServiceGroup``, which `flowmeter serve` builds with the sink and the detector around them. Stopped
-/// in reverse: the HTTP server stops intake and accepting and answers every request in flight (suspended ones from
-/// Kafka or their deadline), the publisher sends the final drain, the producer flushes within
-/// `shutdownFlushTimeout`; the embedded cluster goes last, with this object. `start()` and `shutdown()` do the same
+/// It keeps no counts: each accepted batch is one record of `flowmeter.batches.v1`, answered 202 once the record is
+/// durable (Kafka, or the spool), and the sinks build the rollups from the log. It runs as services (``services``,
+/// in start order: the producer's poll loop, the spool replay, the HTTP server) in a ``ServiceGroup``, which
+/// `flowmeter serve` builds with the sink and the detector around them. Stopped in reverse: the HTTP server stops
+/// intake and accepting and answers every request in flight (suspended ones from Kafka or their deadline), the
+/// producer flushes within `shutdownFlushTimeout`; the embedded cluster goes last, with this object. `start()` and `shutdown()` do the same
 /// in order for callers (tests) that hold the collector themselves; `run()` runs the group until SIGTERM or SIGINT.
 public final class Collector: Sendable {
     /// The configuration it was built with.
@@ -45,8 +47,6 @@ public final class Collector: Sendable {
     /// The routes the server answers with; the fuzz targets drive requests through it in process, without sockets.
     package let router: HTTPRouter
     private let http: HTTPIngestService
-    private let rollups: RollupPublisher?
-    private let publisher: RollupPublisherService?
     private let producerService: KafkaProducerService?
     private let spoolService: SpoolReplayService?
     private let spool: Spool?
@@ -54,7 +54,8 @@ public final class Collector: Sendable {
     private let isShutDown = Atomic<Bool>(false)
 
     init(
-        configuration: CollectorConfiguration, logger givenLogger: Logger?, store: (any CollectorStore)?
+        configuration: CollectorConfiguration, logger givenLogger: Logger?, store: (any CollectorStore)?,
+        handoff: (any BatchRecordHandoff)?
     ) throws(CollectorError) {
         try Self.validate(configuration)
         self.configuration = configuration
@@ -142,25 +143,7 @@ public final class Collector: Sendable {
         self.spool = delivery?.spool
         self.spoolService = spoolService
 
-        // Rollups go to Kafka when there is one, else into the store; with neither there is nowhere to send them.
-        let rollups: RollupPublisher? =
-            producer == nil && store == nil
-            ? nil
-            : RollupPublisher(
-                aggregator: RollupAggregator(
-                    configuration: .init(
-                        collectorID: configuration.collectorID,
-                        shardCount: Self.rollupShards(threads: configuration.threads),
-                        maxEntries: configuration.rollupMaxEntries)),
-                producer: producer, delivery: delivery, store: store, topic: configuration.topics.rollups,
-                interval: configuration.rollupInterval, maxAttempts: configuration.rollupMaxAttempts,
-                maxPending: configuration.rollupMaxPending, metrics: metrics, logger: logger)
-        self.rollups = rollups
         let eventsProducer = producer
-        publisher = rollups.map {
-            RollupPublisherService(
-                publisher: $0, producer: eventsProducer, flushTimeout: configuration.shutdownFlushTimeout / 2)
-        }
         // With a spool, everything the producer holds at the end is on disk already: its own flush is short.
         let producerFlush =
             delivery == nil ? configuration.shutdownFlushTimeout : min(configuration.shutdownFlushTimeout, .seconds(2))
@@ -169,7 +152,8 @@ public final class Collector: Sendable {
         }
         let ingest = IngestHandler(
             configuration: configuration, hasher: InstallIDHasher(salt: salt), producer: producer,
-            delivery: delivery, aggregator: rollups?.aggregator, metrics: metrics, health: health, logger: logger)
+            delivery: delivery, handoff: producer == nil ? handoff : nil, metrics: metrics, health: health,
+            logger: logger)
         let deploys = DeployHandler(
             keys: configuration.keys, producer: producer, store: store, topic: configuration.topics.deploys,
             metrics: metrics, logger: logger)
@@ -215,7 +199,7 @@ public final class Collector: Sendable {
         }
         router.add(.get, "/readyz") { _, responder in responder.respond(readiness.response()) }
         router.add(.get, "/metrics") { _, responder in
-            metrics.refresh(producer: producerForMetrics, aggregator: rollups?.aggregator)
+            metrics.refresh(producer: producerForMetrics)
             responder.respond(
                 HTTPResponse(
                     status: .ok, headers: ["Content-Type": MetricsRegistry.contentType],
@@ -227,9 +211,6 @@ public final class Collector: Sendable {
         metrics.registerGauges(
             server: server, producer: producer, isKafkaUp: isUp, version: flowmeterVersion,
             collectorID: configuration.collectorID)
-        metrics.registry.gauge(
-            "flowmeter_rollup_pending_messages", help: "Partial rollups waiting to be sent again after a failure."
-        ) { [weak rollups] in Double(rollups?.pendingCount ?? 0) }
         metrics.registerSpoolGauges(delivery?.spool)
     }
 
@@ -240,7 +221,7 @@ public final class Collector: Sendable {
     public var bootstrapServers: [String] { producer?.configuration.bootstrapServers ?? [] }
 
     /// The collector's services in start order, each with its stop bound: the producer's poll loop (flush bound),
-    /// the spool replay (with a spool), the rollup publisher, the HTTP server (response deadline plus drain).
+    /// the spool replay (with a spool), the HTTP server (response deadline plus drain).
     public var services: [ServiceGroup.Entry] {
         var entries: [ServiceGroup.Entry] = []
         if let producerService {
@@ -248,27 +229,21 @@ public final class Collector: Sendable {
                 ServiceGroup.Entry(producerService, shutdownTimeout: configuration.shutdownFlushTimeout + .seconds(5)))
         }
         if let spoolService {
-            // Stops after the publisher (whose final drain may need the spool) and before the producer.
+            // Stops after the HTTP server (whose last batches may need the spool) and before the producer.
             entries.append(
                 ServiceGroup.Entry(spoolService, shutdownTimeout: configuration.shutdownFlushTimeout + .seconds(15)))
-        }
-        if let publisher {
-            entries.append(
-                ServiceGroup.Entry(publisher, shutdownTimeout: configuration.shutdownFlushTimeout + .seconds(5)))
         }
         entries.append(ServiceGroup.Entry(http, shutdownTimeout: configuration.responseDeadline + .seconds(5)))
         return entries
     }
 
-    /// Starts the spool replay and the publisher, then listens; returns once connections are accepted. When
-    /// listening fails, the publisher is stopped again (call `shutdown()` to close the spool).
+    /// Starts the spool replay, then listens; returns once connections are accepted (when listening fails, call
+    /// `shutdown()` to close the spool).
     public func start() throws(CollectorError) {
         spoolService?.start()
-        rollups?.start()
         do {
             try http.start()
         } catch {
-            rollups?.stop()
             throw error
         }
     }
@@ -278,33 +253,20 @@ public final class Collector: Sendable {
         try await ServiceGroup(services, logger: logger).run()
     }
 
-    /// Stops accepting, finishes requests in flight, sends the final rollups, spools what Kafka has not taken,
+    /// Stops accepting, finishes requests in flight, spools what Kafka has not taken,
     /// flushes the producer within the bound, and stops: the services' stops in reverse order.
     ///
     /// Idempotent. Requests arriving on kept-alive connections meanwhile get 503.
     public func shutdown() async {
         guard !isShutDown.exchange(true, ordering: .sequentiallyConsistent) else { return }
         let drained = await http.stop()
-        await publisher?.stop()
         await spoolService?.stop()
         let unflushed = await producerService?.stop() ?? 0
         logger.info("stopped", ["drained": String(drained), "unflushed": String(unflushed)])
     }
 
-    /// Sends the rollups accumulated so far (and any waiting for a retry) now instead of at the next interval;
-    /// returns how many partial rollups were sent. Kafka deliveries complete later.
-    ///
-    /// The flush thread does this every `rollupInterval`; tests and the final shutdown drain call it directly.
-    @discardableResult
-    public func flushRollups() async -> Int {
-        await publisher?.flush() ?? 0
-    }
-
-    /// Partial rollups sent since the start (enqueued to Kafka or applied to the store), retries included.
-    public var sentRollups: Int { rollups?.sentCount ?? 0 }
-
-    /// Partial rollups waiting to be sent again after a failed delivery.
-    public var pendingRollups: Int { rollups?.pendingCount ?? 0 }
+    /// Batches answered 202 since the start.
+    public var acceptedBatches: UInt64 { metrics.acceptedBatches.value }
 
     /// Messages in the disk spool not yet persisted by Kafka; 0 without a spool.
     public var spooledRecords: Int { spool?.status.records ?? 0 }
@@ -342,16 +304,5 @@ public final class Collector: Sendable {
             try require(spool.maxBytes > 0, "spool-max-bytes must be positive")
             try require(spool.threshold > .zero, "the spool threshold must be positive")
         }
-    }
-}
-
-extension Collector {
-    /// The rollup aggregator's shards (its locks): two per HTTP thread (the threads that record a batch at once, the
-    /// producer's poll thread among them, are about as many), at least 4 and at most 16. Each shard keeps its own
-    /// string caches and tables, so more shards than threads only spread the same work over more memory: on one core
-    /// under `make bench`'s distinct batches, 16 shards did 5 % more instructions and missed a 1 MiB cache 6 % more
-    /// often than 4 (`flowmeter-bench rollups --shards 16` against `--shards 4` under cachegrind).
-    static func rollupShards(threads: Int) -> Int {
-        min(16, max(4, 2 * threads))
     }
 }

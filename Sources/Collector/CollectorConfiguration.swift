@@ -76,10 +76,8 @@ public struct CollectorConfiguration: Sendable {
 
     /// The Kafka topic names (CONTRACT §4 defaults).
     public struct Topics: Sendable, Hashable {
-        /// Every accepted event; default `flowmeter.events.v1`.
-        public var events = "flowmeter.events.v1"
-        /// Partial rollups; default `flowmeter.rollups.v1`.
-        public var rollups = "flowmeter.rollups.v1"
+        /// One record per accepted batch, the log the sinks build the store from; default `flowmeter.batches.v1`.
+        public var batches = "flowmeter.batches.v1"
         /// Alerts; default `flowmeter.alerts.v1`.
         public var alerts = "flowmeter.alerts.v1"
         /// Deploy markers; default `flowmeter.deploys.v1`.
@@ -91,8 +89,8 @@ public struct CollectorConfiguration: Sendable {
         /// The default names.
         public init() {}
 
-        /// The five names, events first.
-        public var all: [String] { [events, rollups, alerts, deploys, manifests] }
+        /// The four names, batches first.
+        public var all: [String] { [batches, alerts, deploys, manifests] }
     }
 
     /// The address to listen on; default `127.0.0.1`. Use `0.0.0.0` to serve the network.
@@ -156,21 +154,16 @@ public struct CollectorConfiguration: Sendable {
     /// The events producer's local queue bound in payload bytes (`queue.buffering.max.kbytes`); past it a batch goes
     /// to the spool (or is answered 503 without one). Default 32 MiB, about half a second of Kafka's pace at full
     /// load: with the spool behind it the queue is a buffer, not the outage store. A queued batch holds about three
-    /// times its payload (its record block, librdkafka's per-message bookkeeping, the events kept for the rollups),
+    /// times its payload (its record block, librdkafka's per-message bookkeeping, the events kept for the metrics),
     /// so under `make bench` in `--ack enqueue` (intake faster than the mock cluster drains) 64 MiB reached 264 MiB
     /// resident, 48 MiB 262 MiB, 32 MiB 202 MiB.
     public var kafkaQueueMaxBytes = 32 << 20
     /// Extra librdkafka producer properties, applied last.
     public var kafkaProperties: [String: String] = [:]
-    /// How often accumulated rollups are flushed to `flowmeter.rollups.v1` (or the store); default 5 s.
-    public var rollupInterval: Duration = .seconds(5)
-    /// Series-minutes plus app-build-minutes the rollup aggregator holds between flushes before overflow; default
-    /// 20,000.
-    public var rollupMaxEntries = 20_000
-    /// Sends of one partial rollup before it is dropped (and counted); default 10.
-    public var rollupMaxAttempts = 10
-    /// Partial rollups kept for a retry at once; more are dropped and counted; default 100,000.
-    public var rollupMaxPending = 100_000
+    /// The largest batch record (the batches topic's message limit, `message.max.bytes`); a batch whose record
+    /// would be larger is split into parts, the same way on every retry. Default 1,000,000 bytes (Kafka's default
+    /// limit is 1,048,588).
+    public var maxRecordBytes = 1_000_000
     /// The log threshold; default `.info`.
     public var logLevel: Logger.Level = .info
     /// The log line format; default `.json`.

@@ -17,14 +17,20 @@ public struct CompactRecordWriter: @unchecked Sendable {
     private let ids: [UInt8]
     /// The last minutes' quoted date prefixes, in the scratch table (see ``ByteSink/quotedTimestamp(_:cache:)``).
     private let minutes: UnsafeMutablePointer<ByteSink.MinutePrefix>
+    /// Added to every `occurredAt` written (a batch record's skew correction); zero for none.
+    private let shiftSeconds: Int64
+    private let shiftNanoseconds: Int64
 
     /// Escapes the strings of `table`, whose events are to be written, into `scratch`, which the writer then uses:
     /// give each writer its own until it is done (the collector takes one from a pool per batch and gives it back
     /// after writing the batch's records); by default a new one.
     public init(
         table: EventTable, shared: EventRecordBatch, keyPrefix: SeriesKey.AppPrefix,
-        scratch: EscapedTable = EscapedTable()
+        scratch: EscapedTable = EscapedTable(), shift: Duration = .zero
     ) {
+        let (seconds, attoseconds) = shift.components
+        self.shiftSeconds = seconds
+        self.shiftNanoseconds = attoseconds / 1_000_000_000
         self.shared = shared
         self.keyPrefix = keyPrefix.bytes
         self.ids = table.idBytes
@@ -61,6 +67,22 @@ public struct CompactRecordWriter: @unchecked Sendable {
         guard index >= 0 else { return }
         sink.key(key)
         write(index, to: &sink)
+    }
+
+    @inline(__always)
+    private func shifted(_ time: Timestamp) -> Timestamp {
+        guard shiftSeconds != 0 || shiftNanoseconds != 0 else { return time }
+        var seconds = time.secondsSinceEpoch &+ shiftSeconds
+        var nanoseconds = Int64(time.nanoseconds) + shiftNanoseconds
+        if nanoseconds < 0 {
+            nanoseconds += 1_000_000_000
+            seconds &-= 1
+        } else if nanoseconds >= 1_000_000_000 {
+            nanoseconds -= 1_000_000_000
+            seconds &+= 1
+        }
+        // Accepted events are within the maximum age and future skew after the shift: in range to spell.
+        return Timestamp(secondsSinceEpoch: seconds, nanoseconds: Int32(nanoseconds))
     }
 
     /// The length of `event`'s key.
@@ -125,7 +147,7 @@ public struct CompactRecordWriter: @unchecked Sendable {
         sink.key("count")
         sink.int(event.count)
         sink.key("occurredAt")
-        sink.quotedTimestamp(event.occurredAt, cache: minutes)
+        sink.quotedTimestamp(shifted(event.occurredAt), cache: minutes)
         shared.tail.withUnsafeBytes { sink.bytes($0) }
         precondition(sink.position <= memory.count, "CompactRecordWriter.write: memory below maxLength")
         return sink.position

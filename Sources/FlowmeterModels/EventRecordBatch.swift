@@ -10,6 +10,20 @@ public struct EventRecordBatch: Sendable {
     /// `,"appID":…,"collector":"…"}`.
     let tail: [UInt8]
 
+    /// Prepares the events of one batch record (``BatchRecordWriter``): ids made from `batchID`, and no tail (the
+    /// batch's own fields are written once, before its events).
+    public init(eventsOfBatch batchID: String) {
+        var prefix = [UInt8](repeating: 0, count: ByteSink.maxQuotedLength(batchID) + 1)
+        let prefixLength = prefix.withUnsafeMutableBufferPointer { memory in
+            var sink = ByteSink(memory.baseAddress!)
+            sink.escaped(batchID)
+            sink.byte(UInt8(ascii: "/"))
+            return sink.position
+        }
+        idPrefix = Array(prefix[..<prefixLength])
+        tail = [UInt8(ascii: "}")]
+    }
+
     /// Prepares the shared parts of a batch's records.
     public init(batchID: String, client: ClientInfo, installHash: String?, receivedAt: Timestamp, collector: String) {
         var prefix = [UInt8](repeating: 0, count: ByteSink.maxQuotedLength(batchID) + 1)

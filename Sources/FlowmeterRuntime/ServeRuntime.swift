@@ -15,6 +15,8 @@ public struct ServeConfiguration: Sendable {
     public var sinkGroup = "flowmeter-sink"
     /// Where the in-process sink writes messages it cannot use; default `flowmeter-dead-letters.jsonl`.
     public var deadLetterPath: String? = "flowmeter-dead-letters.jsonl"
+    /// How long the in-process sink remembers a counted batch (CONTRACT §1's dedupe horizon); default 1 h.
+    public var dedupeHorizon: Duration = .seconds(3600)
     /// The detector loop's settings; it runs only with a store and a positive interval.
     public var detection = Detection()
     /// What the store keeps (with a store); the defaults (minutes 14 days, hours 400 days).
@@ -48,8 +50,8 @@ public struct ServeConfiguration: Sendable {
 /// The running `flowmeter serve`, built and ready: run `group`; the collector and store are there for callers
 /// (tests, the demo) that need its port or its data.
 public struct ServeRuntime: Sendable {
-    /// The services in start order: the sink (with a store and Kafka), the collector's producer, rollup publisher
-    /// and HTTP server, the detector (with a store). Stopped in reverse.
+    /// The services in start order: the sink (with a store: reading Kafka, or in process with `--kafka none`), the
+    /// collector's producer, spool replay and HTTP server, the detector (with a store). Stopped in reverse.
     public let group: ServiceGroup
     /// The collector.
     public let collector: Collector
@@ -57,6 +59,8 @@ public struct ServeRuntime: Sendable {
     public let store: (any RollupStore)?
     /// The in-process sink, with a store and Kafka.
     public let sink: RollupSink?
+    /// The in-process sink of `--kafka none`, with a store.
+    public let localSink: InProcessSink?
 }
 
 /// Builds `flowmeter serve`: opens the store (its unreadable rows logged and counted), makes the collector (the
@@ -68,20 +72,40 @@ public struct ServeRuntime: Sendable {
 public func makeServe(_ configuration: ServeConfiguration, logger: Logger) throws -> ServeRuntime {
     let storeLog = StoreLog(logger)
     let store = try configuration.storeURL.map { try openRollupStore(url: $0, options: storeLog.options) }
+    let sinkLog = RollupSink.log(to: logger)
+    var localSink: InProcessSink?
+    if let store, configuration.collector.kafka == .none {
+        var local = RollupSinkConfiguration(bootstrapServers: [])
+        local.batchesTopic = configuration.collector.topics.batches
+        local.dedupeHorizon = configuration.dedupeHorizon
+        localSink = InProcessSink(configuration: local, store: store, log: sinkLog)
+    }
     let collector = try makeCollector(
-        configuration: configuration.collector, logger: logger, store: store.map { StoreWriter(store: $0) })
+        configuration: configuration.collector, logger: logger, store: store.map { StoreWriter(store: $0) },
+        handoff: localSink.map { InProcessHandoff(sink: $0) })
     storeLog.attach(collector.metrics)
 
     var entries: [ServiceGroup.Entry] = []
     var sink: RollupSink?
+    if let localSink {
+        collector.metrics.attachSink {
+            let counters = localSink.totals
+            return CollectorMetrics.SinkCounters(
+                applied: UInt64(counters.applied), duplicates: UInt64(counters.duplicates),
+                badMessages: UInt64(counters.badMessages), deploys: 0, deadLetters: 0)
+        }
+        // Started first, stopped last: it commits what the collector handed it before its HTTP server stopped.
+        entries.append(ServiceGroup.Entry(localSink, shutdownTimeout: .seconds(35)))
+    }
     if let store, !collector.bootstrapServers.isEmpty {
         var sinkConfiguration = RollupSinkConfiguration(bootstrapServers: collector.bootstrapServers)
         sinkConfiguration.groupID = configuration.sinkGroup
-        sinkConfiguration.rollupsTopic = configuration.collector.topics.rollups
+        sinkConfiguration.batchesTopic = configuration.collector.topics.batches
         sinkConfiguration.deploysTopic = configuration.collector.topics.deploys
         sinkConfiguration.manifestsTopic = configuration.collector.topics.manifests
         sinkConfiguration.deadLetterPath = configuration.deadLetterPath
-        let made = try RollupSink(configuration: sinkConfiguration, store: store, log: RollupSink.log(to: logger))
+        sinkConfiguration.dedupeHorizon = configuration.dedupeHorizon
+        let made = try RollupSink(configuration: sinkConfiguration, store: store, log: sinkLog)
         collector.metrics.attachSink {
             let counters = made.counters
             return CollectorMetrics.SinkCounters(
@@ -89,9 +113,9 @@ public func makeServe(_ configuration: ServeConfiguration, logger: Logger) throw
                 badMessages: UInt64(counters.badMessages), deploys: UInt64(counters.deploys),
                 deadLetters: UInt64(counters.deadLetters))
         }
-        // Started first, stopped last: the collector's final drain is in Kafka by then, and the sink keeps
-        // consuming (up to 15 s) until it has taken it into the store.
-        let drain: @Sendable () -> Duration = { collector.sentRollups > 0 ? .seconds(15) : .zero }
+        // Started first, stopped last: the collector's last batches are in Kafka by then, and the sink keeps
+        // consuming (up to 15 s) until it has counted them.
+        let drain: @Sendable () -> Duration = { collector.acceptedBatches > 0 ? .seconds(15) : .zero }
         entries.append(ServiceGroup.Entry(RollupSinkService(made, drain: drain), shutdownTimeout: .seconds(35)))
         sink = made
     }
@@ -114,5 +138,6 @@ public func makeServe(_ configuration: ServeConfiguration, logger: Logger) throw
                 DetectorService(pass, every: detection.interval, logger: logger), shutdownTimeout: .seconds(15)))
     }
     return ServeRuntime(
-        group: ServiceGroup(entries, logger: logger), collector: collector, store: store, sink: sink)
+        group: ServiceGroup(entries, logger: logger), collector: collector, store: store, sink: sink,
+        localSink: localSink)
 }

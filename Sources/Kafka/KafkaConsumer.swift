@@ -63,6 +63,36 @@ public final class KafkaConsumer: Sendable {
         try client().commitPolled()
     }
 
+    /// Moves the position of an assigned partition to `offset`, so the next polls return its messages from there;
+    /// waits up to `timeout`. Throws when the partition is not assigned to this member (any more).
+    public func seek(topic: String, partition: Int, offset: Int64, timeout: Duration = .seconds(5)) throws {
+        try client().seek(
+            topic: topic, partition: partition, offset: offset,
+            milliseconds: Int32(clamping: timeout.kafkaMilliseconds))
+    }
+
+    /// The partitions the group assigned to this member now.
+    public func assignment() throws -> [(topic: String, partition: Int)] {
+        try client().assignment()
+    }
+
+    /// The offsets of a partition's first and next-to-be-written message as the consumer's last fetch saw them;
+    /// nil when it has not fetched the partition yet. Never waits.
+    public func cachedWatermarks(topic: String, partition: Int) -> (low: Int64, high: Int64)? {
+        (try? client())?.cachedWatermarks(topic: topic, partition: partition)
+    }
+
+    /// The offsets of a partition's first and next-to-be-written message, asked of its leader; waits up to `timeout`.
+    public func watermarks(topic: String, partition: Int, timeout: Duration) throws -> (low: Int64, high: Int64) {
+        try client().queryWatermarks(
+            topic: topic, partition: partition, milliseconds: Int32(clamping: timeout.kafkaMilliseconds))
+    }
+
+    /// How many partitions `topic` has, from a metadata request that waits up to `timeout`.
+    public func partitionCount(topic: String, timeout: Duration) throws -> Int {
+        try client().partitionCount(topic: topic, milliseconds: Int32(clamping: timeout.kafkaMilliseconds))
+    }
+
     /// Leaves the group (so its partitions move to other members at once) and stops the consumer; idempotent.
     public func close() {
         if !isClosed.exchange(true, ordering: .acquiringAndReleasing) {

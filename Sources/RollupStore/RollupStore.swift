@@ -22,6 +22,15 @@ public protocol RollupStore: RollupReader {
     ///
     /// Call it only after the partial rollups read before the watermarks (on their partitions) were applied.
     func recordWatermarks(_ watermarks: [CollectorWatermark]) throws
+    /// Applies one sink step in one transaction: merges its rollups, remembers its counted batches (forgetting
+    /// those before ``PartitionStep/forgetBefore``) and stores the partition's next offset and freshness, but only
+    /// when the partition's stored offset is still ``PartitionStep/startOffset``.
+    ///
+    /// Throws ``PartitionFenced`` (and changes nothing) when the stored offset moved: another sink owns the
+    /// partition. On any error nothing of the step is applied.
+    func commit(_ step: PartitionStep) throws
+    /// The partition's stored next offset and the batches counted within the dedupe horizon.
+    func position(topic: String, partition: Int) throws -> PartitionPosition
 }
 
 extension InMemoryRollupStore: RollupStore {}

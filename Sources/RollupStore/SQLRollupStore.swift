@@ -66,11 +66,28 @@ public final class SQLRollupStore: RollupStore, SchemaMigrating {
         try core.write { try WatermarksTable.record(watermarks, now: now, on: $0) }
     }
 
-    /// The stored watermarks and retention horizons.
+    /// Applies one sink step in one transaction, fenced by the partition's stored offset; see
+    /// RollupStore/commit(_:).
+    public func commit(_ step: PartitionStep) throws { try core.commit(step) }
+
+    /// The partition's stored next offset and counted batches (read on the writer connection, so a sink that just
+    /// committed reads its own step).
+    public func position(topic: String, partition: Int) throws -> PartitionPosition {
+        try core.write { try SinkPartitionsTable.position(topic: topic, partition: partition, on: $0) }
+    }
+
+    /// The freshness of every partition the sinks read (as watermarks named after the topic), any stored
+    /// watermarks, and the retention horizons.
     public func freshness() throws -> StoreFreshness {
         try core.read {
-            StoreFreshness(
-                watermarks: try WatermarksTable.all(on: $0), retention: try RetentionHorizonsTable.horizon(on: $0))
+            let watermarks = try WatermarksTable.all(on: $0) + SinkPartitionsTable.watermarks(on: $0)
+            return StoreFreshness(
+                watermarks: watermarks.sorted {
+                    $0.collector != $1.collector
+                        ? $0.collector.utf8.lexicographicallyPrecedes($1.collector.utf8)
+                        : $0.partition < $1.partition
+                },
+                retention: try RetentionHorizonsTable.horizon(on: $0))
         }
     }
 

@@ -21,6 +21,8 @@ final class AggregatorShard: Sendable {
         var isClean: Bool
         var clientDiscarded = 0
         var counters: (any SeriesCounterSource)?
+        /// A later part of a split batch: its events and install count, the batch itself was counted with part 0.
+        var isContinuation = false
 
         /// Adds `event`'s count to its counter, asked for alone (an event kept in no series of its own); nothing
         /// without `counters`.
@@ -341,10 +343,12 @@ extension AggregatorShard.VersionEntry {
 
 extension VersionRollup {
     fileprivate mutating func add(_ batch: AggregatorShard.Batch, repeatsTypes: Bool) {
-        batches += 1
-        if batch.isClean { cleanBatches += 1 }
-        decodes += Int64(max(0, batch.decodes))
-        clientDiscarded = Self.saturatingSum(clientDiscarded, Int64(max(0, batch.clientDiscarded)))
+        if !batch.isContinuation {
+            batches += 1
+            if batch.isClean { cleanBatches += 1 }
+            decodes += Int64(max(0, batch.decodes))
+            clientDiscarded = Self.saturatingSum(clientDiscarded, Int64(max(0, batch.clientDiscarded)))
+        }
         if let install = batch.install { installs.insert(hash: install) }
         if let capabilities = batch.capabilities {
             // Installs of one build send the same list over and over; skip the set work when it repeats.

@@ -24,6 +24,15 @@ public final class InMemoryRollupStore: RollupReader {
         var alerts: [String: AlertState] = [:]
         var manifests: [CapabilityManifest.Identity: CapabilityManifest] = [:]
         var watermarks: [WatermarkSlot: CollectorWatermark] = [:]
+        var partitions: [WatermarkSlot: PartitionRow] = [:]
+    }
+
+    /// One partition's stored position, with its counted batches.
+    private struct PartitionRow {
+        var partitions: Int
+        var nextOffset: Int64
+        var completeUpTo: Timestamp?
+        var counted: [String: Int64] = [:]
     }
 
     private struct WatermarkSlot: Hashable {
@@ -48,23 +57,63 @@ public final class InMemoryRollupStore: RollupReader {
                 }
                 result.applied += 1
                 switch partial.rollup {
-                case .series(let rollup):
-                    let slot = SeriesSlot(series: rollup.series, window: rollup.window)
-                    if state.series[slot] != nil {
-                        state.series[slot]!.merge(rollup)
-                    } else {
-                        state.series[slot] = rollup
-                    }
-                case .version(let rollup):
-                    let slot = VersionSlot(key: rollup.key, window: rollup.window)
-                    if state.versions[slot] != nil {
-                        state.versions[slot]!.merge(rollup)
-                    } else {
-                        state.versions[slot] = rollup
-                    }
+                case .series(let rollup): Self.merge(rollup, into: &state)
+                case .version(let rollup): Self.merge(rollup, into: &state)
                 }
             }
             return result
+        }
+    }
+
+    private static func merge(_ rollup: SeriesRollup, into state: inout State) {
+        let slot = SeriesSlot(series: rollup.series, window: rollup.window)
+        if state.series[slot] != nil {
+            state.series[slot]!.merge(rollup)
+        } else {
+            state.series[slot] = rollup
+        }
+    }
+
+    private static func merge(_ rollup: VersionRollup, into state: inout State) {
+        let slot = VersionSlot(key: rollup.key, window: rollup.window)
+        if state.versions[slot] != nil {
+            state.versions[slot]!.merge(rollup)
+        } else {
+            state.versions[slot] = rollup
+        }
+    }
+
+    /// Applies `step` when the partition's stored offset is still its start; throws ``PartitionFenced`` otherwise.
+    public func commit(_ step: PartitionStep) throws {
+        try state.withLock { state throws(PartitionFenced) in
+            let slot = WatermarkSlot(collector: step.topic, partition: step.partition)
+            let stored = state.partitions[slot]
+            guard stored?.nextOffset == step.startOffset else {
+                throw PartitionFenced(expected: step.startOffset, stored: stored?.nextOffset)
+            }
+            for rollup in step.series { Self.merge(rollup, into: &state) }
+            for rollup in step.versions { Self.merge(rollup, into: &state) }
+            var row = stored ?? PartitionRow(partitions: step.partitions, nextOffset: step.nextOffset)
+            row.partitions = step.partitions
+            row.nextOffset = step.nextOffset
+            if let complete = step.completeUpTo { row.completeUpTo = max(complete, row.completeUpTo ?? complete) }
+            for batch in step.counted { row.counted[batch.key] = batch.receivedAt }
+            row.counted = row.counted.filter { $0.value >= step.forgetBefore }
+            state.partitions[slot] = row
+        }
+    }
+
+    /// The partition's stored offset and counted batches.
+    public func position(topic: String, partition: Int) throws -> PartitionPosition {
+        state.withLock { state in
+            guard let row = state.partitions[WatermarkSlot(collector: topic, partition: partition)] else {
+                return PartitionPosition(nextOffset: nil)
+            }
+            return PartitionPosition(
+                nextOffset: row.nextOffset,
+                counted: row.counted.map { CountedBatch(key: $0.key, receivedAt: $0.value) }.sorted {
+                    ($0.receivedAt, $0.key) < ($1.receivedAt, $1.key)
+                })
         }
     }
 
@@ -84,8 +133,16 @@ public final class InMemoryRollupStore: RollupReader {
     /// The watermarks held, ordered by collector, then partition; nothing is ever pruned here.
     public func freshness() throws -> StoreFreshness {
         state.withLock { state in
-            StoreFreshness(
-                watermarks: state.watermarks.values.sorted {
+            var watermarks = Array(state.watermarks.values)
+            for (slot, row) in state.partitions {
+                guard let complete = row.completeUpTo else { continue }
+                watermarks.append(
+                    CollectorWatermark(
+                        collector: slot.collector, partition: slot.partition, partitions: row.partitions,
+                        completeUpTo: complete))
+            }
+            return StoreFreshness(
+                watermarks: watermarks.sorted {
                     $0.collector != $1.collector
                         ? utf8Less($0.collector, $1.collector) : $0.partition < $1.partition
                 })

@@ -1,8 +1,8 @@
 public import FlowmeterModels
 import Synchronization
 
-/// The collector-side rollup builder: ingest threads record accepted batches, a flush loop drains the deltas as
-/// partial rollups for `flowmeter.rollups.v1`.
+/// The sink's rollup builder: the batches of one step are recorded, then drained as the minute rollups the step
+/// merges into the store.
 ///
 /// Thread-safe and cheap: each `record` call takes one lock out of ``Configuration/shardCount`` (picked by the
 /// batch's app build) for the whole batch, and hashes only the event's kind, widget type and minute per event.
@@ -81,15 +81,17 @@ public final class RollupAggregator: Sendable {
     ///   - clientDiscarded: events the app's SDK reported dropping before sending (its `clientReport` total).
     ///   - counters: where every event's `count` is also added (by app, build, kind and widget type), whether or not
     ///     the aggregator had room for it; nil for none.
+    ///   - isContinuation: a later part of a split batch: its events and install count, but not the batch (its
+    ///     batch count, decodes and client report went with part 0).
     public func record(
         _ events: [DiagnosticEvent], client: ClientInfo, decodes: Int?, installHash: String?, receivedAt: Timestamp,
         clockSkew: Duration = .zero, droppedEvents: Int = 0, clientDiscarded: Int = 0,
-        counters: (any SeriesCounterSource)? = nil
+        counters: (any SeriesCounterSource)? = nil, isContinuation: Bool = false
     ) {
         record(
             EventTable(events), client: client, decodes: decodes, installHash: installHash,
             receivedAt: receivedAt, clockSkew: clockSkew, droppedEvents: droppedEvents,
-            clientDiscarded: clientDiscarded, counters: counters)
+            clientDiscarded: clientDiscarded, counters: counters, isContinuation: isContinuation)
     }
 
     /// Records one accepted batch as ``record(_:client:decodes:installHash:receivedAt:clockSkew:droppedEvents:clientDiscarded:counters:)``
@@ -97,13 +99,14 @@ public final class RollupAggregator: Sendable {
     public func record(
         _ events: EventTable, client: ClientInfo, decodes: Int?, installHash: String?,
         receivedAt: Timestamp, clockSkew: Duration = .zero, droppedEvents: Int = 0, clientDiscarded: Int = 0,
-        counters: (any SeriesCounterSource)? = nil
+        counters: (any SeriesCounterSource)? = nil, isContinuation: Bool = false
     ) {
-        let batch = AggregatorShard.Batch(
+        var batch = AggregatorShard.Batch(
             version: VersionKey(client: client), capabilities: client.capabilities, decodes: decodes ?? 0,
             install: installHash.map(HyperLogLog.hash(installHash:)), receivedAt: receivedAt,
             skew: SkewShift(clockSkew), isClean: events.isEmpty && droppedEvents == 0,
             clientDiscarded: clientDiscarded, counters: counters)
+        batch.isContinuation = isContinuation
         // By app build, so each series lives in one shard: round-robin spreads locks evenly but holds a hot series
         // once per shard, multiplying memory and the work of every drain.
         let shard = shards[Int(UInt(bitPattern: batch.version.hashValue) % UInt(shards.count))]

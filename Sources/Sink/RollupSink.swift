@@ -6,15 +6,17 @@ public import RollupStore
 import Rollups
 import Synchronization
 
-/// Consumes `flowmeter.rollups.v1` (and `flowmeter.deploys.v1` and `flowmeter.manifests.v1`) as a consumer group and
-/// merges it into a store.
+/// Builds the store's rollups from `flowmeter.batches.v1`, exactly once, as a member of a consumer group (and
+/// merges `flowmeter.deploys.v1` and `flowmeter.manifests.v1` into it).
 ///
-/// Each poll batch is decoded (a message that is not a valid partial rollup, collector watermark, deploy marker or
-/// manifest is counted, written to the dead-letter file and skipped, never retried), applied in ONE `RollupStore.apply`
-/// call, its watermarks recorded after that, and only then are its offsets committed. When the store refuses a batch
-/// for good (an error that is not retriable), its messages are applied one by one and those the store still refuses
-/// are dead-lettered, so one message never stalls a partition. The store skips ids it applied before, so a sink killed between the store transaction and the commit replays the batch
-/// harmlessly when it (or another member of the group) starts again.
+/// Per poll, each partition's records become one step (``PartitionSteps``): copies of batches counted within the
+/// dedupe horizon are skipped, the rest aggregated into minute rollups, and the rollups, the counted batches and the
+/// partition's next offset are written in one store transaction, fenced by the offset the step began from. The
+/// store's offsets are the ones that count: a partition the sink takes is read from the offset the store holds
+/// (the sink seeks there when Kafka hands it another), and a step of a sink that lost its partition and writes late
+/// is refused by the store. Kafka offsets are committed too, only as a hint for where a new member starts. A record
+/// that is not a batch record is dead-lettered and skipped (its offset moves on with the step); a store error
+/// retries the same step with backoff, so nothing moves while the store is away.
 ///
 /// Blocking throughout: `run()` loops on the calling thread until `stop()`; `start()` runs that loop on a thread of
 /// its own (`rollup-sink`). A store error retries the same batch with backoff, without polling further.
@@ -44,6 +46,9 @@ public final class RollupSink: Sendable {
     private let hasConsumed = Atomic<Bool>(false)
     private let stopped = DispatchSemaphore(value: 0)
     private let deadLetters: DeadLetterFile?
+    private let steps: Mutex<PartitionSteps>
+    private let partitionCount = Mutex<(count: Int, checkedAt: ContinuousClock.Instant)?>(nil)
+    private let lastFreshness = Mutex<ContinuousClock.Instant?>(nil)
 
     /// Makes the consumer and subscribes to the topics; reads nothing until `run()` or `pollOnce()`.
     public init(
@@ -53,6 +58,10 @@ public final class RollupSink: Sendable {
         self.store = store
         self.log = log
         self.deadLetters = configuration.deadLetterPath.map(DeadLetterFile.init(path:))
+        self.steps = Mutex(
+            PartitionSteps(
+                topic: configuration.batchesTopic, store: store, horizon: configuration.dedupeHorizon,
+                maxEntries: configuration.dedupeMaxEntries))
         var consumerConfiguration = KafkaConsumerConfiguration(
             bootstrapServers: configuration.bootstrapServers, groupID: configuration.groupID)
         consumerConfiguration.clientID = "flowmeter-sink"
@@ -63,10 +72,10 @@ public final class RollupSink: Sendable {
         do {
             consumer = try KafkaConsumer(configuration: consumerConfiguration)
             try consumer.subscribe(
-                topics: [configuration.rollupsTopic]
+                topics: [configuration.batchesTopic]
                     + [configuration.deploysTopic, configuration.manifestsTopic].compactMap { $0 })
         } catch {
-            throw SinkError(.consumerFailed, "could not make the rollups consumer: \(error)")
+            throw SinkError(.consumerFailed, "could not make the batches consumer: \(error)")
         }
     }
 
@@ -79,7 +88,8 @@ public final class RollupSink: Sendable {
         state.withLock { $0 }
     }
 
-    /// Polls, applies and commits until `stop()`; then leaves the group. Throws only for permanent Kafka errors.
+    /// Polls, builds and commits steps until `stop()`; then leaves the group. Throws only for permanent Kafka
+    /// errors.
     public func run() throws(SinkError) {
         defer {
             consumer.close()
@@ -90,10 +100,10 @@ public final class RollupSink: Sendable {
         while !isStopping.load(ordering: .acquiring) {
             _ = try pollOnce()
         }
-        // Asked to drain: keep applying until three polls in a row come back empty (caught up) or the deadline
-        // passes. One empty poll is not proof on a loaded machine: a fetch of what a collector flushed at its
-        // shutdown can take longer than one poll's timeout. An empty poll before the first message may only mean
-        // the group has not assigned partitions yet, so it does not count.
+        // Asked to drain: keep consuming until three polls in a row come back empty (caught up) or the deadline
+        // passes. One empty poll is not proof on a loaded machine: a fetch of what a collector sent at its shutdown
+        // can take longer than one poll's timeout. An empty poll before the first message may only mean the group
+        // has not assigned partitions yet, so it does not count.
         var emptyPolls = 0
         while let deadline = drainDeadline.withLock({ $0 }), ContinuousClock.now < deadline {
             if try pollOnce(draining: true) > 0 {
@@ -120,9 +130,9 @@ public final class RollupSink: Sendable {
     /// Asks the loop to stop after the current poll (at most `pollTimeout`, or a store retry's pause) and, when it
     /// runs, waits up to `timeout` for it to leave the group. Idempotent.
     ///
-    /// - Parameter draining: keep consuming for up to this long until three polls in a row find nothing new (once the sink has
-    ///   received anything at all), so that what a collector in the same process flushed at its shutdown reaches
-    ///   the store.
+    /// - Parameter draining: keep consuming for up to this long until three polls in a row find nothing new (once
+    ///   the sink has received anything at all), so that what a collector in the same process sent at its shutdown
+    ///   reaches the store.
     public func stop(draining: Duration = .zero, timeout: Duration = .seconds(30)) {
         if draining > .zero { drainDeadline.withLock { $0 = .now + draining } }
         guard !isStopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
@@ -134,11 +144,12 @@ public final class RollupSink: Sendable {
         }
     }
 
-    /// One step of the loop: polls up to `maxBatch` messages, applies them in one store call, then commits the
-    /// offsets when `commit` is true. Returns the messages polled.
+    /// One step of the loop: polls up to `maxBatch` messages, commits one store step per partition of the batches
+    /// topic among them, stores deploys and manifests, then (when `commit`) commits the Kafka offsets as a hint.
+    /// Returns the messages polled.
     ///
-    /// `commit: false` leaves the offsets where they were, as a sink killed right after the store transaction would;
-    /// tests use it to show that the replay does not count twice.
+    /// `commit: false` leaves Kafka's offsets where they were, as a sink killed right after the store transaction
+    /// would; the next owner still starts from the store's offsets.
     @discardableResult
     public func pollOnce(commit: Bool = true) throws(SinkError) -> Int {
         try pollOnce(commit: commit, draining: false)
@@ -152,21 +163,187 @@ public final class RollupSink: Sendable {
             if isStopping.load(ordering: .acquiring) && !draining { return 0 }
             throw SinkError(.kafkaFailed, "polling failed: \(error)")
         }
-        guard !messages.isEmpty else { return 0 }
-        hasConsumed.store(true, ordering: .relaxed)
-        let batch = decode(messages)
-        guard applyWithRetry(batch, draining: draining) else { return messages.count }
-        if commit {
+        if !messages.isEmpty { hasConsumed.store(true, ordering: .relaxed) }
+        var byPartition: [Int: [KafkaConsumerMessage]] = [:]
+        var others: [KafkaConsumerMessage] = []
+        for message in messages {
+            if message.topic == configuration.batchesTopic {
+                byPartition[message.partition, default: []].append(message)
+            } else {
+                others.append(message)
+            }
+        }
+        for partition in byPartition.keys.sorted() {
+            step(partition: partition, messages: byPartition[partition]!, draining: draining)
+        }
+        if !others.isEmpty {
+            let batch = decode(others)
+            _ = applyWithRetry(batch, draining: draining)
+        }
+        writeFreshnessIfDue()
+        if commit && !messages.isEmpty {
             do {
                 try consumer.commit()
                 state.withLock { $0.commits += 1 }
             } catch {
-                // The next commit covers these offsets too; a crash before it replays them harmlessly.
-                state.withLock { $0.errors += 1 }
+                // Only a hint: the store's offsets decide where a partition is read from.
                 log(.warning, "offset commit failed", ["error": String(describing: error)])
             }
         }
         return messages.count
+    }
+
+    /// The batches topic's partition count, asked again every minute (a topic may grow).
+    private func partitions() -> Int? {
+        if let known = partitionCount.withLock({ $0 }), ContinuousClock.now - known.checkedAt < .seconds(60) {
+            return known.count
+        }
+        guard
+            let count = try? consumer.partitionCount(topic: configuration.batchesTopic, timeout: .seconds(2)),
+            count > 0
+        else { return partitionCount.withLock { $0?.count } }
+        partitionCount.withLock { $0 = (count, .now) }
+        return count
+    }
+
+    /// Counts one partition's messages of a poll as one step, after checking they start where the store says.
+    private func step(partition: Int, messages: [KafkaConsumerMessage], draining: Bool) {
+        let topic = configuration.batchesTopic
+        var delay = configuration.retryDelay
+        while true {
+            do {
+                try steps.withLock { steps in
+                    try step(partition: partition, messages: messages, steps: steps)
+                }
+                return
+            } catch let fenced as PartitionFenced {
+                state.withLock { $0.fenced += 1 }
+                log(
+                    .info, "another sink moved the partition on; reading it again from the store's offset",
+                    [
+                        "topic": topic, "partition": String(partition),
+                        "stored": fenced.stored.map(String.init) ?? "none",
+                    ])
+                seek(partition: partition, to: fenced.stored)
+                return
+            } catch {
+                state.withLock { $0.errors += 1 }
+                log(
+                    .error, "store step failed; retrying",
+                    ["partition": String(partition), "error": String(describing: error)])
+            }
+            if isStopping.load(ordering: .acquiring) && !draining {
+                steps.withLock { $0.drop(partition: partition) }
+                return
+            }
+            Thread.sleep(forTimeInterval: delay / .seconds(1))
+            delay = min(delay * 2, .seconds(30))
+        }
+    }
+
+    private func step(partition: Int, messages: [KafkaConsumerMessage], steps: PartitionSteps) throws {
+        let topic = configuration.batchesTopic
+        let stored = try steps.storedOffset(partition: partition)
+        var records = messages
+        let first = records[0].offset
+        if first != stored {
+            // Nothing stored: the partition is read from its beginning. A stored offset that retention already
+            // removed: from the oldest record left (what was lost is lost, and logged).
+            let low = try consumer.watermarks(topic: topic, partition: partition, timeout: .seconds(5)).low
+            let expected = stored.map { max($0, low) } ?? low
+            if first != expected {
+                seek(partition: partition, to: expected)
+                return
+            }
+            if let stored, stored < low {
+                log(
+                    .warning, "records were removed by retention before they were counted",
+                    ["partition": String(partition), "stored": String(stored), "oldest": String(low)])
+            }
+        }
+        // Within one poll a partition's offsets only rise; anything before the first is dropped.
+        records = records.filter { $0.offset >= first }
+        guard let partitions = partitions() else {
+            throw SinkError(.kafkaFailed, "the partition count of \(topic) is not known yet")
+        }
+        let last = records[records.count - 1]
+        let caughtUp =
+            consumer.cachedWatermarks(topic: topic, partition: partition).map { last.offset + 1 >= $0.high } ?? false
+        let made = try steps.makeStep(
+            partition: partition, partitions: partitions, records: records.map { ($0.offset, $0.value) },
+            caughtUpAt: caughtUp ? Timestamp(Date()) : nil)
+        var step = made.step
+        // A stored offset that retention passed: the step begins from what the store holds, ends after the last.
+        step.startOffset = stored
+        do {
+            try steps.commit(step)
+        } catch {
+            // The step's dedupe state went with it: read the partition's again from the store.
+            steps.drop(partition: partition)
+            throw error
+        }
+        for bad in made.bad {
+            if let message = records.first(where: { $0.offset == bad.offset }) {
+                deadLetter(Origin(message), reason: bad.reason, what: "skipped a record that is not a batch record")
+            }
+        }
+        let lag = last.timestamp.map { max(0, Date().timeIntervalSince($0)) }
+        state.withLock { counters in
+            counters.applied += made.outcome.counted
+            counters.duplicates += made.outcome.duplicates
+            counters.events += made.outcome.events
+            counters.badMessages += made.outcome.bad
+            counters.batches += 1
+            if let lag { counters.lagSeconds = lag }
+        }
+    }
+
+    /// Seeks a partition to `offset` (its beginning when nil); a partition no longer assigned is left alone.
+    private func seek(partition: Int, to offset: Int64?) {
+        do {
+            try consumer.seek(topic: configuration.batchesTopic, partition: partition, offset: offset ?? -2)
+            state.withLock { $0.seeks += 1 }
+        } catch {
+            log(.info, "could not seek", ["partition": String(partition), "error": String(describing: error)])
+        }
+    }
+
+    /// Every `freshnessInterval`, writes the freshness of each assigned partition that is caught up (nothing to
+    /// read): a step without records, fenced like any other.
+    private func writeFreshnessIfDue() {
+        let now = ContinuousClock.now
+        let isDue = lastFreshness.withLock { last in
+            guard last.map({ now - $0 >= configuration.freshnessInterval }) ?? true else { return false }
+            last = now
+            return true
+        }
+        guard isDue, let partitions = partitions() else { return }
+        let topic = configuration.batchesTopic
+        let assigned = ((try? consumer.assignment()) ?? []).filter { $0.topic == topic }.map(\.partition)
+        for partition in assigned {
+            let marks =
+                consumer.cachedWatermarks(topic: topic, partition: partition)
+                ?? (try? consumer.watermarks(topic: topic, partition: partition, timeout: .seconds(1)))
+            guard let marks else { continue }
+            do {
+                try steps.withLock { steps in
+                    let stored = try steps.storedOffset(partition: partition)
+                    // Caught up: nothing stored and nothing to read, or the stored offset at the end.
+                    guard (stored ?? marks.low) >= marks.high else { return }
+                    let step = PartitionStep(
+                        topic: topic, partition: partition, partitions: partitions, startOffset: stored,
+                        nextOffset: stored ?? marks.high, forgetBefore: 0, completeUpTo: Timestamp(Date()))
+                    try steps.commit(step)
+                    state.withLock { $0.batches += 1 }
+                }
+            } catch is PartitionFenced {
+                state.withLock { $0.fenced += 1 }
+            } catch {
+                log(
+                    .warning, "could not write freshness",
+                    ["partition": String(partition), "error": String(describing: error)])
+            }
+        }
     }
 
     /// Where a message came from, for the dead-letter file.
@@ -181,12 +358,9 @@ public final class RollupSink: Sendable {
         }
     }
 
-    /// What one poll batch carries once decoded; `partialOrigins[i]` is where `partials[i]` came from. Watermarks
-    /// are recorded only after the batch's partial rollups are applied, since they vouch for what came before them.
+    /// The deploy markers and manifests of one poll once decoded; `deployOrigins[i]` is where `deploys[i]` came
+    /// from.
     private struct Batch {
-        var partials: [PartialRollup] = []
-        var partialOrigins: [Origin] = []
-        var watermarks: [CollectorWatermark] = []
         var deploys: [DeployMarker] = []
         var deployOrigins: [Origin] = []
         var manifests: [CapabilityManifest] = []
@@ -202,22 +376,7 @@ public final class RollupSink: Sendable {
                 batch.newest = timestamp
             }
             do throws(RollupsError) {
-                if message.topic == configuration.rollupsTopic {
-                    switch try RollupsTopicMessage(jsonBytes: message.value) {
-                    case .partial(let partial):
-                        batch.partials.append(partial)
-                        batch.partialOrigins.append(Origin(message))
-                    case .watermark(let watermark):
-                        // It vouches for the partition it was read from, and only when it names that one.
-                        guard watermark.partition == message.partition else {
-                            throw RollupsError(
-                                .invalidPartialRollup,
-                                "Watermark for partition \(watermark.partition) read from partition \(message.partition)"
-                            )
-                        }
-                        batch.watermarks.append(watermark)
-                    }
-                } else if message.topic == configuration.manifestsTopic {
+                if message.topic == configuration.manifestsTopic {
                     batch.manifests.append(try Self.manifest(message.value))
                     batch.manifestOrigins.append(Origin(message))
                 } else {
@@ -299,18 +458,7 @@ public final class RollupSink: Sendable {
     /// Applies each message of `batch` in a transaction of its own, dead-letters those the store refuses for good, and
     /// returns what is left to apply again (the messages that met a retriable error); throws nothing permanent.
     private func applyAlone(_ batch: Batch) throws -> Batch {
-        var left = Batch(watermarks: batch.watermarks, newest: batch.newest)
-        for (partial, origin) in zip(batch.partials, batch.partialOrigins) {
-            do {
-                try apply(Batch(partials: [partial], partialOrigins: [origin]))
-            } catch let error as RollupStoreError where !error.isRetriable {
-                state.withLock { $0.refusedMessages += 1 }
-                deadLetter(origin, reason: error.message, what: "the store refused a message; skipped")
-            } catch {
-                left.partials.append(partial)
-                left.partialOrigins.append(origin)
-            }
-        }
+        var left = Batch(newest: batch.newest)
         for (deploy, origin) in zip(batch.deploys, batch.deployOrigins) {
             do {
                 try apply(Batch(deploys: [deploy], deployOrigins: [origin]))
@@ -337,24 +485,15 @@ public final class RollupSink: Sendable {
     }
 
     private func apply(_ batch: Batch) throws {
-        let result =
-            batch.partials.isEmpty ? RollupApplyResult(applied: 0, duplicates: 0) : try store.apply(batch.partials)
         for deploy in batch.deploys {
             try store.recordDeploy(deploy)
         }
         for manifest in batch.manifests {
             try store.recordManifest(manifest)
         }
-        if !batch.watermarks.isEmpty { try store.recordWatermarks(batch.watermarks) }
-        let lag = batch.newest.map { max(0, Date().timeIntervalSince($0)) }
         state.withLock { counters in
-            counters.applied += result.applied
-            counters.duplicates += result.duplicates
             counters.deploys += batch.deploys.count
             counters.manifests += batch.manifests.count
-            counters.watermarks += batch.watermarks.count
-            counters.batches += 1
-            if let lag { counters.lagSeconds = lag }
         }
     }
 }

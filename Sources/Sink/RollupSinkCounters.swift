@@ -1,28 +1,32 @@
 /// Running totals of a ``RollupSink`` since it was made.
 public struct RollupSinkCounters: Sendable, Hashable {
-    /// Partial rollups merged into the store.
+    /// Batch records counted into the store (a split batch's parts each count).
     public var applied: Int = 0
-    /// Partial rollups skipped because their id was applied before (replays, duplicated deliveries).
+    /// Copies of batches counted before (retries through any collector, replays), skipped.
     public var duplicates: Int = 0
-    /// Messages that were not a valid partial rollup, deploy marker or manifest; counted and skipped.
+    /// Events of the counted batch records.
+    public var events: Int = 0
+    /// Messages that were not a valid batch record, deploy marker or manifest; counted and skipped.
     public var badMessages: Int = 0
-    /// Messages the store refused for good (not retriable), applied alone and skipped; dead-lettered.
+    /// Messages the store refused for good (not retriable), skipped; dead-lettered.
     public var refusedMessages: Int = 0
     /// Messages written to the dead-letter file (bad and refused ones).
     public var deadLetters: Int = 0
-    /// Collector watermarks recorded (``CollectorWatermark``).
-    public var watermarks: Int = 0
     /// Deploy markers stored from the deploys topic.
     public var deploys: Int = 0
     /// Capability manifests stored from the manifests topic.
     public var manifests: Int = 0
-    /// Poll batches applied to the store.
+    /// Partition steps committed to the store (with records, or freshness alone).
     public var batches: Int = 0
-    /// Offset commits that succeeded.
+    /// Steps refused because another sink had moved the partition's stored offset on (a rebalance).
+    public var fenced: Int = 0
+    /// Seeks to the offset the store holds (on taking a partition, after a fence).
+    public var seeks: Int = 0
+    /// Kafka offset commits that succeeded (a hint for the group; the store's offsets are the ones used).
     public var commits: Int = 0
-    /// Store or commit attempts that failed (each failed batch is applied again before its offsets are committed).
+    /// Store or commit attempts that failed (each failed step is committed again).
     public var errors: Int = 0
-    /// Seconds between the newest applied message's Kafka timestamp and when it was applied: a cheap lag figure.
+    /// Seconds between the newest counted record's Kafka timestamp and when it was counted: a cheap lag figure.
     public var lagSeconds: Double = 0
 
     /// Zero totals.

@@ -45,5 +45,7 @@ public struct SinkError: FlowmeterError {
         public static let storeFailed = Code(rawValue: "storeFailed")
         /// The dead-letter file could not be opened or written.
         public static let deadLetterFailed = Code(rawValue: "deadLetterFailed")
+        /// A record of the batches topic is not a batch record.
+        public static let badRecord = Code(rawValue: "badRecord")
     }
 }

@@ -6,9 +6,11 @@ public import Kafka
 /// Each fixture starts its own cluster on loopback ports, so tests running in parallel do not see each other's
 /// messages. Reading helpers run the blocking consumer on their own thread and give up at their timeout.
 public final class KafkaFixture: Sendable {
-    /// Every accepted event.
+    /// A plain topic for producer and consumer tests (an earlier version's one message per event).
     public static let eventsTopic = "flowmeter.events.v1"
-    /// Partial minute rollups.
+    /// The batches topic: one record per accepted batch, the log the sinks build the store from.
+    public static let batchesTopic = "flowmeter.batches.v1"
+    /// A second plain topic for producer and consumer tests (an earlier version's partial rollups).
     public static let rollupsTopic = "flowmeter.rollups.v1"
     /// Spike and ungated-type alerts.
     public static let alertsTopic = "flowmeter.alerts.v1"
@@ -16,8 +18,8 @@ public final class KafkaFixture: Sendable {
     public static let deploysTopic = "flowmeter.deploys.v1"
     /// Capability manifests.
     public static let manifestsTopic = "flowmeter.manifests.v1"
-    /// The five Flowmeter topics, created in every fixture.
-    public static let topics = [eventsTopic, rollupsTopic, alertsTopic, deploysTopic, manifestsTopic]
+    /// The topics created in every fixture.
+    public static let topics = [batchesTopic, eventsTopic, rollupsTopic, alertsTopic, deploysTopic, manifestsTopic]
 
     /// The cluster, for fault injection.
     public let cluster: KafkaMockCluster

@@ -175,9 +175,6 @@ enum InstructionsBenchmark {
         configuration.spool = spool
         configuration.responseDeadline = .seconds(120)
         configuration.requestDeadline = .seconds(120)
-        // Rollups are flushed by the clock, not per event: none during the run keeps the count repeatable (the
-        // aggregation itself, per event, is counted).
-        configuration.rollupInterval = .seconds(3600)
         configuration.logLevel = .warning
         let serve = try makeServe(
             ServeConfiguration(collector: configuration), logger: Logger(threshold: .warning, format: .logfmt))

@@ -29,12 +29,12 @@ import Testing
     private func expectAcknowledgedWereConsumed(_ acknowledged: Set<String>, kafka: KafkaFixture, label: String)
         async throws
     {
-        let messages = try await kafka.consume(topic: KafkaFixture.eventsTopic) { messages in
+        let messages = try await kafka.consume(topic: KafkaFixture.batchesTopic) { messages in
             let ids = Set(
-                messages.compactMap { try? JSONDecoder().decode(EventRecordProbe.self, from: Data($0.value)).id })
+                messages.flatMap(SpoolChecks.ids))
             return acknowledged.isSubset(of: ids)
         }
-        let ids = messages.compactMap { try? JSONDecoder().decode(EventRecordProbe.self, from: Data($0.value)).id }
+        let ids = messages.flatMap(SpoolChecks.ids)
         #expect(acknowledged.isSubset(of: Set(ids)), "\(label): acknowledged ⊆ consumed")
         print(
             "\(label): \(acknowledged.count) acknowledged, \(ids.count) consumed, \(ids.count - Set(ids).count) duplicates"

@@ -42,12 +42,12 @@ import Testing
         if retry.status == 202 { acknowledged.formUnion(["down-0-0", "down-0-1"]) }
 
         let expected = acknowledged
-        let messages = try await kafka.consume(topic: KafkaFixture.eventsTopic) { messages in
+        let messages = try await kafka.consume(topic: KafkaFixture.batchesTopic) { messages in
             let ids = Set(
-                messages.compactMap { try? JSONDecoder().decode(EventRecordProbe.self, from: Data($0.value)).id })
+                messages.flatMap(SpoolChecks.ids))
             return expected.isSubset(of: ids)
         }
-        let ids = messages.compactMap { try? JSONDecoder().decode(EventRecordProbe.self, from: Data($0.value)).id }
+        let ids = messages.flatMap(SpoolChecks.ids)
         #expect(acknowledged.isSubset(of: Set(ids)), "acknowledged ⊆ consumed")
         let duplicates = ids.count - Set(ids).count
         print("KafkaFaultTests: \(acknowledged.count) acknowledged, \(ids.count) consumed, \(duplicates) duplicates")

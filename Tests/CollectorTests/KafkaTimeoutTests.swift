@@ -62,12 +62,12 @@ import Testing
         }
 
         let expected = acknowledged
-        let messages = try await kafka.consume(topic: KafkaFixture.eventsTopic) { messages in
+        let messages = try await kafka.consume(topic: KafkaFixture.batchesTopic) { messages in
             let ids = Set(
-                messages.compactMap { try? JSONDecoder().decode(EventRecordProbe.self, from: Data($0.value)).id })
+                messages.flatMap(SpoolChecks.ids))
             return expected.isSubset(of: ids)
         }
-        let ids = messages.compactMap { try? JSONDecoder().decode(EventRecordProbe.self, from: Data($0.value)).id }
+        let ids = messages.flatMap(SpoolChecks.ids)
         #expect(acknowledged.isSubset(of: Set(ids)), "acknowledged ⊆ consumed")
         print("K7: \(acknowledged.count) acknowledged, \(ids.count) consumed")
         await fixture.shutdown()

@@ -60,10 +60,10 @@ import Testing
         let expected = tally.acknowledged
         #expect(!expected.isEmpty)
 
-        let messages = try await kafka.consume(topic: KafkaFixture.eventsTopic) { messages in
+        let messages = try await kafka.consume(topic: KafkaFixture.batchesTopic) { messages in
             messages.count >= expected.count
         }
-        let ids = Set(messages.compactMap { try? JSONDecoder().decode(EventRecordProbe.self, from: Data($0.value)).id })
+        let ids = Set(messages.flatMap(SpoolChecks.ids))
         #expect(expected.isSubset(of: ids), "acknowledged ⊆ consumed: \(expected.subtracting(ids).count) missing")
         let log = serve.child.errors
         #expect(log.contains("\"stopped\""))

@@ -99,14 +99,18 @@ enum SpoolChecks {
     )
         async throws -> [String]
     {
-        let messages = try await kafka.consume(topic: KafkaFixture.eventsTopic, timeout: timeout) { messages in
-            expected.isSubset(of: Set(messages.compactMap(Self.id)))
+        let messages = try await kafka.consume(topic: KafkaFixture.batchesTopic, timeout: timeout) { messages in
+            expected.isSubset(of: Set(messages.flatMap(Self.ids)))
         }
-        return messages.compactMap(Self.id)
+        return messages.flatMap(Self.ids)
     }
 
-    static func id(_ message: KafkaConsumerMessage) -> String? {
-        try? JSONDecoder().decode(EventRecordProbe.self, from: Data(message.value)).id
+    /// The ids of the events of one batch record.
+    static func ids(_ message: KafkaConsumerMessage) -> [String] {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(message.value)) as? [String: Any],
+            let events = object["events"] as? [[String: Any]]
+        else { return [] }
+        return events.compactMap { $0["id"] as? String }
     }
 
     /// The value of one sample of `/metrics` text (`name` with its labels as printed), or nil.

@@ -377,7 +377,7 @@ import Testing
         ).write(to: URL(fileURLWithPath: keys))
         return try await FlowmeterExecutable.serve(
             [
-                "--kafka", "embedded", "--store", store, "--keys", keys, "--rollup-interval", "1s", "--salt",
+                "--kafka", "embedded", "--store", store, "--keys", keys, "--salt",
                 "00112233445566778899aabbccddeeff", "--log-level", "warning", "--shutdown-timeout", "10s",
             ], within: .seconds(15), attempts: 3)
     }

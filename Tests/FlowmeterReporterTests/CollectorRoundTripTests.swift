@@ -108,7 +108,7 @@ import Testing
     @Test func whatTheSDKDroppedReachesMetricsAndTheVersionRollups() async throws {
         let directory = try TemporaryDirectory(prefix: "flowmeter-reporter-store")
         let storePath = directory.file("store.sqlite")
-        let collector = try await EmbeddedCollector(extra: ["--store", storePath, "--rollup-interval", "1s"])
+        let collector = try await EmbeddedCollector(extra: ["--store", storePath])
         let fixture = try ReporterFixture()
         var configuration = configuration(fixture, endpoint: collector.endpoint)
         configuration.batching.maxEventsPerDecode = 3

@@ -58,7 +58,7 @@ final class EmbeddedCollector: Sendable {
         return servers.split(separator: ",").map(String.init)
     }
 
-    /// Reads the events topic from the beginning until `isDone` says so or `timeout` passed; then `settle` more, so
+    /// Reads the batches topic from the beginning, each record's events one by one, until `isDone` says so or `timeout` passed; then `settle` more, so
     /// that late duplicates are seen too. Returns each message's JSON.
     func consumeEvents(
         timeout: Duration = .seconds(60), settle: Duration = .seconds(1),
@@ -70,14 +70,14 @@ final class EmbeddedCollector: Sendable {
                 configuration: KafkaConsumerConfiguration(
                     bootstrapServers: servers, groupID: "reporter-test-\(UUID().uuidString)"))
             defer { consumer.close() }
-            try consumer.subscribe(topics: ["flowmeter.events.v1"])
+            try consumer.subscribe(topics: ["flowmeter.batches.v1"])
             var values: [[UInt8]] = []
             var objects: [[String: Any]] = []
             let deadline = ContinuousClock.now + timeout
             while ContinuousClock.now < deadline && !isDone(objects) {
                 let polled = try consumer.poll(maxMessages: 10_000, timeout: .milliseconds(200)).map(\.value)
                 values += polled
-                objects += polled.compactMap(Self.object)
+                objects += polled.flatMap(Self.events)
             }
             let settled = ContinuousClock.now + settle
             while ContinuousClock.now < settled {
@@ -85,7 +85,7 @@ final class EmbeddedCollector: Sendable {
             }
             return values
         }
-        return messages.compactMap(Self.object)
+        return messages.flatMap(Self.events)
     }
 
     /// The value of the sample `series` (name and labels, as written) in `/metrics`, or nil.
@@ -97,7 +97,14 @@ final class EmbeddedCollector: Sendable {
         return nil
     }
 
-    private static func object(_ value: [UInt8]) -> [String: Any]? {
-        (try? JSONSerialization.jsonObject(with: Data(value))) as? [String: Any]
+    /// The events of one batch record, each with the batch's own fields (app, install hash, collector) beside its
+    /// own, as one event message of earlier versions held them.
+    private static func events(_ value: [UInt8]) -> [[String: Any]] {
+        guard let record = (try? JSONSerialization.jsonObject(with: Data(value))) as? [String: Any],
+            let events = record["events"] as? [[String: Any]]
+        else { return [] }
+        var shared = record
+        shared["events"] = nil
+        return events.map { event in shared.merging(event) { _, own in own } }
     }
 }

@@ -76,7 +76,7 @@ import Testing
             $0.contains("--create")
         }
         let topics = [
-            "flowmeter.events.v1", "flowmeter.rollups.v1", "flowmeter.alerts.v1", "flowmeter.deploys.v1",
+            "flowmeter.batches.v1", "flowmeter.alerts.v1", "flowmeter.deploys.v1",
             "flowmeter.manifests.v1",
         ]
         #expect(calls.count == topics.count)

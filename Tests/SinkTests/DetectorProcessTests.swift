@@ -51,7 +51,7 @@ import Testing
         try #require(try await alertmanager.waitUntilReady(), "Alertmanager did not become ready")
         let serve = try await ServeProcess(
             [
-                "--kafka", kafka.bootstrapServers.joined(separator: ","), "--store", path, "--rollup-interval", "1s",
+                "--kafka", kafka.bootstrapServers.joined(separator: ","), "--store", path,
                 "--detect-interval", "2s", "--detect-window", "1h",
                 "--alertmanager", alertmanager.baseURL,
             ])
@@ -82,7 +82,7 @@ import Testing
         defer { directory.remove() }
         let path = directory.file("flowmeter.sqlite")
         let serve = try await ServeProcess([
-            "--kafka", "none", "--store", path, "--rollup-interval", "1s", "--detect-interval", "0",
+            "--kafka", "none", "--store", path, "--detect-interval", "0",
         ])
         try await serve.postUngatedTraffic()
         #expect(try await serve.terminate() == 0)

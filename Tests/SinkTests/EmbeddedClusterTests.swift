@@ -6,7 +6,7 @@ import Testing
 /// README and docs/collector.md: `serve --kafka embedded` logs its bootstrap servers first, and a separate Kafka
 /// client at those servers reads what the collector published (what `kcat -b` would do).
 @Suite struct EmbeddedClusterTests {
-    @Test func anOutsideConsumerReadsTheEventsTopicAtTheFirstLoggedBootstrapServers() async throws {
+    @Test func anOutsideConsumerReadsTheBatchesTopicAtTheFirstLoggedBootstrapServers() async throws {
         let directory = try TemporaryDirectory(prefix: "flowmeter-embedded")
         defer { directory.remove() }
         let keys = directory.file("keys.json")
@@ -50,7 +50,7 @@ import Testing
                 configuration: KafkaConsumerConfiguration(
                     bootstrapServers: servers, groupID: "outside-\(UUID().uuidString)"))
             defer { consumer.close() }
-            try consumer.subscribe(topics: ["flowmeter.events.v1"])
+            try consumer.subscribe(topics: ["flowmeter.batches.v1"])
             var messages: [KafkaConsumerMessage] = []
             let deadline = ContinuousClock.now + .seconds(30)
             while messages.isEmpty && ContinuousClock.now < deadline {

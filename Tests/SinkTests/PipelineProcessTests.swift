@@ -9,13 +9,13 @@ import Testing
 
 /// The real `flowmeter` executable end to end: serve → Kafka → sink → SQLite, deploy markers, and watch.
 @Suite struct PipelineProcessTests {
-    @Test func serveWithAStoreSinksItsOwnRollupsAndAReplayDoesNotDoubleCount() async throws {
+    @Test func serveWithAStoreBuildsItsRollupsFromTheLogAndAReplayDoesNotDoubleCount() async throws {
         let kafka = try KafkaFixture()
         let storeDirectory = try TemporaryDirectory(prefix: "flowmeter-store")
         defer { storeDirectory.remove() }
         let path = storeDirectory.file("flowmeter.sqlite")
         let serve = try await ServeProcess([
-            "--kafka", kafka.bootstrapServers.joined(separator: ","), "--store", path, "--rollup-interval", "1s",
+            "--kafka", kafka.bootstrapServers.joined(separator: ","), "--store", path,
         ])
         let events = try await serve.postTraffic(batches: 30, installs: 12)
         #expect(try await serve.terminate() == 0)
@@ -26,39 +26,31 @@ import Testing
         #expect(totals.batches == 30)
         #expect(abs(totals.installs - 12) <= 1)
 
-        // Every rollup message carries the contract's headers and key; a new group replaying them all adds nothing.
-        // Beside the partial rollups the topic holds the collector's watermarks, the last of each partition a stop.
-        let all = try await kafka.consume(topic: KafkaFixture.rollupsTopic, timeout: .seconds(5)) { _ in false }
-        var messages: [KafkaConsumerMessage] = []
-        var lastMarks: [Int: CollectorWatermark] = [:]
-        for message in all {
-            #expect(message.header(named: "content-type") == Array("application/json".utf8))
-            #expect(message.header(named: "schema") == Array(KafkaFixture.rollupsTopic.utf8))
-            switch try RollupsTopicMessage(jsonBytes: message.value) {
-            case .partial(let partial):
-                #expect(message.key == partial.kafkaKey)
-                messages.append(message)
-            case .watermark(let mark):
-                #expect(message.key == mark.kafkaKey && mark.partition == message.partition)
-                lastMarks[message.partition] = mark
-            }
+        // One record per batch, with the contract's headers and key; a new group replaying the topic into the same
+        // store starts from the store's offsets and adds nothing.
+        let records = try await kafka.consume(topic: KafkaFixture.batchesTopic, timeout: .seconds(5)) { _ in false }
+        #expect(records.count == 30)
+        for record in records {
+            #expect(record.header(named: "content-type") == Array("application/json".utf8))
+            #expect(record.header(named: "schema") == Array(KafkaFixture.batchesTopic.utf8))
+            #expect(String(decoding: record.key ?? [], as: UTF8.self).hasPrefix("com.example.shop/"))
         }
-        let partials = messages
-        #expect(!partials.isEmpty)
-        #expect(lastMarks.count == 3 && lastMarks.values.allSatisfy(\.isStopped))
         let freshness = FreshnessAssessment(try store.freshness(), now: Timestamp(Date()))
-        #expect(freshness.collectors.map(\.status) == [.stopped])
+        #expect(freshness.collectors.map(\.name) == [KafkaFixture.batchesTopic])
+        let partitions = try (0..<3).filter {
+            (try store.position(topic: KafkaFixture.batchesTopic, partition: $0).nextOffset ?? 0) > 0
+        }.count
         var configuration = RollupSinkConfiguration(bootstrapServers: kafka.bootstrapServers)
         configuration.groupID = "replay-\(UUID().uuidString)"
         configuration.pollTimeout = .milliseconds(200)
         let replay = try RollupSink(configuration: configuration, store: store)
         defer { replay.stop() }
-        #expect(try await drive(replay) { $0.duplicates >= partials.count })
+        #expect(try await drive(replay) { $0.seeks >= partitions })
         #expect(replay.counters.applied == 0)
         #expect(try SinkFixture.totals(of: store).events == events)
     }
 
-    @Test func noneModeWithAStoreWritesRollupsStraightIntoIt() async throws {
+    @Test func noneModeWithAStoreBuildsRollupsWithTheInProcessSink() async throws {
         let storeDirectory = try TemporaryDirectory(prefix: "flowmeter-store")
         defer { storeDirectory.remove() }
         let path = storeDirectory.file("flowmeter.sqlite")

@@ -6,8 +6,8 @@ import Rollups
 import Sink
 import TestSupport
 
-/// A mock cluster and a store (SQLite unless told otherwise) for sink tests, with the collector side (a `RollupAggregator` whose drains are
-/// published to the rollups topic as the collector publishes them) and helpers to drive sinks and read totals.
+/// A mock cluster and a store (SQLite unless told otherwise) for sink tests, with the collector side (batch records
+/// published to the batches topic as collectors write them) and helpers to drive sinks and read totals.
 final class SinkFixture: Sendable {
     let kafka: KafkaFixture
     let directory: TemporaryDirectory
@@ -23,46 +23,85 @@ final class SinkFixture: Sendable {
         directory.remove()
     }
 
-    /// Records `batches` batches (batch `i` from install `i % installs`, four events of counts 1…3) into an
-    /// aggregator, drains it in `flushes` flushes, publishes every partial rollup with the contract's key and
-    /// headers, and returns the events' total count and the number of messages.
-    func publishTraffic(batches: Int, installs: Int, flushes: Int = 2) async throws -> (events: Int64, messages: Int) {
-        let aggregator = RollupAggregator(configuration: .init(collectorID: "sink-test"))
+    /// Publishes `batches` batch records (batch `i` from install `i % installs`, four events of counts 1…3) as
+    /// collectors write them, and returns the events' total count and the number of records.
+    func publishTraffic(batches: Int, installs: Int) async throws -> (events: Int64, messages: Int) {
         let now = Int64(Date().timeIntervalSince1970)
         var events: Int64 = 0
-        var partials: [PartialRollup] = []
-        for index in 0..<batches {
-            let client = ClientInfo(
-                appID: "com.example.shop", appVersion: index % 2 == 0 ? "5.2.1" : "5.3.0", platform: "ios",
-                buildConfiguration: .release)
-            let batch = (0..<4).map { event in
-                DiagnosticEvent(
-                    kind: .unknownType, widgetType: "type-\(event)", count: 1 + (index + event) % 3,
-                    occurredAt: Timestamp(secondsSinceEpoch: now - Int64(index % 3) * 60))
-            }
-            events += batch.reduce(0) { $0 + Int64($1.count) }
-            aggregator.record(
-                batch, client: client, decodes: 10, installHash: Self.installHash(index % installs),
-                receivedAt: Timestamp(secondsSinceEpoch: now))
-            if (index + 1) % max(1, batches / flushes) == 0 { partials += aggregator.drain() }
-        }
-        partials += aggregator.drain()
         let producer = try kafka.makeProducer()
-        for partial in partials {
-            _ = try await producer.send(Self.message(partial))
+        var messages = 0
+        for index in 0..<batches {
+            let batch = Self.events(index: index, now: now)
+            events += batch.reduce(0) { $0 + Int64($1.count) }
+            for message in Self.messages(
+                batchID: "batch-\(index)", client: Self.client(index: index), events: batch,
+                installHash: Self.installHash(index % installs), receivedAt: Timestamp(secondsSinceEpoch: now))
+            {
+                _ = try await producer.send(message)
+                messages += 1
+            }
         }
         _ = await producer.shutdown(timeout: .seconds(5))
-        return (events, partials.count)
+        return (events, messages)
     }
 
-    /// A partial rollup as the collector publishes it.
-    static func message(_ partial: PartialRollup) -> KafkaProducerMessage {
-        KafkaProducerMessage(
-            topic: KafkaFixture.rollupsTopic, key: partial.kafkaKey, value: partial.jsonBytes(),
-            headers: [
-                KafkaHeader(name: "content-type", value: "application/json"),
-                KafkaHeader(name: "schema", value: KafkaFixture.rollupsTopic),
-            ])
+    /// The app build of batch `index`.
+    static func client(index: Int) -> ClientInfo {
+        ClientInfo(
+            appID: "com.example.shop", appVersion: index % 2 == 0 ? "5.2.1" : "5.3.0", platform: "ios",
+            buildConfiguration: .release)
+    }
+
+    /// The four events of batch `index`.
+    static func events(index: Int, now: Int64) -> [DiagnosticEvent] {
+        (0..<4).map { event in
+            DiagnosticEvent(
+                kind: .unknownType, widgetType: "type-\(event)", count: 1 + (index + event) % 3,
+                occurredAt: Timestamp(secondsSinceEpoch: now - Int64(index % 3) * 60))
+        }
+    }
+
+    /// The records of one batch as a collector writes them (in parts when larger than `maxRecordBytes`).
+    static func records(
+        batchID: String, client: ClientInfo, events: [DiagnosticEvent], installHash: String?, receivedAt: Timestamp,
+        collector: String = "collector-a", decodes: Int? = 10, maxRecordBytes: Int = 1_000_000
+    ) -> (key: [UInt8], values: [[UInt8]]) {
+        let writer = BatchRecordWriter(
+            batch: BatchRecordWriter.Batch(
+                batchID: batchID, client: client, installHash: installHash, decodes: decodes, clientReport: nil,
+                receivedAt: receivedAt, skewMillis: 0, collector: collector, dropped: 0),
+            table: EventTable(events), positions: Array(events.indices), maxRecordBytes: maxRecordBytes)
+        let values = writer.parts.indices.map { part in
+            var bytes = [UInt8](repeating: 0, count: writer.maxLength(part: part))
+            let length = bytes.withUnsafeMutableBytes { writer.write(part: part, into: $0) }
+            return Array(bytes[..<length])
+        }
+        return (writer.keyBytes, values)
+    }
+
+    /// The messages of one batch for the batches topic, keyed and with headers as collectors write them.
+    static func messages(
+        batchID: String, client: ClientInfo, events: [DiagnosticEvent], installHash: String?, receivedAt: Timestamp,
+        collector: String = "collector-a"
+    ) -> [KafkaProducerMessage] {
+        let (key, values) = records(
+            batchID: batchID, client: client, events: events, installHash: installHash, receivedAt: receivedAt,
+            collector: collector)
+        return values.map { value in
+            KafkaProducerMessage(
+                topic: KafkaFixture.batchesTopic, key: key, value: value,
+                headers: [
+                    KafkaHeader(name: "content-type", value: "application/json"),
+                    KafkaHeader(name: "schema", value: KafkaFixture.batchesTopic),
+                ])
+        }
+    }
+
+    /// How many partitions of the batches topic the store holds a position for, past offset 0.
+    func partitionsWithData(_ partitions: Int = 3) throws -> Int {
+        try (0..<partitions).filter {
+            (try store.position(topic: KafkaFixture.batchesTopic, partition: $0).nextOffset ?? 0) > 0
+        }.count
     }
 
     /// A 32-hex install hash for install number `index`.

@@ -5,7 +5,6 @@ import HTTPServer
 import Hashing
 import Kafka
 import Logging
-import Rollups
 import Synchronization
 
 /// `POST /v1/diagnostics`: authenticate, rate-limit, check media type, inflate, decode, authorize the app,
@@ -19,7 +18,7 @@ final class IngestHandler: Sendable {
     private let hasher: InstallIDHasher
     private let producer: KafkaProducer?
     private let delivery: SpoolingDelivery?
-    private let aggregator: RollupAggregator?
+    private let handoff: (any BatchRecordHandoff)?
     private let recentBatches: RecentBatchIDs<[UInt8]>
     private let metrics: CollectorMetrics
     private let health: KafkaHealth
@@ -27,29 +26,23 @@ final class IngestHandler: Sendable {
     private let deadlines: DeadlineQueue
     private let interners: InternerPool
     private let eventStorage = EventStoragePool()
-    private let diagnosticCounters: DiagnosticSeriesCounters
-    private let headers: [KafkaHeader]
-    private let spoolHeaders: [SpoolRecord.Header]
     private let isStopping = Atomic<Bool>(false)
 
     init(
         configuration: CollectorConfiguration, hasher: InstallIDHasher, producer: KafkaProducer?,
-        delivery: SpoolingDelivery?, aggregator: RollupAggregator?, metrics: CollectorMetrics, health: KafkaHealth,
-        logger: Logger
+        delivery: SpoolingDelivery?, handoff: (any BatchRecordHandoff)?, metrics: CollectorMetrics,
+        health: KafkaHealth, logger: Logger
     ) {
         self.settings = configuration
         self.delivery = delivery
-        self.aggregator = aggregator
+        self.handoff = handoff
         self.rateLimiter = RateLimiter(defaultLimit: configuration.defaultRateLimit)
         self.hasher = hasher
         self.producer = producer
         self.recentBatches = RecentBatchIDs(retention: configuration.batchIDRetention)
         self.metrics = metrics
-        self.diagnosticCounters = DiagnosticSeriesCounters(metrics: metrics)
         self.health = health
         self.logger = logger
-        self.headers = KafkaHeader.json(schema: configuration.topics.events)
-        self.spoolHeaders = headers.map { SpoolRecord.Header(name: $0.name, value: $0.value) }
         self.interners = InternerPool(capacity: max(1, configuration.threads))
         let unavailable = IngestRejection.unavailable(reason: .deadline)
         self.deadlines = DeadlineQueue { [metrics] batch in
@@ -158,7 +151,7 @@ final class IngestHandler: Sendable {
         ).normalize(decoded)
         let app = metrics.appLabel(batch.client.appID)
         if let decodes = batch.decodes, decodes > 0 { metrics.decodes.labels(app).increment(by: UInt64(decodes)) }
-        // An empty batch is always answered 202 without Kafka, so counting it here counts an accepted batch.
+        // A batch without events: its record carries only its decodes and client report.
         if decoded.table.isEmpty && decoded.dropped.isEmpty { metrics.cleanBatches.labels(app).increment() }
         countEvents(decoded.dropped.count, kind: "__undecoded__", outcome: "dropped_malformed")
         for (kind, reason) in normalized.late {
@@ -170,65 +163,64 @@ final class IngestHandler: Sendable {
             answer: answer, responder: responder, scopedID: scopedID, acceptedByKind: acceptedByKind,
             deadline: .now + settings.responseDeadline)
 
-        let needsHash = producer != nil || aggregator != nil
+        let needsHash = producer != nil || handoff != nil
         let installHash = needsHash ? batch.client.installID.map { hasher.pseudonym(for: $0) } : nil
-        let rollup = aggregator.map { aggregator in
-            RollupInput(
-                aggregator: aggregator, decodes: batch.decodes, installHash: installHash, receivedAt: receivedAt,
-                clockSkew: batch.sentAt.map { Self.duration(from: $0, to: receivedAt) } ?? .zero,
-                droppedEvents: decoded.dropped.count + normalized.late.count,
-                clientDiscarded: batch.clientReport?.totalEvents ?? 0)
-        }
-
-        guard let producer, !normalized.accepted.isEmpty else {
-            // Nothing to publish (or --kafka none): the batch is as durable as it will get.
-            let events = normalized.accepted
-            recordDurable(events, client: batch.client, clientReport: batch.clientReport, rollup: rollup)
+        let events = normalized.accepted
+        let client = batch.client
+        let clientReport = batch.clientReport
+        guard producer != nil || handoff != nil else {
+            // No Kafka and no store: there is nowhere to write the batch, only the metrics count it.
+            recordDurable(events, client: client, clientReport: clientReport)
             eventStorage.recycle(events.storage)
             succeed(pending)
             return
         }
 
-        let batchID = batch.id ?? UUID().uuidString
-        let collector = settings.collectorID
-        let topic = settings.topics.events
-        let expected = normalized.accepted.count
-        let events = normalized.accepted
-        let positions = normalized.positions
-        let client = batch.client
-        let clientReport = batch.clientReport
-        let isEnqueueAck = settings.ackMode == .enqueue
-        // Every record written once, in place, into one block per batch: the producer reads keys and values from
-        // it without copying, and the spool writes the same bytes if Kafka does not take the batch in time.
-        var records = SpoolBatch(
-            topic: topic, headers: spoolHeaders,
-            appendedAt: receivedAt.secondsSinceEpoch * 1000 + Int64(receivedAt.nanoseconds / 1_000_000),
-            records: expected, bytesPerRecord: 768)
-        // The batch's own fields of every record (app, version, install hash, receipt, collector) and the app's
-        // part of every key escaped once.
-        let shared = EventRecordBatch(
-            batchID: batchID, client: client, installHash: installHash, receivedAt: receivedAt, collector: collector)
-        // Every string of the batch's table escaped once, the app's part of every key too.
+        var fields = client
+        fields.installID = nil
+        let skew = batch.sentAt.map { Self.duration(from: $0, to: receivedAt) } ?? .zero
+        let record = BatchRecordWriter.Batch(
+            batchID: batch.id ?? UUID().uuidString, client: fields, installHash: installHash, decodes: batch.decodes,
+            clientReport: clientReport, receivedAt: receivedAt, skewMillis: Self.milliseconds(skew),
+            collector: settings.collectorID, dropped: decoded.dropped.count + normalized.late.count)
         let scratch = eventStorage.takeScratch()
-        let writer = CompactRecordWriter(
-            table: events, shared: shared, keyPrefix: SeriesKey.AppPrefix(appID: client.appID),
+        let writer = BatchRecordWriter(
+            batch: record, table: events, positions: normalized.positions, maxRecordBytes: settings.maxRecordBytes,
             scratch: scratch)
-        let compact = events.events
-        for offset in compact.indices {
-            let event = compact[offset]
-            records.append(keyBound: writer.keyLength(of: event), valueBound: writer.maxLength(of: event)) { memory in
-                writer.writeKey(of: event, into: memory)
+        let headers = Self.headers(topic: settings.topics.batches, client: client, events: events.count)
+        // Every part written once, in place, into one block: the producer reads keys and values from it without
+        // copying, and the spool writes the same bytes if Kafka does not take the batch in time.
+        var records = SpoolBatch(
+            topic: settings.topics.batches, headers: headers.map { SpoolRecord.Header(name: $0.name, value: $0.value) },
+            appendedAt: receivedAt.secondsSinceEpoch * 1000 + Int64(receivedAt.nanoseconds / 1_000_000),
+            records: writer.parts.count, bytesPerRecord: writer.maxLength(part: 0))
+        let key = writer.keyBytes
+        for part in writer.parts.indices {
+            records.append(keyBound: key.count, valueBound: writer.maxLength(part: part)) { memory in
+                memory.copyBytes(from: key)
+                return key.count
             } value: { memory in
-                writer.write(event: event, index: positions[offset], into: memory)
+                writer.write(part: part, into: memory)
             }
         }
         // The records hold copies of the escaped bytes: the writer is done with its table.
         eventStorage.recycle(scratch)
+        let expected = records.count
+
+        guard let producer else {
+            // --kafka none: the in-process sink takes the records; as durable as the process.
+            handoff?.take((0..<records.count).map { Array(records.value($0)) })
+            recordDurable(events, client: client, clientReport: clientReport)
+            eventStorage.recycle(events.storage)
+            succeed(pending)
+            return
+        }
+        let isEnqueueAck = settings.ackMode == .enqueue
         if let delivery, !isEnqueueAck {
             delivery.send(records, headers: headers) { [self] outcome in
                 switch outcome {
                 case .persisted, .spooled:
-                    recordDurable(events, client: client, clientReport: clientReport, rollup: rollup)
+                    recordDurable(events, client: client, clientReport: clientReport)
                     succeed(pending)
                 case .unavailable(let reason):
                     fail(pending, reason: reason)
@@ -244,7 +236,7 @@ final class IngestHandler: Sendable {
             try producer.enqueueBorrowing(records, headers: headers, enqueued: &enqueued) { [self] outcome in
                 let isDurable = outcome.enqueued == expected && outcome.isFullyPersisted
                 if isDurable {
-                    recordDurable(events, client: client, clientReport: clientReport, rollup: rollup)
+                    recordDurable(events, client: client, clientReport: clientReport)
                 }
                 eventStorage.recycle(events.storage)
                 if isEnqueueAck {
@@ -276,16 +268,20 @@ final class IngestHandler: Sendable {
         }
     }
 
-    /// Counts a durable batch in the metrics and the rollups. With an aggregator, the diagnostics metric is counted
-    /// as it records the events (each series holds its child); without one, by a lookup per event.
-    private func recordDurable(
-        _ events: EventTable, client: ClientInfo, clientReport: ClientReport?, rollup: RollupInput?
-    ) {
-        if let rollup {
-            rollup.record(events, client: client, counters: diagnosticCounters)
-        } else {
-            metrics.recordDiagnostics(events, appID: client.appID, build: client.buildConfiguration)
-        }
+    /// The headers of a batch record (CONTRACT §4): content type and schema, and the app, version, platform and
+    /// event count, so a consumer can route without parsing.
+    private static func headers(topic: String, client: ClientInfo, events: Int) -> [KafkaHeader] {
+        KafkaHeader.json(schema: topic) + [
+            KafkaHeader(name: "app-id", value: Array(client.appID.utf8)),
+            KafkaHeader(name: "app-version", value: Array(client.appVersion.utf8)),
+            KafkaHeader(name: "platform", value: Array(client.platform.utf8)),
+            KafkaHeader(name: "events", value: Array(String(events).utf8)),
+        ]
+    }
+
+    /// Counts a durable batch in the metrics (the store's counts are the sink's, from the log).
+    private func recordDurable(_ events: EventTable, client: ClientInfo, clientReport: ClientReport?) {
+        metrics.recordDiagnostics(events, appID: client.appID, build: client.buildConfiguration)
         metrics.recordClientReport(clientReport, appID: client.appID)
     }
 
@@ -359,28 +355,18 @@ final class IngestHandler: Sendable {
         return byLabel
     }
 
-    /// What a durable batch adds to the rollups besides its events, captured before the publish.
-    private struct RollupInput: Sendable {
-        let aggregator: RollupAggregator
-        let decodes: Int?
-        let installHash: String?
-        let receivedAt: Timestamp
-        let clockSkew: Duration
-        let droppedEvents: Int
-        let clientDiscarded: Int
-
-        func record(_ events: EventTable, client: ClientInfo, counters: DiagnosticSeriesCounters) {
-            aggregator.record(
-                events, client: client, decodes: decodes, installHash: installHash, receivedAt: receivedAt,
-                clockSkew: clockSkew, droppedEvents: droppedEvents, clientDiscarded: clientDiscarded,
-                counters: counters)
-        }
-    }
-
     /// `end - start` as a duration (the device clock's skew when `start` is the batch's `sentAt`).
     private static func duration(from start: Timestamp, to end: Timestamp) -> Duration {
         .seconds(end.secondsSinceEpoch &- start.secondsSinceEpoch)
             + .nanoseconds(Int64(end.nanoseconds) - Int64(start.nanoseconds))
+    }
+
+    /// `duration` in whole milliseconds, saturating.
+    private static func milliseconds(_ duration: Duration) -> Int64 {
+        let (seconds, attoseconds) = duration.components
+        let (product, overflow) = seconds.multipliedReportingOverflow(by: 1000)
+        guard !overflow else { return seconds < 0 ? .min / 2 : .max / 2 }
+        return product.addingReportingOverflow(attoseconds / 1_000_000_000_000_000).partialValue
     }
 
     private func inflate(_ body: [UInt8], encoding: String?) throws(IngestRejection) -> [UInt8] {

@@ -301,12 +301,7 @@ public final class CollectorMetrics: Sendable {
     }
 
     /// Brings counters that the producer keeps itself up to date; call before rendering.
-    func refresh(producer: KafkaProducer?, aggregator: RollupAggregator?) {
-        if let aggregator {
-            let total = UInt64(max(0, aggregator.droppedEvents))
-            let seen = overflowSeen.exchange(total, ordering: .relaxed)
-            if total > seen { rollupOverflow.increment(by: total - seen) }
-        }
+    func refresh(producer: KafkaProducer?) {
         if let read = sinkSource.withLock({ $0 }) {
             let now = read()
             let before = sinkSeen.withLock { seen in

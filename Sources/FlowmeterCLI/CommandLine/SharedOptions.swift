@@ -115,4 +115,18 @@ enum SharedOptions {
         }
         return .seconds(seconds ?? 3600)
     }
+
+    /// `--dedupe-horizon`: how long a sink remembers a counted batch (CONTRACT §1), for `sink`, `serve` and
+    /// `store rebuild`.
+    static let dedupeHorizon = CommandOption.value(
+        "dedupe-horizon", "DURATION",
+        help: "How long a counted batch id is remembered, so a retried copy is not counted again.", default: "1h")
+
+    /// `--dedupe-horizon` as a duration (at least a minute), or a usage error.
+    static func dedupeHorizon(_ arguments: ParsedArguments) throws(CommandUsageError) -> Duration {
+        let seconds = try arguments.parsed("dedupe-horizon", as: "a duration of at least 1m, such as 1h or 6h") {
+            OptionValues.wholeSeconds($0).flatMap { $0 >= 60 ? $0 : nil }
+        }
+        return .seconds(seconds ?? 3600)
+    }
 }

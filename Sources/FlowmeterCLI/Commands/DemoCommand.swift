@@ -182,7 +182,6 @@ struct DemoRun {
         configuration.kafka = .embedded
         configuration.salt = Array("demo-salt-not-for-production".utf8)
         configuration.collectorID = "demo"
-        configuration.rollupInterval = .seconds(1)
         // As `serve` does by default: what Kafka cannot take in time goes to a disk spool, here in the demo's folder.
         configuration.spool = CollectorConfiguration.DiskSpool(directory: directory + "/spool")
         return configuration
@@ -269,7 +268,7 @@ struct DemoRun {
             )
         }
         guard let summary else { return }
-        Terminal.heading("rollups in the store (merged by the sink from flowmeter.rollups.v1)")
+        Terminal.heading("rollups in the store (built by the sink from flowmeter.batches.v1)")
         print(
             "    \(CellFormat.count(Int64(summary.minutes))) series-minutes of \(CellFormat.count(Int64(summary.series))) "
                 + "series: \(CellFormat.count(summary.events)) occurrences (events × count) from "

@@ -15,13 +15,14 @@ enum ServeCommand {
             name: "serve",
             abstract: "Run the collector: POST /v1/diagnostics into Kafka, with /metrics, /healthz and /readyz.",
             discussion: """
-                Answers 202 only once Kafka has persisted every accepted event (--ack delivery), or as soon as they
-                are queued (--ack enqueue). SIGTERM or SIGINT stops accepting, finishes requests in flight, flushes
+                Each accepted batch becomes one record of the batches topic; answers 202 only once Kafka (or the
+                spool) has it (--ack delivery), or as soon as it is queued (--ack enqueue). SIGTERM or SIGINT stops accepting, finishes requests in flight, flushes
                 the producer (bounded by --shutdown-timeout) and exits 0. Logs go to standard error, one line each.
                 Every option also reads FLOWMETER_<OPTION> (e.g. FLOWMETER_LISTEN) and the JSON file of --config.
                 The install-ID salt is read from --salt-file, or as hex from FLOWMETER_SALT.
-                With --store, deploy markers are recorded there, and the rollup sink runs in this process (with
-                --kafka none, rollups go straight into the store). The query commands read ./flowmeter.sqlite
+                With --store, deploy markers are recorded there, and the sink runs in this process, building the
+                rollups from the batches topic exactly once (with --kafka none, the same sink takes the batch records
+                in process). The query commands read ./flowmeter.sqlite
                 unless --store or FLOWMETER_STORE names another store.
                 With --store, the detector also runs here every --detect-interval (0 turns it off), the same pass as
                 `flowmeter watch` over the last --detect-window: opened and resolved alerts go to the alerts topic
@@ -52,8 +53,10 @@ enum ServeCommand {
                     default: "16KiB"),
                 .value("rate-limit", "EVENTS/S", help: "Per-key rate for keys without their own.", default: "1000"),
                 .value("rate-burst", "EVENTS", help: "Per-key burst for keys without their own.", default: "5000"),
-                .value("events-topic", "NAME", help: "Topic of accepted events.", default: "flowmeter.events.v1"),
-                .value("rollups-topic", "NAME", help: "Topic of partial rollups.", default: "flowmeter.rollups.v1"),
+                .value("batches-topic", "NAME", help: "Topic of batch records.", default: "flowmeter.batches.v1"),
+                .value(
+                    "max-record-bytes", "BYTES", help: "Largest batch record (larger batches are split).",
+                    default: "1000000"),
                 .value("alerts-topic", "NAME", help: "Topic of alerts.", default: "flowmeter.alerts.v1"),
                 .value("deploys-topic", "NAME", help: "Topic of deploy markers.", default: "flowmeter.deploys.v1"),
                 .value("kafka-linger", "DURATION", help: "Producer linger.ms.", default: "5ms"),
@@ -68,7 +71,7 @@ enum ServeCommand {
                 .value("sink-group", "NAME", help: "Consumer group of the in-process sink.", default: "flowmeter-sink"),
                 SharedOptions.deadLetters,
             ] + SharedOptions.retention + [
-                .value("rollup-interval", "DURATION", help: "How often rollups are flushed.", default: "5s"),
+                SharedOptions.dedupeHorizon,
                 .value("detect-interval", "DURATION", help: "Detector passes over --store (0: none).", default: "60s"),
                 .value("detect-window", "DURATION", help: "The window each detector pass examines.", default: "1h"),
                 .value("alertmanager", "URL", help: "Send the detector's alerts to this Alertmanager (v2 API)."),
@@ -112,10 +115,9 @@ enum ServeCommand {
             return 1
         }
         var fields: [(key: String, value: String)] = []
-        if let sink = serve.sink {
-            let counters = sink.counters
+        if let counters = serve.sink?.counters ?? serve.localSink?.totals {
             fields += [
-                ("sink_applied", String(counters.applied)), ("sink_duplicates", String(counters.duplicates)),
+                ("sink_counted", String(counters.applied)), ("sink_duplicates", String(counters.duplicates)),
                 ("sink_bad_messages", String(counters.badMessages)),
             ]
         }
@@ -128,6 +130,7 @@ enum ServeCommand {
     static func serveConfiguration(from arguments: ParsedArguments) throws(CommandUsageError) -> ServeConfiguration {
         var configuration = ServeConfiguration(collector: try self.configuration(from: arguments))
         if let url = arguments.value("store"), !url.isEmpty { configuration.storeURL = url }
+        configuration.dedupeHorizon = try SharedOptions.dedupeHorizon(arguments)
         configuration.sinkGroup = try arguments.required("sink-group")
         configuration.deadLetterPath = try arguments.required("dead-letters")
         configuration.detection = try detection(from: arguments)
@@ -220,10 +223,10 @@ enum ServeCommand {
                 try arguments.parsed("spool-max-bytes", as: bytes, OptionValues.bytes) ?? settings.maxBytes
             configuration.spool = settings
         }
-        configuration.rollupInterval =
-            try arguments.parsed("rollup-interval", as: "a positive duration") {
-                OptionValues.duration($0).flatMap { $0 > .zero ? $0 : nil }
-            } ?? configuration.rollupInterval
+        configuration.maxRecordBytes =
+            try arguments.parsed("max-record-bytes", as: "a size of at least 64KiB") {
+                OptionValues.bytes($0).flatMap { $0 >= 65_536 ? $0 : nil }
+            } ?? configuration.maxRecordBytes
         configuration.connectionLimit = try positive(arguments, "connection-limit") ?? configuration.connectionLimit
         configuration.perIPConnectionLimit =
             try positive(arguments, "per-ip-connection-limit") ?? configuration.perIPConnectionLimit
@@ -238,8 +241,7 @@ enum ServeCommand {
             Double($0).flatMap { $0 >= 1 ? $0 : nil }
         }
         configuration.defaultRateLimit = TokenBucket.Limit(perSecond: rate ?? 1_000, burst: burst ?? 5_000)
-        configuration.topics.events = try arguments.required("events-topic")
-        configuration.topics.rollups = try arguments.required("rollups-topic")
+        configuration.topics.batches = try arguments.required("batches-topic")
         configuration.topics.alerts = try arguments.required("alerts-topic")
         configuration.topics.deploys = try arguments.required("deploys-topic")
         configuration.metricsTypeCap =

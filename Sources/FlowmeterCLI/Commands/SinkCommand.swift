@@ -6,33 +6,38 @@ import Logging
 import RollupStore
 import Sink
 
-/// `flowmeter sink --kafka … --store …`: merges `flowmeter.rollups.v1` (and the deploys and manifests topics) into a
-/// store as a consumer group until SIGTERM or SIGINT; also the home of the store options every store command shares.
+/// `flowmeter sink --kafka … --store …`: builds the store's rollups from `flowmeter.batches.v1`, exactly once, as a
+/// consumer group (and merges the deploys and manifests topics) until SIGTERM or SIGINT.
 enum SinkCommand {
     static var command: Command {
         Command(
             name: "sink",
-            abstract: "Merge the rollups, deploys and manifests topics into a rollup store (a consumer group).",
+            abstract: "Build the rollup store from the batches topic, exactly once (a consumer group).",
             discussion: """
-                Each poll batch goes into the store in one transaction, idempotent by message id, and only then are
-                the offsets committed: a sink killed in between replays the batch and counts nothing twice. Bad
-                messages are counted, written to --dead-letters and skipped. Run several with the same --group to share the partitions.
-                Collectors' watermarks are recorded too, so queries can say how fresh the store is. Every
-                --prune-interval the store is pruned to --keep-minutes and --keep-hours (see flowmeter store prune).
-                SIGTERM or SIGINT stops it after the current batch. See docs/sink.md.
+                Per poll and partition, copies of batches counted within --dedupe-horizon are skipped, the rest
+                become minute rollups, and the rollups, the counted batch ids and the partition's next offset go
+                into the store in one transaction, fenced by the offset the step began from. A sink reads each
+                partition from the offset the store holds, so a killed sink, a rebalance or a replay counts nothing
+                twice and forgets nothing. Run several with the same --group to share the partitions. Records that
+                are not batch records are written to --dead-letters and skipped. Every --prune-interval the store
+                is pruned to --keep-minutes and --keep-hours (see flowmeter store prune). SIGTERM or SIGINT stops it
+                after the current poll. See docs/sink.md.
                 """,
             options: [
                 .value("kafka", "HOST:PORT[,…]", help: "Bootstrap servers."),
                 SharedOptions.store,
                 .value("group", "NAME", help: "Consumer group.", default: "flowmeter-sink"),
-                .value("rollups-topic", "NAME", help: "Topic of partial rollups.", default: "flowmeter.rollups.v1"),
+                .value("batches-topic", "NAME", help: "Topic of batch records.", default: "flowmeter.batches.v1"),
+                SharedOptions.dedupeHorizon,
                 .value(
                     "deploys-topic", "NAME", help: "Topic of deploy markers (\"none\" reads none).",
                     default: "flowmeter.deploys.v1"),
                 .value(
                     "manifests-topic", "NAME", help: "Topic of capability manifests (\"none\" reads none).",
                     default: "flowmeter.manifests.v1"),
-                .value("max-batch", "N", help: "Most messages per store transaction.", default: "5000"),
+                .value(
+                    "max-batch", "N", help: "Most messages per poll (one store transaction per partition).",
+                    default: "5000"),
                 SharedOptions.deadLetters,
             ] + SharedOptions.retention + [
                 .value("log-format", "FORMAT", help: "json | logfmt.", default: "json")
@@ -49,7 +54,8 @@ enum SinkCommand {
         var configuration = RollupSinkConfiguration(bootstrapServers: servers)
         configuration.deadLetterPath = try arguments.required("dead-letters")
         configuration.groupID = try arguments.required("group")
-        configuration.rollupsTopic = try arguments.required("rollups-topic")
+        configuration.batchesTopic = try arguments.required("batches-topic")
+        configuration.dedupeHorizon = try SharedOptions.dedupeHorizon(arguments)
         let deploys = try arguments.required("deploys-topic")
         configuration.deploysTopic = deploys == "none" ? nil : deploys
         let manifests = try arguments.required("manifests-topic")
@@ -74,7 +80,8 @@ enum SinkCommand {
         logger.info(
             "sink stopped",
             [
-                "applied": String(counters.applied), "duplicates": String(counters.duplicates),
+                "counted": String(counters.applied), "duplicates": String(counters.duplicates),
+                "events": String(counters.events), "fenced": String(counters.fenced),
                 "bad_messages": String(counters.badMessages), "dead_letters": String(counters.deadLetters),
                 "deploys": String(counters.deploys), "manifests": String(counters.manifests),
                 "commits": String(counters.commits), "errors": String(counters.errors),

@@ -17,15 +17,20 @@ final class ProducerEvents: Sendable {
     /// One header-list pool per set of headers produced with (a handful: one per topic); they live as long as the
     /// producer, so a message's slot may point at its pool unretained.
     private let headerPools = Mutex<[RDKafkaHeaderPool]>([])
+    /// The most header sets pooled; messages with others get their lists built by librdkafka.
+    static let maxHeaderPools = 16
 
     init(deliveryObserver: (@Sendable (KafkaDeliveryReport) -> Void)?) {
         self.deliveryObserver = deliveryObserver
     }
 
     /// The pool of lists holding `headers`, made on first use.
-    func headerPool(for headers: [KafkaHeader]) -> RDKafkaHeaderPool {
+    func headerPool(for headers: [KafkaHeader]) -> RDKafkaHeaderPool? {
         headerPools.withLock { pools in
             if let pool = pools.first(where: { $0.headers == headers }) { return pool }
+            // Headers that vary per message (a batch record's app and event count) would make a pool each: past a
+            // few sets, librdkafka builds the lists itself.
+            guard pools.count < Self.maxHeaderPools else { return nil }
             let pool = RDKafkaHeaderPool(headers: headers)
             pools.append(pool)
             return pool

@@ -81,6 +81,54 @@ extension RDKafkaClient {
         }
     }
 
+    /// Moves the fetch position of an assigned partition to `offset` (negative: librdkafka's logical offsets);
+    /// messages fetched from the old position are not returned any more.
+    func seek(topic: String, partition: Int, offset: Int64, milliseconds: Int32) throws(KafkaError) {
+        let list = rd_kafka_topic_partition_list_new(1)
+        defer { rd_kafka_topic_partition_list_destroy(list) }
+        let entry = rd_kafka_topic_partition_list_add(list, topic, Int32(partition))!
+        entry.pointee.offset = offset
+        if let error = rd_kafka_seek_partitions(handle, list, milliseconds) {
+            throw RDKafkaError.consume(error)
+        }
+        let result = entry.pointee.err
+        if result != RD_KAFKA_RESP_ERR_NO_ERROR { throw RDKafkaError.make(result) }
+    }
+
+    /// The partitions assigned to this member now, as (topic, partition).
+    func assignment() throws(KafkaError) -> [(topic: String, partition: Int)] {
+        var list: UnsafeMutablePointer<rd_kafka_topic_partition_list_t>?
+        let error = rd_kafka_assignment(handle, &list)
+        guard error == RD_KAFKA_RESP_ERR_NO_ERROR, let list else { throw RDKafkaError.make(error) }
+        defer { rd_kafka_topic_partition_list_destroy(list) }
+        var result: [(topic: String, partition: Int)] = []
+        for index in 0..<Int(list.pointee.cnt) {
+            let element = list.pointee.elems[index]
+            result.append((String(cString: element.topic), Int(element.partition)))
+        }
+        return result
+    }
+
+    /// The low and high watermark of a partition as the last fetch saw them (no request); nil when not known.
+    func cachedWatermarks(topic: String, partition: Int) -> (low: Int64, high: Int64)? {
+        var low: Int64 = -1
+        var high: Int64 = -1
+        let error = rd_kafka_get_watermark_offsets(handle, topic, Int32(partition), &low, &high)
+        guard error == RD_KAFKA_RESP_ERR_NO_ERROR, high >= 0 else { return nil }
+        return (low, high)
+    }
+
+    /// The low and high watermark of a partition, asked of its leader (waits up to `milliseconds`).
+    func queryWatermarks(topic: String, partition: Int, milliseconds: Int32) throws(KafkaError) -> (
+        low: Int64, high: Int64
+    ) {
+        var low: Int64 = -1
+        var high: Int64 = -1
+        let error = rd_kafka_query_watermark_offsets(handle, topic, Int32(partition), &low, &high, milliseconds)
+        guard error == RD_KAFKA_RESP_ERR_NO_ERROR else { throw RDKafkaError.make(error) }
+        return (low, high)
+    }
+
     /// Leaves the group and stops fetching; the handle is destroyed when released.
     func closeConsumer() {
         _ = rd_kafka_consumer_close(handle)

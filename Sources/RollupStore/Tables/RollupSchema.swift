@@ -83,6 +83,26 @@ enum RollupSchema {
                 """
             ]
         },
+        // Rollups built from the log (flowmeter.batches.v1), exactly once: each partition's next offset and
+        // freshness, and the batches counted within the dedupe horizon, written in the transaction of the rollups.
+        // Collectors' watermarks came with the partial rollups that are gone: the ones held say nothing any more.
+        Migration(version: 5) { _ in
+            [
+                """
+                CREATE TABLE sink_partitions (
+                    topic TEXT NOT NULL, partition_number BIGINT NOT NULL, partitions BIGINT NOT NULL,
+                    next_offset BIGINT NOT NULL, complete_up_to_s BIGINT, complete_up_to_ns BIGINT,
+                    updated_at BIGINT NOT NULL, PRIMARY KEY (topic, partition_number))
+                """,
+                """
+                CREATE TABLE counted_batches (
+                    topic TEXT NOT NULL, partition_number BIGINT NOT NULL, batch_key TEXT NOT NULL,
+                    received_s BIGINT NOT NULL, PRIMARY KEY (topic, partition_number, batch_key))
+                """,
+                "CREATE INDEX counted_batches_received ON counted_batches (topic, partition_number, received_s)",
+                "DELETE FROM collector_watermarks",
+            ]
+        },
     ]
 
     static var latestVersion: Int64 { migrations.map(\.version).max() ?? 0 }

@@ -59,6 +59,30 @@ struct RollupWriter {
         return result
     }
 
+    /// Applies a sink's step in one transaction: the partition's offset first (fenced: ``PartitionFenced`` when it
+    /// moved), then the rollups merged, then the counted batches.
+    mutating func commit(_ step: PartitionStep, now: Int64) throws {
+        var pending = IDCache()
+        try connection.database.writeTransaction {
+            try SinkPartitionsTable.advance(step, now: now, on: connection)
+            for rollup in step.series {
+                let id = try seriesID(rollup.series, pending: &pending)
+                for table in [SeriesWindowTable.minutes, .hours] {
+                    try table.merge(rollup, id: id, on: connection)
+                }
+                try TypeFirstSeenTable.record(rollup, on: connection)
+            }
+            for rollup in step.versions {
+                let id = try versionID(rollup.key, pending: &pending)
+                for table in [VersionWindowTable.minutes, .hours] {
+                    try table.merge(rollup, id: id, on: connection)
+                }
+            }
+            try SinkPartitionsTable.remember(step, on: connection)
+        }
+        cache.keep(pending)
+    }
+
     /// Writes `rows` into windows that hold no rows yet, in bulk (prepared statement or COPY), in one transaction:
     /// nothing is merged and no applied ids are recorded. For filling a benchmark database fast.
     mutating func insertNew(_ rows: NewRollupRows) throws {

@@ -31,6 +31,11 @@ final class SQLRollupStoreCore: Sendable {
         }
     }
 
+    func commit(_ step: PartitionStep) throws {
+        let now = options.clock().secondsSinceEpoch
+        try writer.withLock { writer in try writer.commit(step, now: now) }
+    }
+
     func insertNew(_ rows: NewRollupRows) throws {
         try writer.withLock { writer in try writer.insertNew(rows) }
     }

@@ -1,0 +1,69 @@
+public import Rollups
+
+/// The batches one partition counted within the dedupe horizon, measured in the log's time (the batches'
+/// `receivedAt`), so a replay of the log decides exactly as the first reading did.
+///
+/// A batch is a copy when a batch with its key (``BatchRecord/key``) was counted with a `receivedAt` at most
+/// ``horizonSeconds`` before its own. Memory is bounded twice: by the horizon (keys received more than the horizon
+/// before the newest are forgotten) and by ``maxEntries`` (past it the oldest keys are forgotten first, which
+/// shortens the horizon under a flood rather than growing without bound). The store holds the same keys (the
+/// sink writes them with each step and deletes those before ``forgetBefore``), so a sink that restarts, or takes
+/// the partition over, dedupes as this one would have.
+public struct DedupeWindow: Sendable {
+    /// How long a counted batch is remembered, in seconds of `receivedAt`.
+    public let horizonSeconds: Int64
+    /// The most keys remembered.
+    public let maxEntries: Int
+    private var seen: [String: Int64] = [:]
+    /// Keys in the order they were counted (about `receivedAt` order), forgotten from `head`.
+    private var order: [CountedBatch] = []
+    private var head = 0
+    /// The newest `receivedAt` counted.
+    public private(set) var newest: Int64 = .min
+    /// Keys counted before this instant (epoch seconds) are forgotten.
+    public private(set) var forgetBefore: Int64 = .min
+
+    /// A window holding `counted` (what the store remembers for the partition, oldest first).
+    public init(horizonSeconds: Int64, maxEntries: Int, counted: [CountedBatch] = []) {
+        self.horizonSeconds = max(0, horizonSeconds)
+        self.maxEntries = max(1, maxEntries)
+        for batch in counted.sorted(by: { ($0.receivedAt, $0.key) < ($1.receivedAt, $1.key) }) {
+            seen[batch.key] = batch.receivedAt
+            order.append(batch)
+            newest = max(newest, batch.receivedAt)
+        }
+        forget()
+    }
+
+    /// How many keys are remembered.
+    public var count: Int { seen.count }
+
+    /// Whether the batch `key` received at `receivedAt` is to be counted: true (and remembered) for a new one, false
+    /// for a copy of one counted within the horizon.
+    public mutating func admit(_ key: String, receivedAt: Int64) -> Bool {
+        if let first = seen[key], first >= forgetBefore, first >= receivedAt &- horizonSeconds {
+            return false
+        }
+        seen[key] = receivedAt
+        order.append(CountedBatch(key: key, receivedAt: receivedAt))
+        newest = max(newest, receivedAt)
+        forget()
+        return true
+    }
+
+    private mutating func forget() {
+        if newest != .min { forgetBefore = max(forgetBefore, newest &- horizonSeconds) }
+        while head < order.count && (order[head].receivedAt < forgetBefore || seen.count > maxEntries) {
+            let oldest = order[head]
+            head += 1
+            guard seen[oldest.key] == oldest.receivedAt else { continue }
+            seen[oldest.key] = nil
+            // Over the bound: everything received up to the key forgotten goes with it, in the store too.
+            if oldest.receivedAt >= forgetBefore { forgetBefore = oldest.receivedAt &+ 1 }
+        }
+        if head > 1024 && head * 2 > order.count {
+            order.removeFirst(head)
+            head = 0
+        }
+    }
+}

@@ -1,0 +1,161 @@
+public import FlowmeterModels
+public import RollupStore
+public import Rollups
+
+/// Builds and commits the steps of the partitions one sink holds: per step, the batch records of one partition in
+/// offset order are deduped, aggregated into minute rollups and committed with the partition's next offset and
+/// dedupe state in one store transaction (``RollupStore/commit(_:)``), fenced by the offset the step began from.
+///
+/// Kafka-free, so the Kafka sink and the in-process sink of `--kafka none` share it. Not thread-safe: one thread
+/// (the sink's) calls it. A partition's state is loaded from the store the first time it is used, and dropped when
+/// a commit is fenced (another sink took the partition over) or the caller says so; it is loaded again next time.
+public final class PartitionSteps {
+    /// What one step did, for the sink's counters.
+    public struct Outcome: Sendable, Hashable {
+        /// Records read.
+        public var records = 0
+        /// Batch records counted.
+        public var counted = 0
+        /// Copies of batches counted before, skipped.
+        public var duplicates = 0
+        /// Events counted (by record, not by `count`).
+        public var events = 0
+        /// Records that are not batch records, skipped.
+        public var bad = 0
+    }
+
+    /// A record that could not be used, with why.
+    public struct BadRecord: Sendable {
+        /// Its offset.
+        public var offset: Int64
+        /// Why.
+        public var reason: String
+    }
+
+    /// The topic read.
+    public let topic: String
+    private let store: any RollupStore
+    private let horizonSeconds: Int64
+    private let maxEntries: Int
+    private var states: [Int: State] = [:]
+
+    private struct State {
+        var stored: Int64?
+        var dedupe: DedupeWindow
+    }
+
+    /// Steps for `topic` into `store`, remembering counted batches for `horizon` (at most `maxEntries` per
+    /// partition).
+    public init(topic: String, store: any RollupStore, horizon: Duration, maxEntries: Int) {
+        self.topic = topic
+        self.store = store
+        self.horizonSeconds = horizon.components.seconds
+        self.maxEntries = maxEntries
+    }
+
+    /// The partition's stored next offset (nil when the store holds none), loading its state when not held.
+    public func storedOffset(partition: Int) throws -> Int64? {
+        try state(partition).stored
+    }
+
+    /// Whether the partition's state is held.
+    public func holds(partition: Int) -> Bool { states[partition] != nil }
+
+    /// Forgets the partition's state; the next use loads it from the store.
+    public func drop(partition: Int) {
+        states[partition] = nil
+    }
+
+    /// How many counted batches are remembered, over every partition held.
+    public var rememberedBatches: Int { states.values.reduce(0) { $0 + $1.dedupe.count } }
+
+    private func state(_ partition: Int) throws -> State {
+        if let state = states[partition] { return state }
+        let position = try store.position(topic: topic, partition: partition)
+        let state = State(
+            stored: position.nextOffset,
+            dedupe: DedupeWindow(horizonSeconds: horizonSeconds, maxEntries: maxEntries, counted: position.counted))
+        states[partition] = state
+        return state
+    }
+
+    /// Builds the step for `records` (one partition's, in offset order, the first at or after the stored offset):
+    /// copies skipped, the rest aggregated. The partition's dedupe state moves on with it; when the step is not
+    /// committed, ``drop(partition:)`` it.
+    ///
+    /// - Parameters:
+    ///   - partitions: the topic's partition count.
+    ///   - caughtUpAt: when the step reaches the partition's end as the caller knows it, the instant it knew that
+    ///     (the partition's freshness); nil when behind or unknown.
+    public func makeStep(
+        partition: Int, partitions: Int, records: [(offset: Int64, value: [UInt8])], caughtUpAt: Timestamp?
+    ) throws -> (step: PartitionStep, outcome: Outcome, bad: [BadRecord]) {
+        var state = try state(partition)
+        var outcome = Outcome()
+        var bad: [BadRecord] = []
+        var counted: [CountedBatch] = []
+        let aggregator = RollupAggregator(
+            configuration: .init(collectorID: "sink", bootID: "0", shardCount: 1, maxEntries: 50_000_000))
+        var next = state.stored ?? 0
+        for record in records {
+            outcome.records += 1
+            next = record.offset + 1
+            let batch: BatchRecord
+            do {
+                batch = try BatchRecord(jsonBytes: record.value)
+            } catch {
+                outcome.bad += 1
+                bad.append(BadRecord(offset: record.offset, reason: error.message))
+                continue
+            }
+            let key = batch.key
+            let receivedAt = batch.receivedAt.secondsSinceEpoch
+            guard state.dedupe.admit(key, receivedAt: receivedAt) else {
+                outcome.duplicates += 1
+                continue
+            }
+            counted.append(CountedBatch(key: key, receivedAt: receivedAt))
+            outcome.counted += 1
+            outcome.events += batch.events.count
+            let isFirst = batch.part == 0
+            aggregator.record(
+                batch.events, client: batch.client, decodes: isFirst ? batch.decodes : 0,
+                installHash: batch.installHash, receivedAt: batch.receivedAt, droppedEvents: batch.dropped,
+                clientDiscarded: isFirst ? batch.clientReport?.totalEvents ?? 0 : 0, isContinuation: !isFirst)
+        }
+        // A key counted twice in one step (its first copy past the horizon) is stored once, with its later time.
+        var latest: [String: Int] = [:]
+        for (index, batch) in counted.enumerated() { latest[batch.key] = index }
+        if latest.count < counted.count {
+            counted = counted.indices.filter { latest[counted[$0].key] == $0 }.map { counted[$0] }
+        }
+        var series: [SeriesRollup] = []
+        var versions: [VersionRollup] = []
+        for partial in aggregator.drain() {
+            switch partial.rollup {
+            case .series(let rollup): series.append(rollup)
+            case .version(let rollup): versions.append(rollup)
+            }
+        }
+        let step = PartitionStep(
+            topic: topic, partition: partition, partitions: partitions, startOffset: state.stored,
+            nextOffset: records.isEmpty ? (state.stored ?? 0) : next, series: series, versions: versions,
+            counted: counted, forgetBefore: state.dedupe.forgetBefore == .min ? 0 : state.dedupe.forgetBefore,
+            completeUpTo: caughtUpAt)
+        states[partition] = state
+        return (step, outcome, bad)
+    }
+
+    /// Commits `step` (made by ``makeStep(partition:partitions:records:caughtUpAt:)``) and moves the partition's
+    /// stored offset on. A fenced step drops the partition's state and rethrows ``PartitionFenced``; other errors
+    /// leave the state as the step made it, for the same step to be committed again.
+    public func commit(_ step: PartitionStep) throws {
+        do {
+            try store.commit(step)
+        } catch let fenced as PartitionFenced {
+            states[step.partition] = nil
+            throw fenced
+        }
+        states[step.partition]?.stored = step.nextOffset
+    }
+}
