@@ -8,7 +8,7 @@ SWIFT_BUILD = mkdir -p $(BUILD_TMP) && TMPDIR=$(BUILD_TMP) $(SWIFT) build
 CLEAN_BUILD_TMP = rm -rf $(BUILD_TMP)
 
 .PHONY: all deps deps-test deps-bench build release test fuzz fuzz-corpus demo bench bench-decode bench-rollups bench-store \
-	bench-reporter bench-instructions lint clean help test-soak
+	bench-reporter bench-instructions bench-detector lint clean help test-soak
 
 help:
 	@echo "make demo          run the pipeline end to end on the embedded default (installs what is missing)"
@@ -23,6 +23,8 @@ help:
 	@echo "                   (also --batches distinct,repeated --rounds N --seconds N --skip-peer --skip-spool"
 	@echo "                   --markdown PATH; Markdown summary in .build/bench/ingest-<commit>.md)"
 	@echo "make bench-store   the detector's queries over 30 days of minute rollups, SQLite and PostgreSQL"
+	@echo "make bench-detector  the spike detector over weeks of seeded noisy traffic with planted incidents: false"
+	@echo "                   incidents per app per week, detection delay (BENCH_ARGS=\"--days 56 --seeds 10\")"
 	@echo "make bench-reporter  the client SDK: ns per record, bytes on disk per event, upload bytes per 1,000 events"
 	@echo "make bench-instructions  instructions per event per ingest stage under callgrind (BASE=<commit> compares)"
 	@echo "make lint          swift format lint --strict"
@@ -101,6 +103,11 @@ bench-store: release
 # BENCH_ARGS narrows it (flowmeter-bench ingest --help lists the options).
 bench: release
 	$(RELEASE_BIN)/flowmeter-bench ingest $(BENCH_ARGS)
+
+# The spike detector over weeks of seeded synthetic traffic (DetectorBenchmarks.LongTraffic) with issue 39's planted
+# causes: each found once with its deploy, false incidents per app per week, detection delay (docs/detector.md).
+bench-detector: release
+	$(RELEASE_BIN)/flowmeter-bench detector $(BENCH_ARGS)
 
 # FlowmeterReporter: record cost and bytes written per event, upload bytes per 1,000 events with and without
 # pre-aggregation, side by side (in process, no network).

@@ -65,6 +65,11 @@ let package = Package(
         .target(name: "IngestBenchmarks", swiftSettings: strictSettings),
         // Spikes, ungated types, typos, new types, deploy attribution, alerts.
         .target(name: "Detector", dependencies: ["Rollups", "FlowmeterModels"], swiftSettings: strictSettings),
+        // Weeks of seeded synthetic traffic with planted incidents, and the detector's score on them: for
+        // flowmeter-bench detector and DetectorTests, not shipped.
+        .target(
+            name: "DetectorBenchmarks", dependencies: ["Detector", "Rollups", "FlowmeterModels"],
+            swiftSettings: strictSettings),
         // Consumes flowmeter.rollups.v1 into a store.
         .target(
             name: "Sink", dependencies: ["Rollups", "RollupStore", "Kafka", "Lifecycle", "Hashing", "FlowmeterModels"],
@@ -114,7 +119,7 @@ let package = Package(
             dependencies: [
                 "FlowmeterModels", "FlowmeterReporter", "Kafka", "Gzip", "RollupStore", "RollupStoreBenchmarks",
                 "IngestBenchmarks", "TestSupport", "CCallgrind", "Collector", "FlowmeterRuntime", "Logging",
-                "ProcessAllocator",
+                "ProcessAllocator", "Detector", "DetectorBenchmarks",
             ],
             swiftSettings: strictSettings
         ),
@@ -171,7 +176,8 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(name: "IngestBenchmarksTests", dependencies: ["IngestBenchmarks"], swiftSettings: strictSettings),
         .testTarget(
-            name: "DetectorTests", dependencies: ["Detector", "Rollups", "FlowmeterModels", "TestSupport"],
+            name: "DetectorTests",
+            dependencies: ["Detector", "DetectorBenchmarks", "Rollups", "FlowmeterModels", "TestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
             name: "SinkTests", dependencies: ["Sink", "Collector", "TestSupport"], swiftSettings: strictSettings),

@@ -93,7 +93,7 @@ import Testing
         let body = Batches.good(events: 400, id: "big-batch")
         #expect(try await first.post(body).status == 202)
         #expect(try await second.post(body).status == 202)
-        let messages = try await kafka.consume(topic: KafkaFixture.batchesTopic, timeout: .seconds(20)) {
+        let messages = try await kafka.consume(topic: KafkaFixture.batchesTopic) {
             $0.flatMap(SpoolChecks.ids).count >= 800
         }
         let records = try messages.map { try JSONDecoder().decode(BatchRecordProbe.self, from: Data($0.value)) }

@@ -30,12 +30,25 @@ public struct Spike: Hashable, Sendable, JSONRepresentable {
     public var backendReleases: [String]
     /// The page ids its sampled events name, by name; not part of the contract JSON (owner rules match them).
     public var pages: [String]
+    /// What opened it; not part of the contract JSON.
+    public var opening: Opening
+
+    /// What made a bucket open a spike (``SpikeDetector``).
+    public enum Opening: String, Hashable, Sendable {
+        /// Its count reached the absolute floor (`--min-events`).
+        case eventCount
+        /// It reached enough of the app's (or version's) installs.
+        case installShare
+        /// From nothing, every event carried one backend release the app never sent before.
+        case newRelease
+    }
 
     /// Creates a spike.
     public init(
         appID: String, kind: DiagnosticKind, widgetType: String, appVersion: String?, onset: Timestamp,
         peakWindowStart: Timestamp, end: Timestamp, count: Int64, baseline: Double, ratio: Double,
-        isNormalized: Bool, suspectDeploy: SuspectDeploy?, backendReleases: [String], pages: [String] = []
+        isNormalized: Bool, opening: Opening = .eventCount, suspectDeploy: SuspectDeploy?, backendReleases: [String],
+        pages: [String] = []
     ) {
         self.appID = appID
         self.kind = kind
@@ -51,6 +64,7 @@ public struct Spike: Hashable, Sendable, JSONRepresentable {
         self.suspectDeploy = suspectDeploy
         self.backendReleases = backendReleases
         self.pages = pages
+        self.opening = opening
     }
 
     /// The contract's object, keys in its order; `appVersion` and `suspectDeploy` are `null` when absent.
