@@ -56,8 +56,11 @@ import Testing
 
     @Test func aFullQueueGives503AtOnce() async throws {
         let kafka = try KafkaFixture()
+        // A batch is one record, or a few when it is larger than the record limit: with a 1 KiB limit the batch of
+        // 20 events is split into more parts than the queue's five messages hold.
         let fixture = try CollectorFixture(kafka: kafka) {
             $0.kafkaProperties = ["queue.buffering.max.messages": "5"]
+            $0.maxRecordBytes = 1_024
         }
         try kafka.cluster.setBrokerDown(KafkaMockCluster.allBrokers)
         let response = try await fixture.post(Batches.good(events: 20))

@@ -9,18 +9,19 @@ import Testing
 /// A collector started on a spool left by a crash: a torn record at the end of a segment, a damaged record in the
 /// middle of another, and an empty segment. It counts them, skips them, and delivers every other record.
 @Suite struct SpoolRecoveryTests {
-    /// A batch of event messages `ids` as the collector would have spooled them.
+    /// Batch records, one per id (each holding one event with that id), as the collector would have spooled them.
     static func events(_ ids: [String]) -> SpoolBatch {
         var batch = SpoolBatch(
-            topic: KafkaFixture.eventsTopic,
+            topic: KafkaFixture.batchesTopic,
             headers: [
                 SpoolRecord.Header(name: "content-type", value: Array("application/json".utf8)),
-                SpoolRecord.Header(name: "schema", value: Array(KafkaFixture.eventsTopic.utf8)),
+                SpoolRecord.Header(name: "schema", value: Array(KafkaFixture.batchesTopic.utf8)),
             ])
         for id in ids {
-            let value = #"{"id":"\#(id)","kind":"unknownType","appID":"com.example.shop","collector":"crashed"}"#
-            batch.append(
-                key: Array(#"["com.example.shop","unknownType","x"]"#.utf8)[...], value: Array(value.utf8)[...])
+            let value =
+                #"{"batchID":"\#(id)","appID":"com.example.shop","appVersion":"5.2.1","platform":"ios","#
+                + #""collector":"crashed","events":[{"id":"\#(id)","kind":"unknownType"}]}"#
+            batch.append(key: Array("com.example.shop/\(id)".utf8)[...], value: Array(value.utf8)[...])
         }
         batch.sealChecksums()
         return batch

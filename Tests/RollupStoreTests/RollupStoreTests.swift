@@ -299,7 +299,7 @@ import Testing
         let sql = try #require(reopened as? any SchemaMigrating)
         try sql.migrate()
         try sql.migrate()
-        #expect(try sql.schemaVersion() == 4)
+        #expect(try sql.schemaVersion() == 5)
         let rollups = try reopened.seriesRollups(
             SeriesQuery(from: RollupFactory.at(minute: 0), to: RollupFactory.at(minute: 1)))
         #expect(rollups.map(\.events) == [2])

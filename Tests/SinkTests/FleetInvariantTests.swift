@@ -108,6 +108,16 @@ import Testing
                 + "\(truth.events.values.reduce(0, +)) occurrences")
         #expect(load.copiesSent > truth.batches)
         let totals = try await FleetTotals.waitUntil(store: store, matches: truth, timeout: .seconds(120))
+        if totals.batches != truth.batchesByVersion {
+            // What a failure needs to be understood: where each partition stands, and what the sinks said.
+            for partition in 0..<4 {
+                let stored = try store.position(topic: KafkaFixture.batchesTopic, partition: partition).nextOffset
+                print("fleet (\(kind)): partition \(partition) stored at \(stored.map(String.init) ?? "none")")
+            }
+            for (index, sink) in sinks.enumerated() {
+                print("fleet (\(kind)): sink \(index) said:\n\(sink.errors.suffix(6000))")
+            }
+        }
         #expect(totals.events == truth.events)
         #expect(totals.byKind == truth.byKind)
         #expect(totals.batches == truth.batchesByVersion)
