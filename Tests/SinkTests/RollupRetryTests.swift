@@ -15,7 +15,7 @@ import Testing
             keys: try IngestKeys(json: Data(#"{"ingestKeys": [{"key": "k-retry-0123456789", "apps": ["*"]}]}"#.utf8)))
         configuration.port = 0
         configuration.kafka = .brokers(fixture.kafka.bootstrapServers)
-        configuration.salt = Array("retry-test-salt".utf8)
+        configuration.salt = Array("retry-test-salt-0123456789".utf8)
         configuration.collectorID = "retry-test"
         // Only explicit flushes, so the outage covers exactly one; deliveries give up quickly while brokers are down.
         configuration.rollupInterval = .seconds(3600)

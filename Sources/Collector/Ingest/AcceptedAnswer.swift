@@ -31,7 +31,7 @@ enum AcceptedAnswer {
         accepted: Int, dropped: Int? = nil, diagnostics: [DecodeDiagnostic], maxDiagnosticBytes: Int
     ) -> [UInt8] {
         var body: [UInt8] = []
-        body.reserveCapacity(48 + min(diagnostics.count * 96, maxDiagnosticBytes + 512))
+        body.reserveCapacity(48 + min(diagnostics.count * 96, maxDiagnosticBytes))
         body.append(contentsOf: #"{"accepted":"#.utf8)
         body.append(contentsOf: String(accepted).utf8)
         body.append(contentsOf: #","dropped":"#.utf8)
