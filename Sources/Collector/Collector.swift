@@ -239,7 +239,8 @@ public final class Collector: Sendable {
         let operationsServer = configuration.opsListen.map { address in
             OperationsListener.server(
                 address: address,
-                router: OperationsListener.router(health: healthRoute, readiness: readinessRoute, metrics: metricsRoute))
+                router: OperationsListener.router(health: healthRoute, readiness: readinessRoute, metrics: metricsRoute)
+            )
         }
         if operationsServer == nil { router.add(.get, "/metrics", handler: metricsRoute) }
         self.router = router

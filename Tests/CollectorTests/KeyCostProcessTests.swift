@@ -60,7 +60,9 @@ import Testing
     /// 1,000 clients without a key announce 1 MiB bodies and trickle the first byte: each gets 401 from its headers
     /// and its connection closed, and the collector's memory stays far below what the bodies would take.
     @Test func keylessClientsTricklingLargeBodiesGet401BeforeTheBody() async throws {
-        let serve = try await KeyCostServe.start(extra: ["--connection-limit", "1100", "--per-ip-connection-limit", "1100"])
+        let serve = try await KeyCostServe.start(extra: [
+            "--connection-limit", "1100", "--per-ip-connection-limit", "1100",
+        ])
         defer { serve.process.child.terminate(timeout: .zero) }
         let port = serve.process.port
         let pid = serve.process.child.processIdentifier

@@ -183,7 +183,8 @@ final class IngestHandler: Sendable {
             scopedID == nil || normalized.diagnostics.isEmpty
             ? nil : AcceptedAnswer.stored(accepted: normalized.accepted.count, diagnostics: normalized.diagnostics)
         let pending = PendingBatch(
-            answer: answer, storedAnswer: storedAnswer, responder: responder, scopedID: scopedID, acceptedByKind: acceptedByKind,
+            answer: answer, storedAnswer: storedAnswer, responder: responder, scopedID: scopedID,
+            acceptedByKind: acceptedByKind,
             deadline: .now + settings.responseDeadline)
 
         let needsHash = producer != nil || aggregator != nil
