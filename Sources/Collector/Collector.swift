@@ -174,7 +174,19 @@ public final class Collector: Sendable {
         // The ingest path answers at its own deadline; the server's is the backstop that no suspension outlives.
         serverConfiguration.responseDeadline = configuration.responseDeadline + .seconds(2)
         serverConfiguration.timeoutResponse = IngestRejection.unavailableResponse
-        serverConfiguration.onRequestCompleted = { metrics.recordRequest($0) }
+        // What one key can cost (docs/collector.md): the key is checked and its bucket peeked before the body is read,
+        // and body bytes in flight are bounded in total and per key.
+        let keyAnswers = KeyAnswerMetrics(registry: metrics.registry, keys: configuration.keys)
+        serverConfiguration.admission = { head in
+            head.method == .post && head.path == "/v1/diagnostics" ? ingest.admit(head) : .admit(client: nil)
+        }
+        serverConfiguration.maxBodyBytesInFlight = configuration.maxBodyBytesInFlight
+        serverConfiguration.maxBodyBytesInFlightPerClient = configuration.maxBodyBytesInFlightPerKey
+        serverConfiguration.bodyBudgetResponse = IngestRejection.unavailableResponse
+        serverConfiguration.onRequestCompleted = { completion in
+            metrics.recordRequest(completion)
+            keyAnswers.record(completion)
+        }
         if let producer, configuration.ackMode == .delivery, configuration.kafkaLingerMode == .adaptive {
             // Every client is waiting for its 202, so no more events can join the batches librdkafka is lingering
             // on: send them now (a lone client's answer no longer waits out linger.ms, and a closed loop of clients
@@ -194,20 +206,33 @@ public final class Collector: Sendable {
         router.add(.post, "/v1/diagnostics") { request, responder in ingest.handle(request, responder) }
         router.add(.post, "/v1/deploys") { request, responder in deploys.handle(request, responder) }
         router.add(.post, "/v1/manifests") { request, responder in manifests.handle(request, responder) }
-        router.add(.get, "/healthz") { _, responder in
+        let healthRoute: HTTPHandler = { _, responder in
             responder.respond(.json(status: .ok, #"{"status":"ok"}"#))
         }
-        router.add(.get, "/readyz") { _, responder in responder.respond(readiness.response()) }
-        router.add(.get, "/metrics") { _, responder in
+        let readinessRoute: HTTPHandler = { _, responder in responder.respond(readiness.response()) }
+        router.add(.get, "/healthz", handler: healthRoute)
+        router.add(.get, "/readyz", handler: readinessRoute)
+        let metricsRoute: HTTPHandler = { _, responder in
             metrics.refresh(producer: producerForMetrics)
             responder.respond(
                 HTTPResponse(
                     status: .ok, headers: ["Content-Type": MetricsRegistry.contentType],
                     body: Array(metrics.registry.render().utf8)))
         }
+        // CONTRACT §3: with an operations listener, /metrics is served there only.
+        let operationsServer = configuration.opsListen.map { address in
+            OperationsListener.server(
+                address: address,
+                router: OperationsListener.router(health: healthRoute, readiness: readinessRoute, metrics: metricsRoute)
+            )
+        }
+        if operationsServer == nil { router.add(.get, "/metrics", handler: metricsRoute) }
         self.router = router
         let server = HTTPServer(configuration: serverConfiguration, router: router)
-        http = HTTPIngestService(server: server, ingest: ingest, configuration: configuration, logger: logger)
+        http = HTTPIngestService(
+            server: server, operationsServer: operationsServer, ingest: ingest, configuration: configuration,
+            logger: logger)
+        keyAnswers.registerBodyBudget(server: server)
         metrics.registerGauges(
             server: server, producer: producer, isKafkaUp: isUp, version: flowmeterVersion,
             collectorID: configuration.collectorID)
@@ -216,6 +241,9 @@ public final class Collector: Sendable {
 
     /// The TCP port the server listens on once started.
     public var port: UInt16 { http.server.port }
+
+    /// The TCP port of the operations listener once started, or nil without `opsListen`.
+    public var operationsPort: UInt16? { http.operationsServer?.port }
 
     /// The bootstrap servers the producer uses (the embedded cluster's in embedded mode); empty in `.none` mode.
     public var bootstrapServers: [String] { producer?.configuration.bootstrapServers ?? [] }
@@ -290,7 +318,11 @@ public final class Collector: Sendable {
             "http-connection-memory must be between 4KiB and 16MiB")
         try require(configuration.metricsTypeCap >= 0, "metrics-type-cap must not be negative")
         try require(!configuration.collectorID.isEmpty, "collector-id must not be empty")
-        try require(configuration.salt.map { !$0.isEmpty } ?? true, "the salt must not be empty")
+        try require(
+            configuration.salt.map { $0.count >= minimumSaltBytes } ?? true,
+            "the install-ID salt must be at least \(minimumSaltBytes) bytes (32 random bytes recommended)")
+        try require(configuration.maxBodyBytesInFlight > 0, "max-body-bytes-in-flight must be positive")
+        try require(configuration.maxBodyBytesInFlightPerKey > 0, "max-body-bytes-in-flight-per-key must be positive")
         if case .brokers = configuration.kafka {
             // Every collector of a cluster must hash an install the same way, or it is counted once per collector.
             try require(

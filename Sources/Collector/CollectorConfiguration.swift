@@ -93,10 +93,33 @@ public struct CollectorConfiguration: Sendable {
         public var all: [String] { [batches, alerts, deploys, manifests] }
     }
 
+    /// An address to listen on: an IPv4 or IPv6 literal and a TCP port.
+    public struct ListenAddress: Sendable, Hashable {
+        /// The IP literal, such as `0.0.0.0`.
+        public var host: String
+        /// The TCP port; 0 picks a free one.
+        public var port: UInt16
+
+        /// The address `host:port`.
+        public init(host: String, port: UInt16) {
+            self.host = host
+            self.port = port
+        }
+    }
+
     /// The address to listen on; default `127.0.0.1`. Use `0.0.0.0` to serve the network.
     public var host = "127.0.0.1"
     /// The TCP port; default 8080. 0 picks a free port (tests), readable from `Collector.port`.
     public var port: UInt16 = 8080
+    /// The operations listener (`--ops-listen`, CONTRACT §3); nil (the default) serves `/metrics` on the ingest
+    /// listener. When set, `/metrics` is served there only, and `/healthz` and `/readyz` on both: keep it off the
+    /// network the apps reach.
+    public var opsListen: ListenAddress?
+    /// The most request-body bytes held at once, across every request; default 64 MiB. A request reserves its
+    /// `Content-Length` before its body is read; past the budget it gets 503 + `Retry-After` from its headers.
+    public var maxBodyBytesInFlight = 64 << 20
+    /// The most request-body bytes held at once for one ingest key; default 32 MiB (503 past it).
+    public var maxBodyBytesInFlightPerKey = 32 << 20
     /// The ingest keys (CONTRACT §5).
     public var keys: IngestKeys
     /// Where to publish; default `.embedded`.
@@ -174,3 +197,7 @@ public struct CollectorConfiguration: Sendable {
         self.keys = keys
     }
 }
+
+/// The shortest install-ID salt a collector takes: 16 bytes (128 bits). A shorter one could be guessed, and with it
+/// every install hash reversed by hashing candidate install ids.
+public let minimumSaltBytes = 16

@@ -6,7 +6,8 @@ import Synchronization
 /// `abandon` after a failure (503) releases the id, so the retry publishes. Every `begin` that returns `.new`
 /// must be followed by exactly one `complete` or `abandon` (use `defer`); a claim left open blocks the id until it
 /// expires. Entries expire `retention` after their last change; past `capacity` entries the oldest are evicted
-/// first (each holds its digest and the answer it repeats, the 202's body). Eviction only means
+/// first, and so are they past `maxAnswerBytes` of stored answers (each entry holds its digest and the answer it
+/// repeats; see ``answerBytes``). Eviction only means
 /// a late retry publishes again, which downstream dedupe by event id absorbs.
 ///
 /// Pass an id scoped by app (or key), such as `"\(appID)/\(batchID)"`, so one app's ids cannot shadow another's.
@@ -32,6 +33,9 @@ public final class RecentBatchIDs<Answer: Sendable>: Sendable {
     public let retention: Duration
     /// The most ids remembered at once.
     public let capacity: Int
+    /// The most bytes of stored answers at once, as `answerBytes` counts them; past it the oldest ids go first.
+    public let maxAnswerBytes: Int
+    private let answerBytes: @Sendable (Answer) -> Int
     private let clock: @Sendable () -> ContinuousClock.Instant
     private let state = Mutex<State>(State())
 
@@ -39,11 +43,15 @@ public final class RecentBatchIDs<Answer: Sendable>: Sendable {
     public init(
         retention: Duration = .seconds(600),
         capacity: Int = 1_000_000,
+        maxAnswerBytes: Int = .max,
+        answerBytes: @escaping @Sendable (Answer) -> Int = { _ in 0 },
         clock: @escaping @Sendable () -> ContinuousClock.Instant = { ContinuousClock.now }
     ) {
         precondition(capacity > 0, "capacity must be positive")
         self.retention = retention
         self.capacity = capacity
+        self.maxAnswerBytes = maxAnswerBytes
+        self.answerBytes = answerBytes
         self.clock = clock
     }
 
@@ -52,13 +60,13 @@ public final class RecentBatchIDs<Answer: Sendable>: Sendable {
         let id = Digest(id)
         let now = clock()
         return state.withLock { state in
-            state.expire(before: now - retention, capacity: capacity)
+            state.expire(before: now - retention, capacity: capacity, maxBytes: maxAnswerBytes)
             switch state.entries[id]?.phase {
             case .inFlight: return .inFlight
             case .completed(let answer): return .completed(answer)
             case nil:
-                state.record(id, .inFlight, at: now)
-                state.expire(before: now - retention, capacity: capacity)
+                state.record(id, .inFlight, bytes: 0, at: now)
+                state.expire(before: now - retention, capacity: capacity, maxBytes: maxAnswerBytes)
                 return .new
             }
         }
@@ -68,21 +76,27 @@ public final class RecentBatchIDs<Answer: Sendable>: Sendable {
     public func complete(_ id: String, answer: Answer) {
         let id = Digest(id)
         let now = clock()
+        let bytes = answerBytes(answer)
         state.withLock { state in
-            state.record(id, .completed(answer), at: now)
-            state.expire(before: now - retention, capacity: capacity)
+            state.record(id, .completed(answer), bytes: bytes, at: now)
+            state.expire(before: now - retention, capacity: capacity, maxBytes: maxAnswerBytes)
         }
     }
 
     /// Forgets `id`, so that a retry is handled as new.
     public func abandon(_ id: String) {
         let id = Digest(id)
-        _ = state.withLock { state in state.entries.removeValue(forKey: id) }
+        state.withLock { state in state.remove(id) }
     }
 
     /// How many ids are remembered now, in flight or completed.
     public var count: Int {
         state.withLock { $0.entries.count }
+    }
+
+    /// The bytes of the answers remembered now, as `answerBytes` counts them.
+    public var storedAnswerBytes: Int {
+        state.withLock { $0.answerBytes }
     }
 
     /// An id as the table keys it: two 64-bit SipHash values of it, each under the process's random seed with its
@@ -115,6 +129,7 @@ public final class RecentBatchIDs<Answer: Sendable>: Sendable {
     private struct Entry {
         var phase: Phase
         var sequence: UInt64
+        var bytes: Int
     }
 
     private struct State: ~Copyable {
@@ -123,19 +138,25 @@ public final class RecentBatchIDs<Answer: Sendable>: Sendable {
         var order: [(id: Digest, sequence: UInt64, at: ContinuousClock.Instant)] = []
         var head = 0
         var nextSequence: UInt64 = 0
+        var answerBytes = 0
 
-        mutating func record(_ id: Digest, _ phase: Phase, at now: ContinuousClock.Instant) {
+        mutating func record(_ id: Digest, _ phase: Phase, bytes: Int, at now: ContinuousClock.Instant) {
             nextSequence += 1
-            entries[id] = Entry(phase: phase, sequence: nextSequence)
+            let replaced = entries.updateValue(Entry(phase: phase, sequence: nextSequence, bytes: bytes), forKey: id)
+            answerBytes += bytes - (replaced?.bytes ?? 0)
             order.append((id, nextSequence, now))
         }
 
-        mutating func expire(before cutoff: ContinuousClock.Instant, capacity: Int) {
+        mutating func remove(_ id: Digest) {
+            if let removed = entries.removeValue(forKey: id) { answerBytes -= removed.bytes }
+        }
+
+        mutating func expire(before cutoff: ContinuousClock.Instant, capacity: Int, maxBytes: Int) {
             while head < order.count {
                 let item = order[head]
                 let isLive = entries[item.id]?.sequence == item.sequence
-                if isLive && item.at >= cutoff && entries.count <= capacity { break }
-                if isLive { entries.removeValue(forKey: item.id) }
+                if isLive && item.at >= cutoff && entries.count <= capacity && answerBytes <= maxBytes { break }
+                if isLive { remove(item.id) }
                 head += 1
             }
             // Drop consumed and stale items once they dominate, so the queue stays proportional to the entries.

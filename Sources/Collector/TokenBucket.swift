@@ -57,6 +57,16 @@ public struct TokenBucket: Sendable {
         return .limited(retryAfterSeconds: max(1, Int(wait.rounded(.up))))
     }
 
+    /// Takes `count` tokens (at least 1, at most the burst) whether or not the bucket holds them: the charge for work
+    /// already done, such as a body decoded only to be refused. The bucket may go into debt, down to minus the burst,
+    /// and admits nothing until it has refilled past 1; so one key's refused requests cost it what accepted events
+    /// would, and a key in debt waits at most two bursts' worth of refill.
+    public mutating func charge(_ count: Int, now: ContinuousClock.Instant) {
+        refill(now: now)
+        let cost = min(max(Double(count), 1), limit.burst)
+        tokens = max(-limit.burst, tokens - cost)
+    }
+
     /// The tokens available at `now`.
     public mutating func available(now: ContinuousClock.Instant) -> Double {
         refill(now: now)
@@ -99,6 +109,15 @@ public final class RateLimiter: Sendable {
             let available = bucket.available(now: now)
             guard available < 1 else { return .allowed }
             return .limited(retryAfterSeconds: max(1, Int(((1 - available) / bucket.limit.perSecond).rounded(.up))))
+        }
+    }
+
+    /// Charges `units` tokens to `keyID`'s bucket whether or not it holds them (see `TokenBucket.charge`): the cost
+    /// of a request that was answered without taking tokens, such as one refused after its body was decoded.
+    public func charge(_ units: Int, keyID: String, limit: TokenBucket.Limit? = nil) {
+        _ = withBucket(keyID: keyID, limit: limit) { bucket, now in
+            bucket.charge(units, now: now)
+            return .allowed
         }
     }
 

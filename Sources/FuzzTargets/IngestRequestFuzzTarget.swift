@@ -210,7 +210,7 @@ package enum IngestRequestFuzzTarget: FuzzTarget {
         var configuration = CollectorConfiguration(keys: keys)
         configuration.kafka = .none
         configuration.port = 0
-        configuration.salt = Array("fuzz-salt".utf8)
+        configuration.salt = Array("fuzz-salt-0123456789".utf8)
         configuration.collectorID = "fuzz"
         configuration.maxEventsPerBatch = maxEventsPerBatch
         configuration.defaultRateLimit = TokenBucket.Limit(perSecond: 1e12, burst: 1e12)

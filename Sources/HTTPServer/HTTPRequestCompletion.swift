@@ -22,6 +22,8 @@ public struct HTTPRequestCompletion: Sendable {
     public let path: String
     /// The route the router matched, or nil when none did (404, 405) or no router was used.
     public let route: String?
+    /// The client the admission check named, or nil (no check, or none named).
+    public var client: String? = nil
     /// The status sent, or nil when the connection closed without one.
     public let status: HTTPStatus?
     /// How the request ended.

@@ -25,6 +25,20 @@ public struct HTTPServerConfiguration: Sendable {
     /// The largest request body accepted, decoded; default 1 MiB. A larger `Content-Length` gets 413 before the
     /// body is read; a chunked body that grows past it has its connection closed without a response.
     public var maxBodyBytes: Int = 1 << 20
+    /// Decides from the request line and headers, before any body byte is read, whether a request is read at all;
+    /// nil (the default) admits every request. A rejection is answered at once and the connection closed.
+    public var admission: HTTPAdmissionCheck?
+    /// The most request-body bytes held at once across all requests; default 64 MiB. A request reserves its
+    /// `Content-Length` (a chunked one `maxBodyBytes`) before its body is read; past the budget it gets
+    /// `bodyBudgetResponse` from its headers alone.
+    public var maxBodyBytesInFlight: Int = 64 << 20
+    /// The most request-body bytes held at once for one client named by the admission check; default 32 MiB.
+    /// Requests admitted without a client name are bounded by `maxBodyBytesInFlight` alone.
+    public var maxBodyBytesInFlightPerClient: Int = 32 << 20
+    /// The answer when the body budget is spent; default 503 `unavailable` with `Retry-After: 1`.
+    public var bodyBudgetResponse: HTTPResponse = .error(
+        status: .serviceUnavailable, code: "unavailable", message: "The server is busy; retry later.",
+        headers: ["Retry-After": "1"])
     /// How long a handler may take to answer a request after returning without answering; default 5 s. When it
     /// expires, the server answers with `timeoutResponse`.
     public var responseDeadline: Duration = .seconds(5)

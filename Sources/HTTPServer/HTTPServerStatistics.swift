@@ -16,4 +16,10 @@ public struct HTTPServerStatistics: Sendable, Hashable {
     public var bodiesTooLarge: Int
     /// Counter: connections closed because a request was not delivered within `requestDeadline`.
     public var receiveDeadlineExpirations: Int
+    /// Request-body bytes reserved now (declared lengths of bodies being received or handled).
+    public var bodyBytesInFlight: Int = 0
+    /// Requests answered with `bodyBudgetResponse` because the body budget was spent.
+    public var bodyBudgetRejections: Int = 0
+    /// Requests the admission check answered before their body was read.
+    public var admissionRejections: Int = 0
 }

@@ -17,7 +17,7 @@ import Testing
         configuration.kafka = .none
         configuration.port = 0
         configuration.threads = 1
-        configuration.salt = Array("lifetime-salt".utf8)
+        configuration.salt = Array("lifetime-salt-0123456789".utf8)
         configuration.collectorID = "lifetime"
         return configuration
     }

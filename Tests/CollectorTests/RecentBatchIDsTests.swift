@@ -58,6 +58,30 @@ import Testing
         #expect(answer(recent.begin(rebuilt)) == 0)
     }
 
+    @Test func storedAnswersAreBoundedInBytesOldestFirst() {
+        let recent = RecentBatchIDs<[UInt8]>(maxAnswerBytes: 3_000, answerBytes: { $0.count })
+        for index in 0..<5 {
+            #expect(isNewAnswer(recent.begin("id-\(index)")))
+            recent.complete("id-\(index)", answer: Array(repeating: UInt8(index), count: 1_000))
+        }
+        #expect(recent.storedAnswerBytes <= 3_000)
+        #expect(recent.count == 3)
+        #expect(isNewAnswer(recent.begin("id-0")), "the oldest answer went first")
+        recent.abandon("id-0")
+        if case .completed(let answer) = recent.begin("id-4") {
+            #expect(answer.first == 4)
+        } else {
+            Issue.record("the newest answer is kept")
+        }
+        recent.abandon("id-4")
+        #expect(recent.storedAnswerBytes <= 2_000)
+    }
+
+    private func isNewAnswer(_ admission: RecentBatchIDs<[UInt8]>.Admission) -> Bool {
+        if case .new = admission { return true }
+        return false
+    }
+
     @Test func anAbandonedBatchIsNewAgain() {
         let recent = RecentBatchIDs<Int>()
         #expect(isNew(recent.begin("b")))

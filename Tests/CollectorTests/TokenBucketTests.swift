@@ -68,3 +68,28 @@ import Testing
         #expect(allowed.load(ordering: .relaxed) == 1_000)
     }
 }
+
+@Suite struct TokenBucketChargeTests {
+    let start = ContinuousClock.now
+
+    @Test func aChargeTakesTokensTheBucketLacksAndTheDebtIsRepaidByTheRefill() {
+        var bucket = TokenBucket(limit: .init(perSecond: 10, burst: 100), now: start)
+        bucket.charge(60, now: start)
+        bucket.charge(60, now: start)
+        #expect(bucket.available(now: start) == -20)
+        #expect(bucket.tryTake(1, now: start) == .limited(retryAfterSeconds: 3))
+        // The debt stops at minus the burst, so a key waits at most two bursts' worth of refill.
+        for _ in 0..<10 { bucket.charge(1_000, now: start) }
+        #expect(bucket.available(now: start) == -100)
+        #expect(bucket.tryTake(1, now: start + .seconds(10)) == .limited(retryAfterSeconds: 1))
+        #expect(bucket.tryTake(1, now: start + .seconds(11)) == .allowed)
+    }
+
+    @Test func theLimiterRefusesAKeyInDebtBeforeItsBodyIsRead() {
+        let limiter = RateLimiter(defaultLimit: .init(perSecond: 1, burst: 5), clock: { [start] in start })
+        #expect(limiter.check(keyID: "k") == .allowed)
+        limiter.charge(7, keyID: "k")
+        #expect(limiter.check(keyID: "k") != .allowed)
+        #expect(limiter.check(keyID: "other") == .allowed)
+    }
+}

@@ -100,6 +100,15 @@ import Testing
         try await load.waitForAcknowledged(load.acknowledgedCount + 150)
         load.stop()
         try await loadTask.value
+        // A collector that stops keeps in its spool what Kafka has not taken yet, for its next start (K9): the test
+        // stops them once every spool has been replayed, so what they acknowledged is in the log.
+        for (index, collector) in collectors.enumerated() {
+            let replayed = try await eventually(every: .milliseconds(250)) {
+                let metrics = try await collector.get("/metrics").bodyText
+                return metrics.split(separator: "\n").contains("flowmeter_spool_records 0")
+            }
+            #expect(replayed, "collector \(index)'s spool was never replayed")
+        }
         for collector in collectors { #expect(await collector.child.stop(timeout: .seconds(30)) == 0) }
 
         let truth = load.truth()

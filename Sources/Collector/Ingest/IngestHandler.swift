@@ -13,14 +13,14 @@ import Synchronization
 /// Runs on libmicrohttpd worker threads and never blocks one: a batch waiting for Kafka leaves its connection
 /// suspended and is answered from the delivery completion or the deadline thread.
 final class IngestHandler: Sendable {
-    private let settings: CollectorConfiguration
-    private let rateLimiter: RateLimiter
+    let settings: CollectorConfiguration
+    let rateLimiter: RateLimiter
     private let hasher: InstallIDHasher
     private let producer: KafkaProducer?
     private let delivery: SpoolingDelivery?
     private let handoff: (any BatchRecordHandoff)?
     private let recentBatches: RecentBatchIDs<[UInt8]>
-    private let metrics: CollectorMetrics
+    let metrics: CollectorMetrics
     private let health: KafkaHealth
     private let logger: Logger
     private let deadlines: DeadlineQueue
@@ -39,7 +39,9 @@ final class IngestHandler: Sendable {
         self.rateLimiter = RateLimiter(defaultLimit: configuration.defaultRateLimit)
         self.hasher = hasher
         self.producer = producer
-        self.recentBatches = RecentBatchIDs(retention: configuration.batchIDRetention)
+        self.recentBatches = RecentBatchIDs(
+            retention: configuration.batchIDRetention, capacity: Self.maxRememberedBatchIDs,
+            maxAnswerBytes: Self.maxRememberedAnswerBytes, answerBytes: { $0.count + 32 })
         self.metrics = metrics
         self.health = health
         self.logger = logger
@@ -97,8 +99,15 @@ final class IngestHandler: Sendable {
             metrics.rateLimited.labels(key.keyID).increment()
             throw .rateLimited(retryAfterSeconds: seconds)
         }
+        // Every answer from here on costs the key what the request made the collector do (docs/collector.md, "What
+        // one key can cost"): an accepted batch takes its tokens below; any other answer is charged on the way out.
+        var cost = RequestCost(bodyBytes: request.body.count)
+        defer {
+            if !cost.isPaid { rateLimiter.charge(cost.units, keyID: key.keyID, limit: key.rateLimit) }
+        }
         guard Self.isJSON(request.headers["Content-Type"]) else { throw .unsupportedContentType }
         let body = try inflate(request.body, encoding: request.headers["Content-Encoding"])
+        cost.bodyBytes = max(cost.bodyBytes, body.count)
         let decoded: CompactBatch
         do {
             // One pass over the body: the decoder itself stops at the event past the limit.
@@ -107,6 +116,7 @@ final class IngestHandler: Sendable {
                     body, maxEvents: settings.maxEventsPerBatch, interner: &interner, storage: eventStorage.take())
             }
         } catch  where error.code == .tooManyEvents {
+            cost.events = settings.maxEventsPerBatch + 1
             throw .tooManyEvents(limit: settings.maxEventsPerBatch)
         } catch {
             throw .invalidJSON(message: error.message, path: error.path)
@@ -114,6 +124,7 @@ final class IngestHandler: Sendable {
         let batch = decoded.header
         // At most maxEventsPerBatch: the decoder stopped at the one past it.
         let received = decoded.table.count + decoded.dropped.count
+        cost.events = received
         guard key.mayWrite(batch.client.appID) else {
             countEvents(received, kind: "__undecoded__", outcome: "rejected_forbidden")
             throw .forbidden
@@ -134,12 +145,13 @@ final class IngestHandler: Sendable {
                 return
             }
         }
-        if case .limited(let seconds) = rateLimiter.tryTake(received, keyID: key.keyID, limit: key.rateLimit) {
+        if case .limited(let seconds) = rateLimiter.tryTake(cost.units, keyID: key.keyID, limit: key.rateLimit) {
             if let scopedID { recentBatches.abandon(scopedID) }
             countEvents(received, kind: "__undecoded__", outcome: "rejected_rate_limited")
             metrics.rateLimited.labels(key.keyID).increment()
             throw .rateLimited(retryAfterSeconds: seconds)
         }
+        cost.isPaid = true
         publish(decoded, scopedID: scopedID, responder: responder)
     }
 
@@ -159,8 +171,13 @@ final class IngestHandler: Sendable {
         }
         let acceptedByKind = Self.countByKindLabel(normalized.accepted, metrics: metrics)
         let answer = AcceptedAnswer.body(accepted: normalized.accepted.count, diagnostics: normalized.diagnostics)
+        // What a retry is answered from memory is bounded: the counts and the first few diagnostics.
+        let storedAnswer =
+            scopedID == nil || normalized.diagnostics.isEmpty
+            ? nil : AcceptedAnswer.stored(accepted: normalized.accepted.count, diagnostics: normalized.diagnostics)
         let pending = PendingBatch(
-            answer: answer, responder: responder, scopedID: scopedID, acceptedByKind: acceptedByKind,
+            answer: answer, storedAnswer: storedAnswer, responder: responder, scopedID: scopedID,
+            acceptedByKind: acceptedByKind,
             deadline: .now + settings.responseDeadline)
 
         let needsHash = producer != nil || handoff != nil
@@ -286,7 +303,7 @@ final class IngestHandler: Sendable {
     }
 
     private func succeed(_ pending: PendingBatch) {
-        if let scopedID = pending.scopedID { recentBatches.complete(scopedID, answer: pending.answer) }
+        if let scopedID = pending.scopedID { recentBatches.complete(scopedID, answer: pending.storedAnswer) }
         guard pending.responder.respond(.json(status: .accepted, pending.answer)) else { return }
         Self.count(pending, outcome: .accepted)
         metrics.acceptedBatches.increment()

@@ -10,6 +10,8 @@ import Synchronization
 final class PendingBatch: Sendable {
     /// The answer's body for a 202.
     let answer: [UInt8]
+    /// The answer remembered for retries of the batch id: `answer` with its diagnostics bounded.
+    let storedAnswer: [UInt8]
     /// The request's responder.
     let responder: HTTPResponder
     /// `appID/batchID` when the batch had an id to dedupe.
@@ -20,10 +22,11 @@ final class PendingBatch: Sendable {
     let deadline: ContinuousClock.Instant
 
     init(
-        answer: [UInt8], responder: HTTPResponder, scopedID: String?,
+        answer: [UInt8], storedAnswer: [UInt8]? = nil, responder: HTTPResponder, scopedID: String?,
         acceptedByKind: [(counters: KindOutcomeCounters, count: UInt64)], deadline: ContinuousClock.Instant
     ) {
         self.answer = answer
+        self.storedAnswer = storedAnswer ?? answer
         self.responder = responder
         self.scopedID = scopedID
         self.acceptedByKind = acceptedByKind

@@ -7,6 +7,8 @@ import Logging
 struct HTTPIngestService: Service {
     let name = "http-server"
     let server: HTTPServer
+    /// The operations listener (`--ops-listen`), started before and stopped after the ingest listener.
+    let operationsServer: HTTPServer?
     let ingest: IngestHandler
     let configuration: CollectorConfiguration
     let logger: Logger
@@ -19,11 +21,21 @@ struct HTTPIngestService: Service {
 
     /// Starts the ingest handler's deadline thread and listens; on failure stops what it started.
     func start() throws(CollectorError) {
+        if let operationsServer, let address = configuration.opsListen {
+            do {
+                try operationsServer.start()
+            } catch {
+                throw CollectorError(
+                    .listenFailed, "could not listen on \(address.host):\(address.port) (--ops-listen): \(error)")
+            }
+            logger.info("operations listening", ["address": "\(address.host):\(operationsServer.port)"])
+        }
         ingest.start()
         do {
             try server.start()
         } catch {
             ingest.stop()
+            operationsServer?.stop()
             throw CollectorError(
                 .listenFailed, "could not listen on \(configuration.host):\(configuration.port): \(error)")
         }
@@ -44,6 +56,7 @@ struct HTTPIngestService: Service {
         let drained = await server.drain(timeout: configuration.responseDeadline + .seconds(1))
         ingest.stop()
         server.stop()
+        operationsServer?.stop()
         return drained
     }
 }

@@ -72,7 +72,10 @@ enum ArgumentParser {
             }
         }
         merged.merge(given) { _, commandLine in commandLine }
-        return ParsedArguments(commandPath: commandPath, positionals: positionals, options: options, values: merged)
+        var parsed = ParsedArguments(
+            commandPath: commandPath, positionals: positionals, options: options, values: merged)
+        parsed.secretsOnCommandLine = command.options.filter { $0.isSecret && given[$0.name] != nil }.map(\.name)
+        return parsed
     }
 
     private static func configurationFile(

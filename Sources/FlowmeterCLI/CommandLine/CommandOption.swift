@@ -14,6 +14,9 @@ public struct CommandOption: Sendable, Hashable {
     public var defaultValue: String?
     /// Whether the option may be given more than once, collecting every value.
     public var isRepeatable: Bool
+    /// Whether the value is a secret (a salt, an admin key): given on the command line, where every local user can
+    /// read it (`ps`, `/proc/<pid>/cmdline`), it is taken with a loud warning; the environment or a file is the way.
+    public var isSecret = false
 
     /// Creates an option that takes a value.
     public static func value(
@@ -22,6 +25,14 @@ public struct CommandOption: Sendable, Hashable {
     ) -> CommandOption {
         CommandOption(
             name: name, valueName: valueName, help: help, defaultValue: defaultValue, isRepeatable: repeatable)
+    }
+
+    /// Creates an option whose value is a secret: read from the environment (`FLOWMETER_<NAME>`) or a file option,
+    /// and warned about when given on the command line.
+    public static func secret(_ name: String, _ valueName: String, help: String) -> CommandOption {
+        var option = CommandOption(name: name, valueName: valueName, help: help, defaultValue: nil, isRepeatable: false)
+        option.isSecret = true
+        return option
     }
 
     /// Creates a boolean flag, false unless given.

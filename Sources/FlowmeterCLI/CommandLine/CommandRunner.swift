@@ -68,6 +68,14 @@ public struct CommandRunner: Sendable {
             var parsed = try ArgumentParser.parse(
                 Array(rest), for: command, commandPath: commandPath, environment: environment)
             parsed.output = output
+            for name in parsed.secretsOnCommandLine {
+                let option = command.options.first { $0.name == name }
+                output.printError(
+                    "warning: --\(name) was given on the command line, where every user of this machine can read it "
+                        + "(ps, /proc/<pid>/cmdline): pass it in \(option?.environmentName ?? "the environment")"
+                        + (command.options.contains { $0.name == name + "-file" } ? " or with --\(name)-file" : "")
+                        + " instead (docs/collector.md, Secrets)")
+            }
             return try await work(parsed)
         } catch let error as CommandUsageError {
             return usageFailure(error, path: path, output: output)

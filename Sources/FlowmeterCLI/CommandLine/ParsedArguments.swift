@@ -6,6 +6,8 @@ public struct ParsedArguments: Sendable {
     public let positionals: [String]
     let options: [String: CommandOption]
     let values: [String: [String]]
+    /// The secret options given on the command line itself (not the environment or a file), by name.
+    public internal(set) var secretsOnCommandLine: [String] = []
     /// Where the command writes: standard output and error, or a test's buffer.
     public internal(set) var output: CommandOutput = .standard
 

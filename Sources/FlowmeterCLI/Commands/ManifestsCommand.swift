@@ -31,7 +31,7 @@ enum ManifestsCommand {
             positionalUsage: "FILE",
             options: [
                 .value("collector", "URL", help: "Post to this collector's /v1/manifests."),
-                .value("admin-key", "KEY", help: "Admin key for --collector."),
+                .secret("admin-key", "KEY", help: "Admin key for --collector; set FLOWMETER_ADMIN_KEY."),
                 SharedOptions.store,
                 .flag("no-store", help: "Record in Kafka only (needs --kafka)."),
                 .value("kafka", "HOST:PORT[,…]", help: "Also publish to the manifests topic."),

@@ -16,10 +16,13 @@ enum ServeCommand {
             abstract: "Run the collector: POST /v1/diagnostics into Kafka, with /metrics, /healthz and /readyz.",
             discussion: """
                 Each accepted batch becomes one record of the batches topic; answers 202 only once Kafka (or the
-                spool) has it (--ack delivery), or as soon as it is queued (--ack enqueue). SIGTERM or SIGINT stops accepting, finishes requests in flight, flushes
-                the producer (bounded by --shutdown-timeout) and exits 0. Logs go to standard error, one line each.
+                spool) has it (--ack delivery), or as soon as it is queued (--ack enqueue). SIGTERM or SIGINT stops
+                accepting, finishes requests in flight, flushes the producer (bounded by --shutdown-timeout) and exits 0. Logs go to standard error, one line each.
                 Every option also reads FLOWMETER_<OPTION> (e.g. FLOWMETER_LISTEN) and the JSON file of --config.
-                The install-ID salt is read from --salt-file, or as hex from FLOWMETER_SALT.
+                The install-ID salt (at least 16 bytes) is read from --salt-file, or as hex from FLOWMETER_SALT; a
+                secret given on the command line is visible in ps and is warned about. With --ops-listen, /metrics
+                is served on that address only. An ingest key is public once an app ships it: the key is checked
+                before the body is read, and every answer costs the key (docs/collector.md, "What one key can cost").
                 With --store, deploy markers are recorded there, and the sink runs in this process, building the
                 rollups from the batches topic exactly once (with --kafka none, the same sink takes the batch records
                 in process). The query commands read ./flowmeter.sqlite
@@ -32,11 +35,13 @@ enum ServeCommand {
             options: [
                 .value("config", "FILE", help: "JSON object of option names to values, read before the defaults."),
                 .value("listen", "HOST:PORT", help: "Address to listen on.", default: "127.0.0.1:8080"),
+                .value(
+                    "ops-listen", "HOST:PORT", help: "Serve /metrics here only (and /healthz, /readyz on both)."),
                 .value("keys", "FILE", help: "Keys file: {\"ingestKeys\": [{\"key\", \"apps\"}], \"adminKeys\"}."),
                 .value("kafka", "MODE", help: "embedded | none | HOST:PORT[,HOST:PORT...].", default: "embedded"),
                 .value("ack", "MODE", help: "delivery (202 after Kafka persisted) | enqueue.", default: "delivery"),
                 .value("salt-file", "FILE", help: "File holding the secret install-ID salt (raw bytes or hex)."),
-                .value("salt", "HEX", help: "The salt as hex; prefer FLOWMETER_SALT or --salt-file over argv."),
+                .secret("salt", "HEX", help: "The salt as hex: set FLOWMETER_SALT (on argv it is warned about)."),
                 .value("collector-id", "NAME", help: "This collector's name in events.", default: "the host name"),
                 .value("max-body-bytes", "BYTES", help: "Largest request body as sent (413 above).", default: "1MiB"),
                 .value("max-inflated-bytes", "BYTES", help: "Largest body after gzip/deflate (413).", default: "8MiB"),
@@ -47,6 +52,12 @@ enum ServeCommand {
                 .value("request-deadline", "DURATION", help: "Time to receive one request.", default: "10s"),
                 .value("connection-limit", "N", help: "Most open connections.", default: "1024"),
                 .value("per-ip-connection-limit", "N", help: "Most open connections per IP.", default: "256"),
+                .value(
+                    "max-body-bytes-in-flight", "BYTES", help: "Body bytes held at once (503 past it).",
+                    default: "64MiB"),
+                .value(
+                    "max-body-bytes-in-flight-per-key", "BYTES", help: "Body bytes held at once per key (503).",
+                    default: "32MiB"),
                 .value("threads", "N", help: "HTTP worker threads.", default: "the CPUs this process may use"),
                 .value(
                     "http-connection-memory", "BYTES", help: "Per-connection memory for headers (431 past it).",
@@ -168,12 +179,12 @@ enum ServeCommand {
             throw CommandUsageError("--keys: \(error.description)", commandPath: path)
         }
         var configuration = CollectorConfiguration(keys: keys)
-        let listen = try arguments.required("listen")
-        guard let colon = listen.lastIndex(of: ":"), let port = UInt16(listen[listen.index(after: colon)...]) else {
-            throw CommandUsageError("invalid value '\(listen)' for --listen: expected HOST:PORT", commandPath: path)
+        let listen = try address(arguments, "listen")
+        configuration.host = listen.host
+        configuration.port = listen.port
+        if let ops = arguments.value("ops-listen"), !ops.isEmpty {
+            configuration.opsListen = try address(arguments, "ops-listen")
         }
-        configuration.host = String(listen[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-        configuration.port = port
         configuration.kafka =
             try arguments.parsed("kafka", as: "embedded, none or HOST:PORT,...") {
                 CollectorConfiguration.KafkaMode($0)
@@ -230,6 +241,12 @@ enum ServeCommand {
         configuration.connectionLimit = try positive(arguments, "connection-limit") ?? configuration.connectionLimit
         configuration.perIPConnectionLimit =
             try positive(arguments, "per-ip-connection-limit") ?? configuration.perIPConnectionLimit
+        configuration.maxBodyBytesInFlight =
+            try arguments.parsed("max-body-bytes-in-flight", as: bytes, OptionValues.bytes)
+            ?? configuration.maxBodyBytesInFlight
+        configuration.maxBodyBytesInFlightPerKey =
+            try arguments.parsed("max-body-bytes-in-flight-per-key", as: bytes, OptionValues.bytes)
+            ?? configuration.maxBodyBytesInFlightPerKey
         if arguments.isSet("threads") { configuration.threads = try positive(arguments, "threads") ?? 1 }
         configuration.connectionMemory =
             try arguments.parsed("http-connection-memory", as: bytes, OptionValues.bytes)
@@ -258,7 +275,29 @@ enum ServeCommand {
         return configuration
     }
 
+    private static func address(
+        _ arguments: ParsedArguments, _ name: String
+    ) throws(CommandUsageError) -> CollectorConfiguration.ListenAddress {
+        let text = try arguments.required(name)
+        guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else {
+            throw CommandUsageError(
+                "invalid value '\(text)' for --\(name): expected HOST:PORT", commandPath: arguments.commandPath)
+        }
+        return CollectorConfiguration.ListenAddress(
+            host: String(text[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]")), port: port)
+    }
+
     private static func salt(_ arguments: ParsedArguments) throws(CommandUsageError) -> [UInt8]? {
+        guard let salt = try givenSalt(arguments) else { return nil }
+        guard salt.count >= minimumSaltBytes else {
+            throw CommandUsageError(
+                "the install-ID salt must be at least \(minimumSaltBytes) bytes (make one with openssl rand -hex 32)",
+                commandPath: arguments.commandPath)
+        }
+        return salt
+    }
+
+    private static func givenSalt(_ arguments: ParsedArguments) throws(CommandUsageError) -> [UInt8]? {
         let path = arguments.commandPath
         if let file = arguments.value("salt-file"), !file.isEmpty {
             guard let data = FileManager.default.contents(atPath: file), !data.isEmpty else {

@@ -24,7 +24,8 @@ enum SimulateCommand {
                     "target", "URL[,URL…]", help: "The collector's base URL; several are load-balanced.",
                     default: "http://127.0.0.1:8080"),
                 .value("key", "KEY", help: "Ingest key allowed to write the simulated apps."),
-                .value("admin-key", "KEY", help: "Admin key for POST /v1/deploys; without it no deploys are recorded."),
+                .secret(
+                    "admin-key", "KEY", help: "Admin key for POST /v1/deploys (FLOWMETER_ADMIN_KEY); none: no deploys."),
                 .value("seed", "N", help: "Seed of the traffic.", default: "2026"),
                 .value("duration", "DURATION", help: "Wall time to spread the traffic over.", default: "60s"),
                 .value("simulated-hours", "HOURS", help: "Simulated hours before now (at most 48).", default: "4"),

@@ -15,6 +15,12 @@ final class RequestState {
     let startNanoseconds: Int64
     var stage = Stage.receiving
     var body: [UInt8] = []
+    /// The headers as read in the first call when an admission check needed them, reused by the handler.
+    var headers: HTTPHeaders?
+    /// The client the admission check named.
+    var client: String?
+    /// Body-budget bytes this request holds; given back after the handler returned, or at completion.
+    var reservedBytes = 0
     var queuedStatus: HTTPStatus?
     var answeredByFallback = false
     /// Set when the server itself ends the request without a response, to report why.

@@ -28,15 +28,49 @@ extension ServerCore {
         inFlightRequests.add(1, ordering: .relaxed)
         requestContext.pointee = Unmanaged.passRetained(state).toOpaque()
 
-        if let declared = contentLength(of: connection) {
-            guard declared <= UInt64(configuration.maxBodyBytes) else {
-                // Answering now, before any body byte is read, makes libmicrohttpd close after the response.
-                bodiesTooLarge.add(1, ordering: .relaxed)
-                return queue(Self.tooLarge(limit: configuration.maxBodyBytes), for: state, connection: connection)
+        let declared = contentLength(of: connection)
+        if let declared, declared > UInt64(configuration.maxBodyBytes) {
+            // Answering now, before any body byte is read, makes libmicrohttpd close after the response.
+            bodiesTooLarge.add(1, ordering: .relaxed)
+            return queue(Self.tooLarge(limit: configuration.maxBodyBytes), for: state, connection: connection)
+        }
+        if let admission = configuration.admission {
+            let headers = MHDValues.headers(of: connection)
+            state.headers = headers
+            switch admission(
+                HTTPRequestHead(method: state.method, path: state.path, headers: headers, contentLength: declared))
+            {
+            case .admit(let client):
+                state.client = client
+            case .reject(let response, let client):
+                // The body is never read: the connection closes after the answer, so no unread body is parsed as
+                // the next request.
+                state.client = client
+                admissionRejections.add(1, ordering: .relaxed)
+                return queue(response, for: state, connection: connection, closing: true)
             }
+        }
+        // A chunked body may grow to the limit; a request without either header has no body.
+        let hasChunkedBody =
+            declared == nil
+            && MHD_lookup_connection_value(connection, MHD_ValueKind.HEADER_KIND, "Transfer-Encoding") != nil
+        let reservation = declared.map { Int($0) } ?? (hasChunkedBody ? configuration.maxBodyBytes : 0)
+        guard bodyBudget.reserve(reservation, client: state.client) else {
+            bodyBudgetRejections.add(1, ordering: .relaxed)
+            return queue(configuration.bodyBudgetResponse, for: state, connection: connection, closing: true)
+        }
+        state.reservedBytes = reservation
+        if let declared {
             state.body = bodyBuffers.take(capacity: Int(declared))
         }
         return MHD_Result.YES
+    }
+
+    /// Gives back the request's share of the body budget; idempotent.
+    private func releaseBody(_ state: RequestState) {
+        guard state.reservedBytes > 0 else { return }
+        bodyBudget.release(state.reservedBytes, client: state.client)
+        state.reservedBytes = 0
     }
 
     /// Every later access-handler call: a piece of body, the end of the body, or the wake-up after a resume.
@@ -91,6 +125,7 @@ extension ServerCore {
         handle(body: body, state: state, connection: connection)
         // The request is gone; unless the handler kept its own copy, this is the only reference to the buffer.
         bodyBuffers.give(&body)
+        releaseBody(state)
         switch state.slot.takeAnswerOrSuspend() {
         case .answered(let response, let isFallback):
             state.answeredByFallback = isFallback
@@ -124,7 +159,7 @@ extension ServerCore {
             method: state.method,
             path: state.path,
             queryItems: MHDValues.queryItems(of: connection),
-            headers: MHDValues.headers(of: connection),
+            headers: state.headers ?? MHDValues.headers(of: connection),
             body: body,
             remoteAddress: state.connection.remoteAddress
         )
@@ -140,6 +175,7 @@ extension ServerCore {
             state.connection.responseDeadline.store(0, ordering: .relaxed)
             state.connection.suspendedSlot.withLock { $0 = nil }
         }
+        releaseBody(state)
         state.connection.receiveDeadline.store(now + requestDeadlineNanoseconds, ordering: .relaxed)
         inFlightRequests.subtract(1, ordering: .relaxed)
         completedRequests.add(1, ordering: .relaxed)
@@ -162,6 +198,7 @@ extension ServerCore {
                 method: state.method,
                 path: state.path,
                 route: state.slot.route.withLock { $0 },
+                client: state.client,
                 status: state.queuedStatus,
                 outcome: outcome,
                 duration: .nanoseconds(now - state.startNanoseconds)
@@ -169,13 +206,15 @@ extension ServerCore {
         )
     }
 
-    private func queue(_ response: HTTPResponse, for state: RequestState, connection: OpaquePointer) -> MHD_Result {
+    private func queue(
+        _ response: HTTPResponse, for state: RequestState, connection: OpaquePointer, closing: Bool = false
+    ) -> MHD_Result {
         state.stage = .answered
         state.queuedStatus = response.status
         return MHDResponse.queue(
             response,
             on: connection,
-            closingConnection: isDraining.load(ordering: .relaxed)
+            closingConnection: closing || isDraining.load(ordering: .relaxed)
         )
     }
 

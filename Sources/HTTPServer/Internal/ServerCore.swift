@@ -22,18 +22,24 @@ final class ServerCore: Sendable {
     let responseDeadlineExpirations = Atomic<Int>(0)
     let bodiesTooLarge = Atomic<Int>(0)
     let receiveDeadlineExpirations = Atomic<Int>(0)
+    let bodyBudgetRejections = Atomic<Int>(0)
+    let admissionRejections = Atomic<Int>(0)
 
     /// Open connections by identity; the reaper walks it, and holds its lock while shutting a socket down so
     /// libmicrohttpd cannot close (and the kernel reuse) that descriptor in between.
     let connections = Mutex<[ObjectIdentifier: ConnectionContext]>([:])
     /// Request-body buffers for reuse.
     let bodyBuffers = BodyBufferPool()
+    /// Request-body bytes held at once, in total and per admitted client.
+    let bodyBudget: BodyBudget
 
     init(configuration: HTTPServerConfiguration, handler: @escaping HTTPHandler) {
         self.configuration = configuration
         self.handler = handler
         self.requestDeadlineNanoseconds = MonotonicClock.nanoseconds(configuration.requestDeadline)
         self.responseDeadlineNanoseconds = MonotonicClock.nanoseconds(configuration.responseDeadline)
+        self.bodyBudget = BodyBudget(
+            maxTotal: configuration.maxBodyBytesInFlight, maxPerClient: configuration.maxBodyBytesInFlightPerClient)
     }
 
     var statistics: HTTPServerStatistics {
@@ -44,7 +50,10 @@ final class ServerCore: Sendable {
             completedRequests: completedRequests.load(ordering: .relaxed),
             responseDeadlineExpirations: responseDeadlineExpirations.load(ordering: .relaxed),
             bodiesTooLarge: bodiesTooLarge.load(ordering: .relaxed),
-            receiveDeadlineExpirations: receiveDeadlineExpirations.load(ordering: .relaxed)
+            receiveDeadlineExpirations: receiveDeadlineExpirations.load(ordering: .relaxed),
+            bodyBytesInFlight: bodyBudget.reserved,
+            bodyBudgetRejections: bodyBudgetRejections.load(ordering: .relaxed),
+            admissionRejections: admissionRejections.load(ordering: .relaxed)
         )
     }
 
