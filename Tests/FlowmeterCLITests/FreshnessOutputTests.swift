@@ -53,9 +53,40 @@ import Testing
             table.standardOutput.replacingOccurrences(of: "\n  ", with: " ").split(separator: "\n").last
                 .map(String.init))
         #expect(footer.hasPrefix("data complete up to "))
-        #expect(footer.contains(" UTC; 1 collector 3 min behind (collector-b), 1 current, 1 stopped, 1 gone (last "))
-        #expect(table.standardOutput.contains("1 gone (last heard "))
+        #expect(
+            footer.contains(
+                " UTC; 1 of 2 partitions of collector-b 3 min behind, 2 partitions of collector-a current, collector-c "
+                    + "stopped, collector-d gone (last heard "))
+        #expect(collectors[1]["partitionsBehind"] as? Int == 1)
         #expect(table.standardOutput.split(separator: "\n").allSatisfy { $0.count <= 80 })
+    }
+
+    @Test func theSinksPartitionsAreWhatTheFooterCounts() async throws {
+        let store = try SeededStore()
+        let now = Int64(Date().timeIntervalSince1970)
+        let rollups = try openRollupStore(url: store.path)
+        for (partition, ago) in [(0, 3), (1, 5), (2, 4)] {
+            try rollups.commit(
+                PartitionStep(
+                    topic: "flowmeter.batches.v1", partition: partition, partitions: 3, startOffset: nil,
+                    nextOffset: 10,
+                    series: [], versions: [], counted: [], forgetBefore: 0,
+                    completeUpTo: Timestamp(secondsSinceEpoch: now - Int64(ago))))
+        }
+        let table = await CLI.run(["top"] + store.window)
+        #expect(
+            table.standardOutput.replacingOccurrences(of: "\n  ", with: " ")
+                .contains(" UTC; 3 partitions of flowmeter.batches.v1 current"), "\(table.standardOutput)")
+        // One partition's sink stops: that partition falls behind.
+        try rollups.commit(
+            PartitionStep(
+                topic: "flowmeter.batches.v1", partition: 1, partitions: 3, startOffset: 10, nextOffset: 12,
+                series: [], versions: [], counted: [], forgetBefore: 0,
+                completeUpTo: Timestamp(secondsSinceEpoch: now - 600)))
+        let behind = await CLI.run(["top"] + store.window)
+        #expect(
+            behind.standardOutput.replacingOccurrences(of: "\n  ", with: " ")
+                .contains(" UTC; 1 of 3 partitions of flowmeter.batches.v1 10 min behind"), "\(behind.standardOutput)")
     }
 
     @Test func aWindowThatEndedBeforeTheLaggingPointIsCompleteAndUnwarned() async throws {
@@ -77,7 +108,9 @@ import Testing
         let payload = try CLI.fixture("page-safe.json")
         let result = await CLI.run(["check", payload, "--since", "1h", "--store", store.path])
         #expect(result.standardError.contains("warning: the window ends at"))
-        #expect(result.standardOutput.contains("1 collector 3 min behind (collector-b)"))
+        #expect(
+            result.standardOutput.replacingOccurrences(of: "\n  ", with: " ")
+                .contains("1 of 2 partitions of collector-b 3 min behind"))
     }
 
     @Test func theReportSaysHowFreshTheStoreIsInEveryFormat() async throws {
@@ -103,7 +136,9 @@ import Testing
     @Test func aStoreWithoutWatermarksSaysFreshnessIsUnknown() async throws {
         let store = try SeededStore()
         let result = await CLI.run(["top"] + store.window)
-        #expect(result.standardOutput.hasSuffix("freshness unknown: no collector watermark in the store\n"))
+        #expect(
+            result.standardOutput.hasSuffix(
+                "freshness unknown: no partition of the batches topic counted in the store yet\n"))
         let json = try CLI.json(await CLI.run(["top", "--format", "json"] + store.window))
         let freshness = try #require(json["freshness"] as? [String: Any])
         #expect(freshness["completeUpTo"] is NSNull)

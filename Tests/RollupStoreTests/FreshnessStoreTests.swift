@@ -63,9 +63,37 @@ import Testing
         #expect(assessed.collectors.map(\.name) == ["collector-a", "collector-b", "collector-c"])
         #expect(assessed.collectors.map(\.status) == [.current, .behind, .stopped])
         #expect(assessed.collectors[1].lagSeconds == 185)
+        #expect(assessed.collectors.map(\.partitionsBehind) == [0, 1, 2])
         #expect(assessed.completeUpTo?.secondsSinceEpoch == RollupFactory.base + 3_420)
         #expect(!assessed.isComplete(endingAt: now))
         // A window that ended before collector-b's point is complete.
         #expect(assessed.isComplete(endingAt: Timestamp(secondsSinceEpoch: RollupFactory.base + 3_400)))
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func theSinksStepsAreTheBatchesTopicsFreshness(kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind)
+        let topic = "flowmeter.batches.v1"
+        func step(_ partition: Int, from start: Int64?, to next: Int64, at second: Int64?) -> PartitionStep {
+            PartitionStep(
+                topic: topic, partition: partition, partitions: 3, startOffset: start, nextOffset: next,
+                completeUpTo: second.map { Timestamp(secondsSinceEpoch: RollupFactory.base + $0) })
+        }
+        // Partition 2 has been read but never caught up: no freshness yet.
+        try fixture.store.commit(step(0, from: nil, to: 40, at: 3_600))
+        try fixture.store.commit(step(1, from: nil, to: 12, at: 3_590))
+        try fixture.store.commit(step(2, from: nil, to: 7, at: nil))
+        let now = Timestamp(secondsSinceEpoch: RollupFactory.base + 3_605)
+        var assessed = FreshnessAssessment(try fixture.store.freshness(), now: now)
+        #expect(assessed.collectors.map(\.name) == [topic])
+        #expect(assessed.collectors[0].status == .behind)
+        #expect(assessed.collectors[0].partitionsReported == 2)
+        #expect(assessed.collectors[0].partitionsBehind == 1)
+        #expect(assessed.completeUpTo == nil)
+        try fixture.store.commit(step(2, from: 7, to: 9, at: 3_595))
+        assessed = FreshnessAssessment(try fixture.store.freshness(), now: now)
+        #expect(assessed.collectors[0].status == .current)
+        #expect(assessed.collectors[0].partitionsBehind == 0)
+        #expect(assessed.completeUpTo?.secondsSinceEpoch == RollupFactory.base + 3_590)
     }
 }

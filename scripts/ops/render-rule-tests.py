@@ -211,10 +211,6 @@ def healthy_collector(scale):
         outcome("dropped_too_old", "unknownType", counter(*[(30 * f, m) for f, m in scale])),
         series("flowmeter_kafka_up", JOB, gauge((1, TWO_HOURS + 1))),
         series("up", JOB, gauge((1, TWO_HOURS + 1))),
-        # A failed rollup send now and then is retried at the next flush: pending, briefly.
-        series("flowmeter_rollup_pending_messages", JOB, gauge(*[(3, 1), (0, 4)] * 24 + [(0, 1)])),
-        series("flowmeter_rollup_messages_total", {**JOB, "outcome": "delivered"}, counter(*[(12, TWO_HOURS)])),
-        series("flowmeter_rollup_aggregator_overflow_events_total", JOB, counter((0, TWO_HOURS))),
         series("flowmeter_sink_bad_messages_total", JOB, counter((0, TWO_HOURS))),
         series("flowmeter_spool_dropped_records_total", {**JOB, "reason": "torn"}, counter((0, TWO_HOURS))),
     ] + latency([(600 * f, m) for f, m in scale], [(0, m) for f, m in scale]) + spool(
@@ -238,10 +234,6 @@ incident_collector = [
     series("up", {**JOB, "instance": "collector-2:8080"}, gauge((1, 61), (0, 30), (1, 30))),
     series("flowmeter_kafka_delivery_errors_total", {**JOB, "error": "_MSG_TIMED_OUT"},
            counter((20, 30), (0, 30), missing=60)),
-    series("flowmeter_rollup_pending_messages", JOB, gauge((0, 61), (5, 30), (0, 30))),
-    # The collector's first drop: the labelled series appears with the value 5.
-    series("flowmeter_rollup_messages_total", {**JOB, "outcome": "dropped"}, "_x80 5x40"),
-    series("flowmeter_rollup_aggregator_overflow_events_total", JOB, counter((0, 80), (10, 40))),
     series("flowmeter_sink_bad_messages_total", JOB, counter((0, 80), (1, 1), (0, 39))),
     # A collector started at 80 m on a spool a crash had torn: the labelled series appears with the value 1.
     series("flowmeter_spool_dropped_records_total", {**JOB, "reason": "torn"}, "_x80 1x40"),
@@ -264,9 +256,6 @@ incident_expectations = [
     ("FlowmeterKafkaDeliveryLatencyHigh", [expected("FlowmeterKafkaDeliveryLatencyHigh", "warning", c1)]),
     ("FlowmeterKafkaDeliveryErrors", [expected("FlowmeterKafkaDeliveryErrors", "warning",
                                                {**JOB, "error": "_MSG_TIMED_OUT"})]),
-    ("FlowmeterRollupsPending", [expected("FlowmeterRollupsPending", "warning", c1)]),
-    ("FlowmeterRollupsDropped", [expected("FlowmeterRollupsDropped", "warning", {**JOB, "outcome": "dropped"})]),
-    ("FlowmeterRollupAggregatorOverflow", [expected("FlowmeterRollupAggregatorOverflow", "warning", c1)]),
     ("FlowmeterSinkBadMessages", [expected("FlowmeterSinkBadMessages", "warning", c1)]),
     ("FlowmeterSpoolFilling", [expected("FlowmeterSpoolFilling", "critical", c1),
                                expected("FlowmeterSpoolFilling", "warning", c1)]),
@@ -280,8 +269,8 @@ write(
     "collector.test.yml",
     """
 Collector-health alerts: quiet on steady traffic and on traffic growing 16-fold in an hour; firing during an
-incident from 60 m to 90 m (Kafka down, 503s, slow and failed deliveries, dropped events, rollups in trouble, the
-disk spool filling up).
+incident from 60 m to 90 m (Kafka down, 503s, slow and failed deliveries, dropped events, bad sink messages,
+the disk spool filling up).
 """,
     [
         {"name": "steady traffic", "interval": "1m", "input_series": healthy_collector(STEADY),

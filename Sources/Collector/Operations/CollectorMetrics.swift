@@ -34,10 +34,6 @@ public final class CollectorMetrics: Sendable {
     let delivered: Counter
     let deliveryErrors: CounterFamily
     let rebuilds: Counter
-    let rollupFlushes: Counter
-    let rollupMessages: CounterFamily
-    let rollupDeliveryErrors: Counter
-    let rollupOverflow: Counter
     let deployMarkers: CounterFamily
     let manifestUploads: CounterFamily
     let sinkApplied: Counter
@@ -152,22 +148,6 @@ public final class CollectorMetrics: Sendable {
         rebuilds = registry.counter(
             "flowmeter_kafka_producer_rebuilds_total",
             help: "Times a fatal librdkafka error made the producer replace its handle."
-        ).labels()
-        rollupFlushes = registry.counter(
-            "flowmeter_rollup_flushes_total", help: "Rollup flushes that had partial rollups to send."
-        ).labels()
-        rollupMessages = registry.counter(
-            "flowmeter_rollup_messages_total",
-            help: "Partial rollups by outcome: delivered to Kafka, stored directly, or dropped after the retry bound.",
-            labelNames: ["outcome"])
-        rollupDeliveryErrors = registry.counter(
-            "flowmeter_rollup_delivery_errors_total",
-            help: "Partial-rollup sends that failed (each is retried with the same id, within the bound)."
-        ).labels()
-        rollupOverflow = registry.counter(
-            "flowmeter_rollup_aggregator_overflow_events_total",
-            help:
-                "Events the rollup aggregator could not hold between flushes (every shard full), counted nowhere else."
         ).labels()
         deployMarkers = registry.counter(
             "flowmeter_deploy_markers_total", help: "POST /v1/deploys requests by outcome.", labelNames: ["outcome"])

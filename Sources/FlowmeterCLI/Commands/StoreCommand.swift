@@ -4,13 +4,13 @@ import Foundation
 import RollupStore
 import Rollups
 
-/// `flowmeter store prune|stats`: retention by hand, and what the store holds.
+/// `flowmeter store prune|stats|rebuild`: retention by hand, what the store holds, and a store built again from the log.
 enum StoreCommand {
     static var command: Command {
         Command(
             name: "store",
-            abstract: "Prune the store by its retention, or show its size and span.",
-            subcommands: [prune, stats]
+            abstract: "Prune the store by its retention, show its size and span, or rebuild it from the batches topic.",
+            subcommands: [prune, stats, rebuild]
         )
     }
 

@@ -3,15 +3,15 @@ import FlowmeterModels
 import Foundation
 import Rollups
 
-/// How fresh the store is, as every query prints it: a footer line (`data complete up to 12:04 UTC; 1 collector
-/// 3 min behind (collector-b), 2 current`), a `freshness` key in JSON, and for `check` and `ungated` a warning when
-/// the window they read is not complete.
+/// How fresh the store is, as every query prints it: a footer line (`data complete up to 12:04 UTC; 3 partitions of
+/// flowmeter.batches.v1 current`, or `1 of 3 partitions of flowmeter.batches.v1 3 min behind`), a `freshness` key
+/// in JSON, and for `check` and `ungated` a warning when the window they read is not complete.
 struct FreshnessNote: Sendable {
     /// The store's freshness judged now.
     let assessment: FreshnessAssessment
     /// The window the query read, if it read one.
     let window: QueryWindow?
-    /// Whether an incomplete window is worth a warning (`check`, `ungated`: a missing collector can turn a gate).
+    /// Whether an incomplete window is worth a warning (`check`, `ungated`: uncounted records can turn a gate).
     let warns: Bool
 
     /// Reads and judges the store's freshness at `now` for a query of `window`. Read it before the query's own
@@ -23,7 +23,8 @@ struct FreshnessNote: Sendable {
             assessment: FreshnessAssessment(try reader.freshness(), now: now), window: window, warns: warns)
     }
 
-    /// Whether the window holds everything the live collectors received for it (true when nothing is known).
+    /// Whether the window holds everything appended to the log for it, as far as the store has counted (true when
+    /// nothing is known).
     var isWindowComplete: Bool {
         window.map { assessment.isComplete(endingAt: $0.to) } ?? assessment.behind.isEmpty
     }
@@ -48,36 +49,30 @@ struct FreshnessNote: Sendable {
 
     private var freshnessLine: String {
         guard !assessment.isUnknown else {
-            return "freshness unknown: no collector watermark in the store"
+            return "freshness unknown: no partition of the batches topic counted in the store yet"
         }
+        func partitions(_ count: Int) -> String { count == 1 ? "1 partition" : "\(count) partitions" }
+        // Behind first (what a reader must know), then current, stopped and gone.
         var parts: [String] = []
-        let behind = assessment.behind
-        if !behind.isEmpty {
-            let noun = behind.count == 1 ? "collector" : "collectors"
-            let lags = behind.compactMap(\.lagSeconds)
-            var phrase = "\(behind.count) \(noun)"
-            if let worst = lags.max() {
-                phrase += (behind.count > 1 && lags.count > 1 ? " up to " : " ") + Self.duration(worst) + " behind"
-            } else {
-                phrase += " behind"
-            }
-            let unreported = behind.filter { $0.completeUpTo == nil }.count
-            if unreported > 0 { phrase += ", \(unreported) not yet on every partition" }
-            if behind.count <= 3 {
-                phrase += " (" + behind.map { Terminal.name($0.name) }.joined(separator: ", ") + ")"
-            }
+        for source in assessment.behind {
+            let name = Terminal.name(source.name)
+            var phrase =
+                source.partitionsBehind >= source.partitions
+                ? "all \(partitions(source.partitions)) of \(name)"
+                : "\(source.partitionsBehind) of \(partitions(source.partitions)) of \(name)"
+            phrase += source.lagSeconds.map { " " + Self.duration($0) + " behind" } ?? " behind"
+            let unreported = source.partitions - source.partitionsReported
+            if unreported > 0 { phrase += " (\(unreported) not counted yet)" }
             parts.append(phrase)
         }
-        let counts: [(FreshnessAssessment.Status, String)] = [(.current, "current"), (.stopped, "stopped")]
-        for (status, word) in counts {
-            let count = assessment.collectors.filter { $0.status == status }.count
-            guard count > 0 else { continue }
-            parts.append(
-                parts.isEmpty ? "\(count) \(count == 1 ? "collector" : "collectors") \(word)" : "\(count) \(word)")
+        for source in assessment.collectors where source.status == .current {
+            parts.append("\(partitions(source.partitions)) of \(Terminal.name(source.name)) current")
         }
-        let gone = assessment.collectors.filter { $0.status == .gone }
-        if let last = gone.map(\.lastHeard).max() {
-            parts.append("\(gone.count) gone (last heard \(time(last)) UTC)")
+        for source in assessment.collectors where source.status == .stopped {
+            parts.append("\(Terminal.name(source.name)) stopped")
+        }
+        for source in assessment.collectors where source.status == .gone {
+            parts.append("\(Terminal.name(source.name)) gone (last heard \(time(source.lastHeard)) UTC)")
         }
         let head =
             assessment.completeUpTo.map { "data complete up to \(time($0)) UTC" }
@@ -124,6 +119,7 @@ struct FreshnessNote: Sendable {
                 ("lastHeard", stamp(collector.lastHeard)),
                 ("partitions", .integer(Int64(collector.partitions))),
                 ("partitionsReported", .integer(Int64(collector.partitionsReported))),
+                ("partitionsBehind", .integer(Int64(collector.partitionsBehind))),
             ])
         }
         let retention = assessment.retention

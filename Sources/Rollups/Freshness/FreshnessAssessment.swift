@@ -1,14 +1,17 @@
 public import FlowmeterModels
 
-/// A store's freshness judged at one instant: which collectors the store is current with, which it lags behind,
-/// which stopped or are gone, and up to when its data is complete.
+/// A store's freshness judged at one instant: how far the store has counted each log it is built from (the
+/// partitions of the batches topic, one watermark per partition written by the sink with each step), which it is
+/// current with, which it lags behind, and up to when its data is complete.
 ///
-/// A collector is complete up to the oldest of its partitions' watermarks (unknown until every partition of the
-/// rollups topic has one). It is `stopped` when every partition holds its shutdown watermark, `gone` when its newest
-/// watermark is more than `goneAfter` older than the newest of any collector (it crashed, or was removed, and will
-/// not catch up), `behind` when it is complete up to more than `behindAfter` before now (or not yet on every
-/// partition), else `current`. The store is complete up to the oldest point of its current and behind collectors
-/// (the newest stop when every collector stopped): every event they had received by then is in it.
+/// Each source is named by its watermarks' ``CollectorWatermark/collector``: the topic for the sink's partitions
+/// (`flowmeter.batches.v1`), a collector's id for watermarks an older store still holds. A source is complete up to
+/// the oldest of its partitions' watermarks (unknown until every partition has one). It is `stopped` when every
+/// partition holds a shutdown watermark (only older collectors sent those), `gone` when its newest watermark is more
+/// than `goneAfter` older than the newest of any source (it will not catch up), `behind` when it is complete up to
+/// more than `behindAfter` before now (or not yet on every partition), else `current`. The store is complete up to
+/// the oldest point of its current and behind sources (the newest stop when every source stopped): every record
+/// appended to their partitions before then is counted in it.
 public struct FreshnessAssessment: Sendable, Hashable {
     /// Where a collector stands.
     public enum Status: String, Sendable, Hashable {
@@ -38,6 +41,8 @@ public struct FreshnessAssessment: Sendable, Hashable {
         public var partitions: Int
         /// How many of them hold a watermark of it.
         public var partitionsReported: Int
+        /// How many of them are behind: no watermark yet, or one more than `behindAfter` before now.
+        public var partitionsBehind: Int
     }
 
     /// The instant it was judged at.
@@ -74,6 +79,9 @@ public struct FreshnessAssessment: Sendable, Hashable {
             let reported = Set(current.map(\.partition)).count
             let complete = reported == partitions ? current.map(\.completeUpTo).min() : nil
             let lag = complete.map { max(0, now.secondsSinceEpoch - $0.secondsSinceEpoch) }
+            let lagging = Set(
+                current.filter { now.secondsSinceEpoch - $0.completeUpTo.secondsSinceEpoch > behindAfter }.map(
+                    \.partition))
             let status: Status
             if reported == partitions && current.allSatisfy(\.isStopped) {
                 status = .stopped
@@ -87,7 +95,8 @@ public struct FreshnessAssessment: Sendable, Hashable {
             collectors.append(
                 Collector(
                     name: name, status: status, completeUpTo: complete, lastHeard: latest.completeUpTo,
-                    lagSeconds: lag, partitions: partitions, partitionsReported: reported))
+                    lagSeconds: lag, partitions: partitions, partitionsReported: reported,
+                    partitionsBehind: partitions - reported + lagging.count))
         }
         self.collectors = collectors.sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
         let live = self.collectors.filter { $0.status == .current || $0.status == .behind }
