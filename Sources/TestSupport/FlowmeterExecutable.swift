@@ -36,16 +36,28 @@ public enum FlowmeterExecutable {
     ///
     /// Unless `arguments` name a `--spool`, the server gets one in a fresh temporary directory, removed with the
     /// returned process: the default (`./flowmeter-spool`) would be shared by every test, and a spool directory
-    /// takes one collector at a time.
+    /// takes one collector at a time. A `--salt VALUE` is passed as `--salt-file` in that directory instead, as an
+    /// operator would (a secret on the command line is visible in `ps`, and serve warns about it).
     public static func serve(_ arguments: [String], within: Duration = .seconds(30), attempts: Int = 1) async throws
         -> ServerProcess
     {
         var arguments = arguments
         var scratch: TemporaryDirectory?
+        func directory() throws -> TemporaryDirectory {
+            if let scratch { return scratch }
+            let made = try TemporaryDirectory(prefix: "flowmeter-spool")
+            scratch = made
+            return made
+        }
         if !arguments.contains("--spool") {
-            let directory = try TemporaryDirectory(prefix: "flowmeter-spool")
-            arguments += ["--spool", directory.file("spool")]
-            scratch = directory
+            arguments += ["--spool", try directory().file("spool")]
+        }
+        if let index = arguments.firstIndex(of: "--salt"), index + 1 < arguments.count {
+            let file = try directory().file("salt")
+            try Array(arguments[index + 1].utf8).withUnsafeBufferPointer { bytes in
+                try Data(buffer: bytes).write(to: URL(fileURLWithPath: file))
+            }
+            arguments.replaceSubrange(index...index + 1, with: ["--salt-file", file])
         }
         return try await ServerProcess.start(requiredPath(), within: within, attempts: attempts, keeping: scratch) {
             port in

@@ -26,7 +26,7 @@ import Testing
                 "simulate", "--target", "http://127.0.0.1:\(serve.port)", "--key", Self.ingestKey, "--admin-key",
                 Self.adminKey, "--seed", "7", "--duration", "15s", "--simulated-hours", "4", "--max-requests", "3000",
                 "--concurrency", "8", "--truth", truthPath, "--manifests", manifestsPath, "--quiet",
-            ], timeout: .seconds(50))
+            ], timeout: .seconds(180))
         #expect(simulated.status == 0, "simulate: \(simulated.errors)")
         let truth = try #require(
             try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: truthPath))) as? [String: Any])

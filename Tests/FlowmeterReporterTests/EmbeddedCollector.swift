@@ -49,13 +49,16 @@ final class EmbeddedCollector: Sendable {
     /// The collector's base URL.
     var endpoint: URL { URL(string: "http://127.0.0.1:\(server.port)")! }
 
-    /// The embedded cluster's bootstrap servers, from the first line serve logged.
+    /// The embedded cluster's bootstrap servers, from the first log line that names them (the warning about a
+    /// salt given on the command line comes before the log, as plain text).
     func bootstrapServers() throws -> [String] {
-        guard let first = server.child.errors.split(separator: "\n").first,
-            let logged = try JSONSerialization.jsonObject(with: Data(first.utf8)) as? [String: Any],
-            let servers = logged["bootstrap_servers"] as? String
-        else { throw ChildProcess.Failure("no bootstrap servers in serve's first log line") }
-        return servers.split(separator: ",").map(String.init)
+        for line in server.child.errors.split(separator: "\n") {
+            guard let logged = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                let servers = logged["bootstrap_servers"] as? String
+            else { continue }
+            return servers.split(separator: ",").map(String.init)
+        }
+        throw ChildProcess.Failure("no bootstrap servers in serve's log")
     }
 
     /// Reads the batches topic from the beginning, each record's events one by one, until `isDone` says so or `timeout` passed; then `settle` more, so
