@@ -2,6 +2,7 @@ import Collector
 import Detector
 import Foundation
 import RollupStore
+import Sink
 
 /// The options several commands share, declared and parsed in one place: the store, Kafka's bootstrap servers,
 /// the dead-letter file, and the detector's thresholds. No command reaches into another for these.
@@ -121,6 +122,41 @@ enum SharedOptions {
     static let dedupeHorizon = CommandOption.value(
         "dedupe-horizon", "DURATION",
         help: "How long a counted batch id is remembered, so a retried copy is not counted again.", default: "1h")
+
+    /// What a sink reads and how, for `sink` and `store rebuild` (after `--kafka` and `--store`): the topics, the
+    /// dedupe horizon, the poll size and the dead-letter file.
+    static let sinkReading: [CommandOption] = [
+        .value("batches-topic", "NAME", help: "Topic of batch records.", default: "flowmeter.batches.v1"),
+        dedupeHorizon,
+        .value(
+            "deploys-topic", "NAME", help: "Topic of deploy markers (\"none\" reads none).",
+            default: "flowmeter.deploys.v1"),
+        .value(
+            "manifests-topic", "NAME", help: "Topic of capability manifests (\"none\" reads none).",
+            default: "flowmeter.manifests.v1"),
+        .value(
+            "max-batch", "N", help: "Most messages per poll (one store transaction per partition).",
+            default: "5000"),
+        deadLetters,
+    ]
+
+    /// A sink's configuration from `--kafka` and the options of ``sinkReading``, or a usage error.
+    static func sinkConfiguration(_ arguments: ParsedArguments) throws(CommandUsageError) -> RollupSinkConfiguration {
+        var configuration = RollupSinkConfiguration(bootstrapServers: try brokers(arguments))
+        configuration.deadLetterPath = try arguments.required("dead-letters")
+        configuration.batchesTopic = try arguments.required("batches-topic")
+        configuration.dedupeHorizon = try dedupeHorizon(arguments)
+        let deploys = try arguments.required("deploys-topic")
+        configuration.deploysTopic = deploys == "none" ? nil : deploys
+        let manifests = try arguments.required("manifests-topic")
+        configuration.manifestsTopic = manifests == "none" ? nil : manifests
+        guard let batch = Int(try arguments.required("max-batch")), batch > 0 else {
+            throw CommandUsageError(
+                "invalid value for --max-batch: expected a positive integer", commandPath: arguments.commandPath)
+        }
+        configuration.maxBatch = batch
+        return configuration
+    }
 
     /// `--dedupe-horizon` as a duration (at least a minute), or a usage error.
     static func dedupeHorizon(_ arguments: ParsedArguments) throws(CommandUsageError) -> Duration {

@@ -27,19 +27,7 @@ enum SinkCommand {
                 .value("kafka", "HOST:PORT[,…]", help: "Bootstrap servers."),
                 SharedOptions.store,
                 .value("group", "NAME", help: "Consumer group.", default: "flowmeter-sink"),
-                .value("batches-topic", "NAME", help: "Topic of batch records.", default: "flowmeter.batches.v1"),
-                SharedOptions.dedupeHorizon,
-                .value(
-                    "deploys-topic", "NAME", help: "Topic of deploy markers (\"none\" reads none).",
-                    default: "flowmeter.deploys.v1"),
-                .value(
-                    "manifests-topic", "NAME", help: "Topic of capability manifests (\"none\" reads none).",
-                    default: "flowmeter.manifests.v1"),
-                .value(
-                    "max-batch", "N", help: "Most messages per poll (one store transaction per partition).",
-                    default: "5000"),
-                SharedOptions.deadLetters,
-            ] + SharedOptions.retention + [
+            ] + SharedOptions.sinkReading + SharedOptions.retention + [
                 .value("log-format", "FORMAT", help: "json | logfmt.", default: "json")
             ],
             run: { arguments in try await run(arguments) }
@@ -47,23 +35,10 @@ enum SinkCommand {
     }
 
     private static func run(_ arguments: ParsedArguments) async throws -> Int32 {
-        let path = arguments.commandPath
-        let servers = try SharedOptions.brokers(arguments)
         let format = try arguments.parsed("log-format", as: "json or logfmt") { Logger.Format(rawValue: $0) }
         let logger = Logger(threshold: .info, format: format ?? .json)
-        var configuration = RollupSinkConfiguration(bootstrapServers: servers)
-        configuration.deadLetterPath = try arguments.required("dead-letters")
+        var configuration = try SharedOptions.sinkConfiguration(arguments)
         configuration.groupID = try arguments.required("group")
-        configuration.batchesTopic = try arguments.required("batches-topic")
-        configuration.dedupeHorizon = try SharedOptions.dedupeHorizon(arguments)
-        let deploys = try arguments.required("deploys-topic")
-        configuration.deploysTopic = deploys == "none" ? nil : deploys
-        let manifests = try arguments.required("manifests-topic")
-        configuration.manifestsTopic = manifests == "none" ? nil : manifests
-        guard let batch = Int(try arguments.required("max-batch")), batch > 0 else {
-            throw CommandUsageError("invalid value for --max-batch: expected a positive integer", commandPath: path)
-        }
-        configuration.maxBatch = batch
         var runtimeConfiguration = SinkRuntimeConfiguration(
             sink: configuration, storeURL: try arguments.required("store"))
         runtimeConfiguration.retention = try SharedOptions.retentionPolicy(arguments)
@@ -72,9 +47,11 @@ enum SinkCommand {
         do {
             runtime = try makeSink(runtimeConfiguration, logger: logger)
         } catch let error as RollupStoreError where error.code == .invalidURL {
-            throw CommandUsageError("--store: \(error.message)", commandPath: path)
+            throw CommandUsageError("--store: \(error.message)", commandPath: arguments.commandPath)
         }
-        logger.info("sink started", ["kafka": servers.joined(separator: ","), "group": configuration.groupID])
+        logger.info(
+            "sink started",
+            ["kafka": configuration.bootstrapServers.joined(separator: ","), "group": configuration.groupID])
         try await runtime.group.run()
         let counters = runtime.sink.counters
         logger.info(

@@ -29,18 +29,7 @@ extension StoreCommand {
             options: [
                 .value("kafka", "HOST:PORT[,…]", help: "Bootstrap servers."),
                 SharedOptions.store,
-                .value("batches-topic", "NAME", help: "Topic of batch records.", default: "flowmeter.batches.v1"),
-                SharedOptions.dedupeHorizon,
-                .value(
-                    "deploys-topic", "NAME", help: "Topic of deploy markers (\"none\" reads none).",
-                    default: "flowmeter.deploys.v1"),
-                .value(
-                    "manifests-topic", "NAME", help: "Topic of capability manifests (\"none\" reads none).",
-                    default: "flowmeter.manifests.v1"),
-                .value(
-                    "max-batch", "N", help: "Most messages per poll (one store transaction per partition).",
-                    default: "5000"),
-                SharedOptions.deadLetters,
+            ] + SharedOptions.sinkReading + [
                 .flag("force", help: "Write into a store that is not empty (see above)."),
                 .flag("quiet", help: "No progress lines; only the totals at the end."),
             ],
@@ -49,20 +38,7 @@ extension StoreCommand {
     }
 
     private static func runRebuild(_ arguments: ParsedArguments) async throws -> Int32 {
-        let path = arguments.commandPath
-        let servers = try SharedOptions.brokers(arguments)
-        var configuration = RollupSinkConfiguration(bootstrapServers: servers)
-        configuration.deadLetterPath = try arguments.required("dead-letters")
-        configuration.batchesTopic = try arguments.required("batches-topic")
-        configuration.dedupeHorizon = try SharedOptions.dedupeHorizon(arguments)
-        let deploys = try arguments.required("deploys-topic")
-        configuration.deploysTopic = deploys == "none" ? nil : deploys
-        let manifests = try arguments.required("manifests-topic")
-        configuration.manifestsTopic = manifests == "none" ? nil : manifests
-        guard let batch = Int(try arguments.required("max-batch")), batch > 0 else {
-            throw CommandUsageError("invalid value for --max-batch: expected a positive integer", commandPath: path)
-        }
-        configuration.maxBatch = batch
+        let configuration = try SharedOptions.sinkConfiguration(arguments)
         let force = arguments.flag("force")
         let quiet = arguments.flag("quiet")
         let output = arguments.output
