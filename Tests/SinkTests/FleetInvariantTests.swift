@@ -24,8 +24,14 @@ import Testing
     static let types = ["hologram", "image_text_card", "story_ring", "title_block", "video_tile"]
     static let versions = ["5.1.0", "5.2.0", "5.3.0"]
 
+    /// How many times longer than `make test`'s bounded run each phase lasts: `FLOWMETER_FLEET_SCALE=10 swift test
+    /// --filter FleetInvariantTests` is the longer run docs/sink.md quotes (each phase ends on ten times as many
+    /// acknowledged batches).
+    static let scale = max(1, Int(ProcessInfo.processInfo.environment["FLOWMETER_FLEET_SCALE"] ?? "") ?? 1)
+
     @Test(arguments: SinkStoreKind.allCases)
     func storeTotalsEqualTheDistinctAcknowledgedBatches(_ kind: SinkStoreKind) async throws {
+        let scale = Self.scale
         let directory = try TemporaryDirectory(prefix: "flowmeter-fleet")
         defer { directory.remove() }
         let kafka = try KafkaFixture(partitions: 4)
@@ -79,25 +85,25 @@ import Testing
         let loadTask = Task { try await HTTPTestClient.onThread { load.run() } }
 
         // The faults, each once the load has got going past the previous one.
-        try await load.waitForAcknowledged(150)
+        try await load.waitForAcknowledged(150 * scale)
         collectors[2].child.signal(SIGKILL)
         _ = collectors[2].child.waitForExit(timeout: .seconds(5))
-        try await load.waitForAcknowledged(300)
+        try await load.waitForAcknowledged(300 * scale)
         sinks[0].signal(SIGKILL)
         _ = sinks[0].waitForExit(timeout: .seconds(5))
-        try await load.waitForAcknowledged(450)
+        try await load.waitForAcknowledged(450 * scale)
         try kafka.cluster.setBrokerDown(KafkaMockCluster.allBrokers)
         let outageStart = load.acknowledgedCount
-        try await load.waitForAcknowledged(outageStart + 100)
+        try await load.waitForAcknowledged(outageStart + 100 * scale)
         try kafka.cluster.setBrokerUp(KafkaMockCluster.allBrokers)
         // The killed collector comes back on its port with its spool, whose batches it acknowledged.
         let restarted = try ServerProcess(executable, port: ports[2], arguments: collectorArguments(2, port: ports[2]))
         collectors[2] = restarted
         #expect(await restarted.waitUntilReady(timeout: .seconds(20)), "\(restarted.child.errors.suffix(2000))")
         sinks.append(try startSink(2))
-        try await load.waitForAcknowledged(load.acknowledgedCount + 150)
+        try await load.waitForAcknowledged(load.acknowledgedCount + 150 * scale)
         #expect(await sinks[1].stop(timeout: .seconds(40)) == 0, "\(sinks[1].errors.suffix(2000))")
-        try await load.waitForAcknowledged(load.acknowledgedCount + 150)
+        try await load.waitForAcknowledged(load.acknowledgedCount + 150 * scale)
         load.stop()
         try await loadTask.value
         // A collector that stops keeps in its spool what Kafka has not taken yet, for its next start (K9): the test
@@ -116,7 +122,7 @@ import Testing
             "fleet (\(kind)): \(truth.batches) distinct batches acknowledged, \(load.copiesSent) copies sent, "
                 + "\(truth.events.values.reduce(0, +)) occurrences")
         #expect(load.copiesSent > truth.batches)
-        let totals = try await FleetTotals.waitUntil(store: store, matches: truth, timeout: .seconds(120))
+        let totals = try await FleetTotals.waitUntil(store: store, matches: truth, timeout: .seconds(120) * scale)
         if totals.batches != truth.batchesByVersion {
             // What a failure needs to be understood: where each partition stands, and what the sinks said.
             for partition in 0..<4 {
@@ -138,7 +144,8 @@ import Testing
         let replayStore = try openRollupStore(url: replayURL)
         let replay = try startSink(0, group: "fleet-replay", store: replayURL)
         sinks.append(replay)
-        let replayed = try await FleetTotals.waitUntil(store: replayStore, matches: truth, timeout: .seconds(120))
+        let replayed = try await FleetTotals.waitUntil(
+            store: replayStore, matches: truth, timeout: .seconds(120) * scale)
         #expect(replayed == totals)
         #expect(try FleetTotals.rows(of: replayStore) == FleetTotals.rows(of: store))
         #expect(await replay.stop(timeout: .seconds(40)) == 0)
@@ -167,7 +174,7 @@ final class FleetLoad: Sendable {
 
     func stop() { state.withLock { $0.isStopping = true } }
 
-    func waitForAcknowledged(_ count: Int, timeout: Duration = .seconds(120)) async throws {
+    func waitForAcknowledged(_ count: Int, timeout: Duration = .seconds(120) * FleetInvariantTests.scale) async throws {
         let deadline = ContinuousClock.now + timeout
         while acknowledgedCount < count && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(50))
