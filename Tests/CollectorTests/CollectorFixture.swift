@@ -28,8 +28,10 @@ final class CollectorFixture: Sendable {
         configuration.salt = Array("test-salt-0123456789abcdef".utf8)
         configuration.collectorID = "test-collector"
         configuration.kafka = kafka.map { .brokers($0.bootstrapServers) } ?? .none
-        configuration.responseDeadline = .seconds(2)
-        configuration.requestDeadline = .seconds(3)
+        // Deadlines well past what a delivery or a request takes on a loaded machine: a test about a deadline sets
+        // its own; the rest must not see a 503 because both cores are busy.
+        configuration.responseDeadline = .seconds(8)
+        configuration.requestDeadline = .seconds(15)
         configuration.shutdownFlushTimeout = .seconds(5)
         configure(&configuration)
         self.kafka = kafka
@@ -58,7 +60,7 @@ final class CollectorFixture: Sendable {
         let port = port
         let sendHeaders = headers
         return try await HTTPTestClient.onThread {
-            let client = try HTTPTestClient(port: port, readTimeout: .seconds(10))
+            let client = try HTTPTestClient(port: port, readTimeout: .seconds(30))
             defer { client.close() }
             return try client.request("POST", path, headers: sendHeaders, body: body)
         }
@@ -87,7 +89,7 @@ final class CollectorFixture: Sendable {
     func get(_ path: String, method: String = "GET") async throws -> HTTPTestResponse {
         let port = port
         return try await HTTPTestClient.onThread {
-            let client = try HTTPTestClient(port: port, readTimeout: .seconds(10))
+            let client = try HTTPTestClient(port: port, readTimeout: .seconds(30))
             defer { client.close() }
             return try client.request(method, path)
         }
