@@ -1,4 +1,5 @@
 public import FlowmeterModels
+public import FlowmeterWire
 import Synchronization
 
 /// The collector-side rollup builder: ingest threads record accepted batches, a flush loop drains the deltas as

@@ -1,4 +1,5 @@
 import FlowmeterModels
+import FlowmeterWire
 import HTTPServer
 import Kafka
 public import Metrics

@@ -6,9 +6,11 @@ enum DiskOperation: Sendable {
     case append(BatchFileName, [UInt8], occurrences: Int)
     /// Close the open file and rename it to its sealed name.
     case seal(BatchFileName)
-    /// Append client report lines to a sealed batch about to be sent for the first time.
-    case attachReport(BatchFileName, [UInt8])
-    /// Write a sealed batch file whole (the halves of a split).
+    /// Append the lines that mark a sealed batch attempted (its client report, if any, then `A`), before its first
+    /// attempt.
+    case markAttempted(BatchFileName, [UInt8])
+    /// Write a sealed batch file whole, replacing any file of that name in one rename (the halves of a split, a
+    /// batch rewritten without its damaged lines).
     case write(BatchFileName, [UInt8])
     /// Delete a sealed batch file.
     case delete(BatchFileName)
