@@ -167,7 +167,10 @@ final class ReporterEngine: Sendable {
             let operations = state.withLock { $0.takeOperations() }
             if operations.isEmpty { return }
             var lost = 0
-            for operation in operations { lost += store.perform(operation) }
+            for operation in operations {
+                lost += store.perform(operation)
+                configuration.afterDiskOperation?(operation.summary)
+            }
             if lost > 0 { handle(state.withLock { $0.writeFailed(occurrences: lost) }) }
         }
     }
@@ -208,7 +211,7 @@ final class ReporterEngine: Sendable {
     private func upload(_ queued: ReporterState.QueuedBatch) async {
         let name = queued.name
         let bytes = await onWriter { store in store.read(name) }
-        guard let stored = bytes.flatMap(BatchFileFormat.parse) else {
+        guard let read = bytes.flatMap(BatchFileFormat.parse) else {
             // Gone (the directory was emptied under the SDK) or without a header that reads back: nothing to send.
             let reason: DiscardReason = bytes == nil ? .sendError : .corrupt
             let now = ReporterTime(clock)
@@ -217,7 +220,8 @@ final class ReporterEngine: Sendable {
             return
         }
         // Damaged lines are left out of what is sent and counted once: the file is rewritten without them.
-        handle(state.withLock { $0.readBack(name, batch: stored) })
+        let (stored, effects) = state.withLock { $0.readBack(name, batch: read) }
+        handle(effects)
         var body = UploadBody.make(id: name.id, sentAt: Timestamp(clock.now()), batch: stored)
         var headers: [(name: String, value: String)] = [
             ("Authorization", "Bearer \(configuration.ingestKey)"), ("Content-Type", "application/json"),

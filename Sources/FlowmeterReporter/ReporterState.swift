@@ -91,6 +91,8 @@ struct ReporterState {
     private var nextPacedUpload: TimeInterval
     private var failures = 0
     private(set) var inFlight: BatchFileName?
+    /// Whether the attempt in flight is its batch's first: until it is sent, its body may still take counts.
+    private var isFirstAttemptInFlight = false
     /// The uptime the next attempt may start at (`Retry-After`, backoff or the upload conditions), nil when now.
     var retryUptime: TimeInterval? { notBefore }
 
@@ -321,6 +323,7 @@ struct ReporterState {
         if flushes.isEmpty { due = max(due, nextPacedUpload) }
         if now.uptime >= due {
             inFlight = first.name
+            isFirstAttemptInFlight = !first.isAttempted
             if !first.isAttempted {
                 // The counts not yet reported ride on a batch's first attempt only, written into its file with the
                 // mark that it was attempted, so every retry carries the same body under the same id and the
@@ -350,19 +353,29 @@ struct ReporterState {
         return finish(Effects())
     }
 
-    /// Takes in what reading batch `name` back found: lines damaged on disk are counted as `corrupt` and the file is
-    /// rewritten without them (in one rename), so they are counted once and every attempt sends the same body.
-    mutating func readBack(_ name: BatchFileName, batch: StoredBatch) -> Effects {
-        guard batch.corrupt > 0 else { return Effects() }
-        discard(batch.corrupt, .corrupt)
-        if let index = queued.firstIndex(where: { $0.name == name }) {
+    /// Takes in what reading batch `name` back for its attempt found, and returns what to send: lines damaged on
+    /// disk are left out and counted as `corrupt`, in the batch's own report on its first attempt (it has not been
+    /// sent yet) and in the counts not yet reported otherwise, and the file is rewritten without them in one rename,
+    /// so they are counted once and every later attempt sends the same body.
+    mutating func readBack(_ name: BatchFileName, batch: StoredBatch) -> (StoredBatch, Effects) {
+        guard batch.corrupt > 0 else { return (batch, Effects()) }
+        var batch = batch
+        let index = queued.firstIndex { $0.name == name }
+        if let index, inFlight == name && isFirstAttemptInFlight {
+            batch.report.add(batch.corrupt, for: .corrupt)
+            queued[index].carried.add(batch.corrupt, for: .corrupt)
+        } else {
+            discard(batch.corrupt, .corrupt)
+        }
+        batch.corrupt = 0
+        if let index {
             let bytes = BatchFileFormat.file(of: batch)
             enqueue(.write(name, bytes))
             queued[index].bytes = bytes.count
             queued[index].events = batch.events.count
             queued[index].occurrences = batch.occurrences
         }
-        return finish(Effects())
+        return (batch, finish(Effects()))
     }
 
     /// Applies the answer to the attempt on `name`; `batch` is what was read from its file (nil: unreadable).
@@ -372,6 +385,7 @@ struct ReporterState {
     ) -> Effects {
         var effects = Effects()
         inFlight = nil
+        isFirstAttemptInFlight = false
         // clearAll() may have removed it meanwhile.
         guard let index = queued.firstIndex(where: { $0.name == name }) else { return finish(effects) }
         let entry = queued[index]
@@ -441,13 +455,15 @@ struct ReporterState {
             flushes[id] = FlushWaiter(target: nil, dropMark: 0, outcome: .closed)
             return (id, effects)
         }
-        // The counts not yet reported need a first attempt to ride on: with none ahead, a batch of their own.
-        if open == nil && !discards.isEmpty && !queued.contains(where: { !$0.isAttempted }) {
-            openIfNeeded(now: now, effects: &effects)
-        }
+        // Taken first, so that a batch the limits drop as this flush seals counts against it.
+        let dropMark = dropBase + droppedSequences.count
         seal(now: now, effects: &effects)
-        flushes[id] = FlushWaiter(
-            target: isRecovered ? nextSequence - 1 : nil, dropMark: dropBase + droppedSequences.count)
+        // The counts not yet reported need a first attempt to ride on: with none queued, a batch of their own.
+        if !discards.isEmpty && !queued.contains(where: { !$0.isAttempted }) {
+            openIfNeeded(now: now, effects: &effects)
+            seal(now: now, effects: &effects)
+        }
+        flushes[id] = FlushWaiter(target: isRecovered ? nextSequence - 1 : nil, dropMark: dropMark)
         effects.wakeLoop = true
         return (id, finish(effects))
     }

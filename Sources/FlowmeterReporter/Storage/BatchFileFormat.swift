@@ -114,6 +114,13 @@ enum BatchFileFormat {
     /// Reads a batch file; nil when it has no complete header line that reads back (nothing can be sent without
     /// the client).
     static func parse(_ bytes: [UInt8]) -> StoredBatch? {
+        let (hasClient, batch) = parseLines(bytes)
+        return hasClient ? batch : nil
+    }
+
+    /// Reads a batch file, also without a header that reads back (its `client` is then empty), so that what such a
+    /// file held is still counted when it is dropped.
+    static func parseLines(_ bytes: [UInt8]) -> (hasClient: Bool, batch: StoredBatch) {
         var client: [UInt8]?
         // Every E line keeps its place, read back or not, so that C lines find their event by position.
         var events: [StoredBatch.Event?] = []
@@ -170,11 +177,11 @@ enum BatchFileFormat {
                 damaged(nil)
             }
         }
-        guard let client else { return nil }
         // A file an older SDK wrote has no A line: it wrote the report at the first attempt.
-        return StoredBatch(
-            client: client, events: events.compactMap { $0 }, decodes: decodes, report: report,
+        let batch = StoredBatch(
+            client: client ?? [], events: events.compactMap { $0 }, decodes: decodes, report: report,
             isAttempted: isAttempted || !report.isEmpty, corrupt: corrupt)
+        return (client != nil, batch)
     }
 
     static func parseInt(_ digits: ArraySlice<UInt8>) -> Int? {

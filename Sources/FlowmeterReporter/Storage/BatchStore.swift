@@ -170,12 +170,11 @@ final class BatchStore: @unchecked Sendable {
         var batches: [RecoveredBatch] = []
         for name in names.sorted() {
             guard let bytes = read(name) else { continue }
-            let batch = BatchFileFormat.parse(bytes)
+            let batch = BatchFileFormat.parseLines(bytes).batch
             batches.append(
                 RecoveredBatch(
-                    name: name, bytes: bytes.count, events: batch?.events.count ?? 0,
-                    occurrences: batch?.occurrences ?? 0, report: batch?.report ?? DiscardCounts(),
-                    isAttempted: batch?.isAttempted ?? false))
+                    name: name, bytes: bytes.count, events: batch.events.count, occurrences: batch.occurrences,
+                    report: batch.report, isAttempted: batch.isAttempted))
         }
         var discards = DiscardCounts()
         if let data = FileManager.default.contents(atPath: path(Self.discardsFile)),

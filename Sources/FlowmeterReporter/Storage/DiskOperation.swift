@@ -18,4 +18,18 @@ enum DiskOperation: Sendable {
     case saveDiscards(DiscardCounts)
     /// Delete every batch file and the counts (``FlowmeterReporter/clearAll()``).
     case removeAll
+
+    /// What it does to which file, such as `write 0001733400000000-<id>-a.batch`.
+    var summary: String {
+        switch self {
+        case .create(let name, _): return "create " + name.openName
+        case .append(let name, _, _): return "append " + name.openName
+        case .seal(let name): return "seal " + name.sealedName
+        case .markAttempted(let name, _): return "markAttempted " + name.sealedName
+        case .write(let name, _): return "write " + name.sealedName
+        case .delete(let name): return "delete " + name.sealedName
+        case .saveDiscards: return "saveDiscards"
+        case .removeAll: return "removeAll"
+        }
+    }
 }
