@@ -117,6 +117,11 @@ let package = Package(
         .executableTarget(
             name: "flowmeter-manifest-example", dependencies: ["FlowmeterModels"], path: "Examples/ManifestGenerator",
             swiftSettings: strictSettings),
+        // How an app embeds the SDK (docs/reporter.md): the Flow-UI adapter, a SwiftUI app under #if canImport(UIKit) for
+        // Apple toolchains, and a command-line entry point where SwiftUI is missing: `swift run flowmeter-app-example`.
+        .executableTarget(
+            name: "flowmeter-app-example", dependencies: ["FlowmeterReporter", "FlowmeterModels"],
+            path: "Examples/FlowUIExample", swiftSettings: strictSettings),
         // RUNNING_ON_VALGRIND for `flowmeter-bench instructions`; always 0 without the Valgrind headers.
         .target(name: "CCallgrind"),
         .executableTarget(
