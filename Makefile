@@ -53,6 +53,8 @@ release: deps
 TEST_PARALLELISM ?= 4
 
 test: deps-test
+	@# What an app compiles, held to what builds on iOS 15 and macOS 12 (docs/reporter.md, "What Linux proves").
+	scripts/portability-gate.py
 	$(SWIFT_BUILD) --build-tests $(SWIFT_BUILD_FLAGS)
 	@$(CLEAN_BUILD_TMP)
 	@# swift test's driver queries leave TemporaryDirectory.* folders in TMPDIR, which the tests themselves must keep
@@ -64,7 +66,7 @@ test: deps-test
 		-exec rm -rf {} +; \
 	rm -f "$$marker"; exit $$status
 	scripts/fuzz.sh corpus
-	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
+	$(SWIFT) format lint --strict --recursive Sources Tests Examples Package.swift
 
 # The whole suite SOAK_RUNS times, optionally with every core kept busy by a CPU hog (SOAK_BUSY=1); prints each test
 # that failed in any run with its failure. A test that fails once in a soak is a bug (docs/testing.md).
@@ -121,7 +123,7 @@ bench-instructions: release deps-bench
 	BASE=$(BASE) scripts/bench-instructions.py $(BENCH_ARGS)
 
 lint:
-	$(SWIFT) format lint --strict --recursive Sources Tests Package.swift
+	$(SWIFT) format lint --strict --recursive Sources Tests Examples Package.swift
 
 clean:
 	rm -rf .build .build-fuzz

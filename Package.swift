@@ -34,19 +34,26 @@ let package = Package(
         // libFuzzer's driver entry, declared only: the toolchain links libFuzzer into fuzz builds (docs/fuzzing.md).
         .systemLibrary(name: "CLibFuzzer"),
 
-        // The shared models: Foundation only, importable by an iOS app.
+        // The shared models: the contract's types, lossy Codable decoding and the manifest builder; Foundation only,
+        // no platform module: what an app compiles (scripts/portability-gate.py holds it to that).
         .target(name: "FlowmeterModels", swiftSettings: strictSettings),
+        // The server's fast path over the contract: the one-pass batch decoder, the string interner, the Kafka record
+        // writers, series keys, synthetic batches, the monotonic clock. Never part of an app.
+        .target(name: "FlowmeterWire", dependencies: ["FlowmeterModels"], swiftSettings: strictSettings),
 
         // Wrappers around the C libraries.
         .target(
-            name: "Kafka", dependencies: ["CRdKafka", "CDeflate", "FlowmeterModels", "Lifecycle", "Logging"],
+            name: "Kafka",
+            dependencies: ["CRdKafka", "CDeflate", "FlowmeterModels", "FlowmeterWire", "Lifecycle", "Logging"],
             swiftSettings: strictSettings),
-        .target(name: "HTTPServer", dependencies: ["CMicroHTTPD", "FlowmeterModels"], swiftSettings: strictSettings),
+        .target(
+            name: "HTTPServer", dependencies: ["CMicroHTTPD", "FlowmeterModels", "FlowmeterWire"],
+            swiftSettings: strictSettings),
         .target(name: "Gzip", dependencies: ["CZlib", "CDeflate", "FlowmeterModels"], swiftSettings: strictSettings),
         .target(name: "Hashing", dependencies: ["CCrypto", "FlowmeterModels"], swiftSettings: strictSettings),
 
         // The program's structured logger (JSON or logfmt), used by every service.
-        .target(name: "Logging", dependencies: ["FlowmeterModels"], swiftSettings: strictSettings),
+        .target(name: "Logging", dependencies: ["FlowmeterModels", "FlowmeterWire"], swiftSettings: strictSettings),
         // Services and the group that starts them in order and stops them in reverse; blocking calls on threads.
         .target(name: "Lifecycle", dependencies: ["Logging"], swiftSettings: strictSettings),
 
@@ -54,7 +61,9 @@ let package = Package(
         .target(name: "Metrics", swiftSettings: strictSettings),
 
         // Rollups: mergeable minute aggregates, HyperLogLog, the rollups-topic codec, deploy markers.
-        .target(name: "Rollups", dependencies: ["FlowmeterModels", "Metrics"], swiftSettings: strictSettings),
+        .target(
+            name: "Rollups", dependencies: ["FlowmeterModels", "FlowmeterWire", "Metrics"],
+            swiftSettings: strictSettings),
         // The rollup store: one protocol, SQLite and PostgreSQL.
         .target(name: "RollupStore", dependencies: ["Rollups", "CSQLite", "CLibPQ"], swiftSettings: strictSettings),
         // Fills a store in bulk and times the detector's queries: for flowmeter-bench and its test, not shipped.
@@ -64,7 +73,9 @@ let package = Package(
         // The ingest benchmark's /proc readings, medians, pairing and verdicts: for flowmeter-bench and its test.
         .target(name: "IngestBenchmarks", swiftSettings: strictSettings),
         // Spikes, ungated types, typos, new types, deploy attribution, alerts.
-        .target(name: "Detector", dependencies: ["Rollups", "FlowmeterModels"], swiftSettings: strictSettings),
+        .target(
+            name: "Detector", dependencies: ["Rollups", "FlowmeterModels", "FlowmeterWire"],
+            swiftSettings: strictSettings),
         // Weeks of seeded synthetic traffic with planted incidents, and the detector's score on them: for
         // flowmeter-bench detector and DetectorTests, not shipped.
         .target(
@@ -79,8 +90,8 @@ let package = Package(
         .target(
             name: "Collector",
             dependencies: [
-                "FlowmeterModels", "Kafka", "HTTPServer", "Gzip", "Hashing", "Metrics", "Rollups", "Logging",
-                "Lifecycle",
+                "FlowmeterModels", "FlowmeterWire", "Kafka", "HTTPServer", "Gzip", "Hashing", "Metrics", "Rollups",
+                "Logging", "Lifecycle",
             ],
             swiftSettings: strictSettings
         ),
@@ -112,14 +123,19 @@ let package = Package(
         .executableTarget(
             name: "flowmeter-manifest-example", dependencies: ["FlowmeterModels"], path: "Examples/ManifestGenerator",
             swiftSettings: strictSettings),
+        // How an app embeds the SDK (docs/reporter.md): the Flow-UI adapter, a SwiftUI app under #if canImport(UIKit) for
+        // Apple toolchains, and a command-line entry point where SwiftUI is missing: `swift run flowmeter-app-example`.
+        .executableTarget(
+            name: "flowmeter-app-example", dependencies: ["FlowmeterReporter", "FlowmeterModels"],
+            path: "Examples/FlowUIExample", swiftSettings: strictSettings),
         // RUNNING_ON_VALGRIND for `flowmeter-bench instructions`; always 0 without the Valgrind headers.
         .target(name: "CCallgrind"),
         .executableTarget(
             name: "flowmeter-bench",
             dependencies: [
-                "FlowmeterModels", "FlowmeterReporter", "Kafka", "Gzip", "RollupStore", "RollupStoreBenchmarks",
-                "IngestBenchmarks", "TestSupport", "CCallgrind", "Collector", "FlowmeterRuntime", "Logging",
-                "ProcessAllocator", "Detector", "DetectorBenchmarks",
+                "FlowmeterModels", "FlowmeterReporter", "FlowmeterWire", "Kafka", "Gzip", "RollupStore",
+                "RollupStoreBenchmarks", "IngestBenchmarks", "TestSupport", "CCallgrind", "Collector",
+                "FlowmeterRuntime", "Logging", "ProcessAllocator", "Detector", "DetectorBenchmarks",
             ],
             swiftSettings: strictSettings
         ),
@@ -129,8 +145,8 @@ let package = Package(
         .target(
             name: "FuzzTargets",
             dependencies: [
-                "CLibFuzzer", "FlowmeterModels", "Gzip", "Rollups", "RollupStore", "Collector", "HTTPServer",
-                "Logging", "FlowmeterCLI",
+                "CLibFuzzer", "FlowmeterModels", "FlowmeterWire", "Gzip", "Rollups", "RollupStore", "Collector",
+                "HTTPServer", "Logging", "FlowmeterCLI",
             ],
             swiftSettings: strictSettings
         ),
@@ -150,12 +166,13 @@ let package = Package(
 
         .testTarget(
             name: "FlowmeterModelsTests",
-            dependencies: ["FlowmeterModels", "TestSupport"],
+            dependencies: ["FlowmeterModels", "FlowmeterWire", "TestSupport"],
             resources: [.copy("Fixtures")],
             swiftSettings: strictSettings
         ),
         .testTarget(
-            name: "KafkaTests", dependencies: ["Kafka", "CRdKafka", "TestSupport"], swiftSettings: strictSettings),
+            name: "KafkaTests", dependencies: ["Kafka", "CRdKafka", "TestSupport", "FlowmeterWire"],
+            swiftSettings: strictSettings),
         .testTarget(
             name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(name: "GzipTests", dependencies: ["Gzip"], swiftSettings: strictSettings),
@@ -166,11 +183,13 @@ let package = Package(
         .testTarget(
             name: "FlowmeterReporterTests",
             dependencies: [
-                "FlowmeterReporter", "FlowmeterModels", "HTTPServer", "Gzip", "Kafka", "RollupStore", "Rollups",
-                "TestSupport",
+                "FlowmeterReporter", "FlowmeterModels", "FlowmeterWire", "HTTPServer", "Gzip", "Kafka", "RollupStore",
+                "Rollups", "TestSupport",
             ],
             swiftSettings: strictSettings),
-        .testTarget(name: "RollupsTests", dependencies: ["Rollups", "TestSupport"], swiftSettings: strictSettings),
+        .testTarget(
+            name: "RollupsTests", dependencies: ["Rollups", "TestSupport", "FlowmeterWire"],
+            swiftSettings: strictSettings),
         .testTarget(
             name: "RollupStoreTests", dependencies: ["RollupStore", "RollupStoreBenchmarks", "TestSupport"],
             swiftSettings: strictSettings),
@@ -191,7 +210,7 @@ let package = Package(
         .testTarget(name: "FuzzTargetsTests", dependencies: ["FuzzTargets"], swiftSettings: strictSettings),
         .testTarget(
             name: "CollectorTests",
-            dependencies: ["Collector", "Logging", "TestSupport"],
+            dependencies: ["Collector", "Logging", "TestSupport", "FlowmeterWire"],
             swiftSettings: strictSettings
         ),
     ]

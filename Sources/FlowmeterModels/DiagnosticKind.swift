@@ -15,7 +15,7 @@ public struct DiagnosticKind: RawRepresentable, Hashable, Sendable, Codable, Cus
     }
 
     @usableFromInline
-    init(unchecked rawValue: String) {
+    package init(unchecked rawValue: String) {
         self.rawValue = rawValue
     }
 

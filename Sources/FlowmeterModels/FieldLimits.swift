@@ -30,7 +30,7 @@ public enum FieldLimits {
     ///
     /// Inline, since it runs per decoded string and nearly every one has fewer bytes than the limit has scalars.
     @inline(__always)
-    static func truncatedLength(_ bytes: UnsafeRawBufferPointer, limit: Int) -> Int {
+    package static func truncatedLength(_ bytes: UnsafeRawBufferPointer, limit: Int) -> Int {
         guard bytes.count > limit else { return bytes.count }
         return scalarPrefixLength(bytes, limit: limit)
     }

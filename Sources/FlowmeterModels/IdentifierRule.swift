@@ -35,7 +35,7 @@ public enum IdentifierRule {
 
     /// The first way the UTF-8 bytes `bytes` (valid UTF-8) break the rule, or nil.
     @usableFromInline
-    static func violation(inUTF8 bytes: UnsafeRawBufferPointer) -> Violation? {
+    package static func violation(inUTF8 bytes: UnsafeRawBufferPointer) -> Violation? {
         var hasVisibleASCII = false
         var index = 0
         let count = bytes.count

@@ -103,7 +103,7 @@ public struct Timestamp: Hashable, Comparable, Sendable, Codable, CustomStringCo
     // MARK: - Parsing
 
     /// Parses RFC 3339 from UTF-8 bytes; the shared core of both decode paths.
-    static func parse(_ bytes: UnsafeRawBufferPointer) -> Timestamp? {
+    package static func parse(_ bytes: UnsafeRawBufferPointer) -> Timestamp? {
         guard bytes.count >= 20, let minute = parseMinute(bytes) else { return nil }
         return parse(bytes, minute: minute)
     }
@@ -111,7 +111,7 @@ public struct Timestamp: Hashable, Comparable, Sendable, Codable, CustomStringCo
     /// As ``parse(_:)``, reusing the date of the previous call when `bytes` start with the same 10 bytes
     /// (`YYYY-MM-DD`): the events of a batch nearly always share their date, while their minutes vary as much as the
     /// batch spans (a batch of events queued over ten minutes has ten), so only the hour and minute are read anew.
-    static func parse(_ bytes: UnsafeRawBufferPointer, cache: inout DatePrefixCache) -> Timestamp? {
+    package static func parse(_ bytes: UnsafeRawBufferPointer, cache: inout DatePrefixCache) -> Timestamp? {
         guard bytes.count >= 20, let base = bytes.baseAddress else { return nil }
         let head = base.loadUnaligned(as: UInt64.self)  // YYYY-MM-
         let middle = base.loadUnaligned(fromByteOffset: 8, as: UInt64.self)  // DDTHH:MM
@@ -133,11 +133,20 @@ public struct Timestamp: Hashable, Comparable, Sendable, Codable, CustomStringCo
     /// The first 10 bytes (`YYYY-MM-DD`) of the last timestamp parsed through it, as the first word and the next
     /// two bytes, and the seconds since the epoch of that date's UTC midnight; only ever filled from a date that
     /// parsed.
-    struct DatePrefixCache {
+    package struct DatePrefixCache {
         var isFilled = false
         var head: UInt64 = 0
         var day: UInt16 = 0
         var midnight: Int64 = 0
+
+        package init() {}
+
+        init(isFilled: Bool, head: UInt64, day: UInt16, midnight: Int64) {
+            self.isFilled = isFilled
+            self.head = head
+            self.day = day
+            self.midnight = midnight
+        }
     }
 
     /// `YYYY-MM-DDTHH:MM:` of at least 20 bytes as seconds since the epoch, checked (month, day of the month, hour
@@ -269,7 +278,7 @@ public struct Timestamp: Hashable, Comparable, Sendable, Codable, CustomStringCo
         return era * 146_097 + dayOfEra - 719_468
     }
 
-    static func civil(fromDays days: Int64) -> (year: Int, month: Int, day: Int) {
+    package static func civil(fromDays days: Int64) -> (year: Int, month: Int, day: Int) {
         let z = days + 719_468
         let era = floorDiv(z, 146_097)
         let dayOfEra = z - era * 146_097
@@ -282,7 +291,7 @@ public struct Timestamp: Hashable, Comparable, Sendable, Codable, CustomStringCo
         return (Int(year), Int(month), Int(day))
     }
 
-    static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 {
+    package static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 {
         a >= 0 ? a / b : (a - b + 1) / b
     }
 

@@ -13,8 +13,8 @@ public struct BatchPolicy: Sendable, Hashable {
     /// At most this many distinct pre-aggregation keys per batch; a new key past it is cut (`cap_exceeded`). With
     /// the default `maxEvents` (500) a batch is sealed first, so this binds only where `maxEvents` is raised.
     public var maxDistinctKeys = 1_000
-    /// At most this many `record` calls between two `recordDecodes` calls (one page decode); the rest are cut
-    /// (`cap_exceeded`).
+    /// At most this many new events (distinct entries) between two `recordDecodes` calls (one page decode); further
+    /// new ones are cut (`cap_exceeded`), while an event identical to one in the batch still merges into its count.
     public var maxEventsPerDecode = 100
 
     /// Creates the default policy.

@@ -13,4 +13,6 @@ public enum DiscardReason: String, CaseIterable, Hashable, Sendable, Codable {
     case rateLimited = "rate_limited"
     /// A pre-aggregation cap cut the event: distinct keys per batch, or events per page decode.
     case capExceeded = "cap_exceeded"
+    /// A stored line the SDK could not read back (damaged on disk): dropped, and the rest of its batch sent.
+    case corrupt
 }

@@ -16,7 +16,8 @@ public import Foundation
 ///
 /// Thread-safe: call it from any thread or task. `record` and `recordDecodes` never block on the network; what
 /// they record is on disk within a second (normally within milliseconds). A reporter started on a directory
-/// where an earlier process was killed sends what that process left. Use one reporter per directory at a time.
+/// where an earlier process was killed sends what that process left. One reporter per directory at a time: it holds
+/// a lock on the directory until ``close()`` or its release.
 public final class FlowmeterReporter: Sendable {
     /// This SDK's version, sent as `client.sdkVersion` when the configuration leaves it nil.
     public static let sdkVersion = flowmeterVersion
@@ -26,7 +27,9 @@ public final class FlowmeterReporter: Sendable {
         private let lifecycle: AppLifecycleObserver?
     #endif
 
-    /// Creates a reporter and starts its upload loop; throws when `configuration.directory` cannot be created.
+    /// Creates a reporter and starts its upload loop; throws when `configuration.directory` cannot be created, and
+    /// ``ReporterError`` with code ``ReporterError/Code/directoryInUse`` when another reporter (in this process or
+    /// another, such as an app extension) holds the directory.
     ///
     /// Batches an earlier run left in the directory are picked up in the background and sent first.
     public init(configuration: ReporterConfiguration) throws {
@@ -43,8 +46,8 @@ public final class FlowmeterReporter: Sendable {
     /// Records one diagnostic: appended to the open batch (or merged into an identical one without an `id`).
     ///
     /// Returns in microseconds and never touches the network. Strings are cut to the contract's limits and a
-    /// `count` below 1 counts as 1. Past the caps (events per page decode, distinct keys per batch) the event is
-    /// counted as `cap_exceeded` instead. Does nothing after ``close()``.
+    /// `count` below 1 counts as 1. Past the caps (new events per page decode, distinct keys per batch) a new event
+    /// is counted as `cap_exceeded` instead; an identical one always merges. Does nothing after ``close()``.
     public func record(_ event: DiagnosticEvent) {
         engine.record(event)
     }

@@ -39,6 +39,9 @@ public struct ReporterConfiguration: Sendable {
     public var observesAppLifecycle = true
     /// A uniform random number in `0...1` for the backoff's full jitter; tests pin it.
     var randomUnit: @Sendable () -> Double = { Double.random(in: 0...1) }
+    /// Called on the disk writer after each change to the queue directory, with what it was (`write <file>`,
+    /// `delete <file>`, …): for crash tests that kill a process between two steps. Not for apps.
+    @_spi(Testing) public var afterDiskOperation: (@Sendable (String) -> Void)?
 
     /// Creates a configuration with the defaults for everything else.
     public init(endpoint: URL, ingestKey: String, client: ClientInfo, directory: URL) {

@@ -34,11 +34,12 @@ final class ReporterEngine: Sendable {
         state = Locked(
             ReporterState(
                 configuration: configuration, header: BatchFileFormat.header(clientJSON: Array(client)),
-                start: configuration.clock.now()))
+                start: ReporterTime(configuration.clock)))
+        writer.setSpecific(key: Self.writerKey, value: ())
         // The first job of the writer, so no operation of this run can come before it.
         writer.async { [store, state, clock] in
             let recovered = store.recover()
-            let effects = state.withLock { $0.adopt(recovered, now: clock.now()) }
+            let effects = state.withLock { $0.adopt(recovered, now: ReporterTime(clock)) }
             self.handle(effects)
         }
         let task = Task { [self] in await runLoop() }
@@ -52,26 +53,26 @@ final class ReporterEngine: Sendable {
         let key = configuration.batching.aggregatesIdenticalEvents && event.id == nil ? AggregationKey(event) : nil
         // An event that can never merge is encoded before taking the lock.
         let line = key == nil ? ReporterState.line(for: event) : nil
-        let now = clock.now()
+        let now = ReporterTime(clock)
         handle(state.withLock { $0.record(event, key: key, line: line, now: now) })
     }
 
     func recordDecodes(_ count: Int) {
-        let now = clock.now()
+        let now = ReporterTime(clock)
         handle(state.withLock { $0.recordDecodes(count, now: now) })
     }
 
     // MARK: - Flush, close, clear
 
     func flush(timeout: TimeInterval) async -> FlushOutcome {
-        let now = clock.now()
+        let now = ReporterTime(clock)
         let (id, effects) = state.withLock { $0.beginFlush(now: now) }
         handle(effects)
-        let deadline = now.addingTimeInterval(max(0, timeout))
+        let deadline = now.uptime + max(0, timeout)
         let outcome = await withTaskGroup(of: FlushOutcome.self) { group in
             group.addTask { await self.waitForFlush(id) }
             group.addTask { [clock] in
-                try? await clock.sleep(until: deadline)
+                try? await clock.sleep(untilUptime: deadline)
                 return .timedOut
             }
             let outcome = await group.next() ?? .timedOut
@@ -95,21 +96,35 @@ final class ReporterEngine: Sendable {
     }
 
     func close() async {
-        let now = clock.now()
+        let now = ReporterTime(clock)
         handle(state.withLock { $0.close(now: now) })
         cancelCurrentUpload()
         let task = loop.withLock { $0 }
         await task?.value
-        await onWriter { _ in }
+        await onWriter { $0.releaseLock() }
     }
 
-    /// Closes without waiting: what a reporter released without `close()` does.
+    /// Closes without waiting for the network: what a reporter released without `close()` does. It waits for the
+    /// disk writer (local writes, bounded by `storage.maxPendingWriteBytes`) so that the directory is free for the
+    /// next reporter when it returns.
     func abandon() {
-        let now = clock.now()
+        let now = ReporterTime(clock)
         handle(state.withLock { $0.close(now: now) })
         cancelCurrentUpload()
         loop.withLock { $0 }?.cancel()
+        if DispatchQueue.getSpecific(key: Self.writerKey) != nil {
+            drain()
+            store.releaseLock()
+        } else {
+            writer.sync {
+                drain()
+                store.releaseLock()
+            }
+        }
     }
+
+    /// Marks the writer queue, so that ``abandon()`` called on it does not wait for itself.
+    private static let writerKey = DispatchSpecificKey<Void>()
 
     func clearAll() {
         handle(state.withLock { $0.clearAll() })
@@ -152,7 +167,10 @@ final class ReporterEngine: Sendable {
             let operations = state.withLock { $0.takeOperations() }
             if operations.isEmpty { return }
             var lost = 0
-            for operation in operations { lost += store.perform(operation) }
+            for operation in operations {
+                lost += store.perform(operation)
+                configuration.afterDiskOperation?(operation.summary)
+            }
             if lost > 0 { handle(state.withLock { $0.writeFailed(occurrences: lost) }) }
         }
     }
@@ -170,7 +188,7 @@ final class ReporterEngine: Sendable {
 
     private func runLoop() async {
         while true {
-            let now = clock.now()
+            let now = ReporterTime(clock)
             let (step, effects) = state.withLock { $0.nextStep(now: now) }
             handle(effects)
             switch step {
@@ -183,7 +201,7 @@ final class ReporterEngine: Sendable {
                 if await configuration.conditions.allowsUpload() {
                     await upload(batch)
                 } else {
-                    let now = clock.now()
+                    let now = ReporterTime(clock)
                     handle(state.withLock { $0.holdForConditions(now: now) })
                 }
             }
@@ -192,16 +210,18 @@ final class ReporterEngine: Sendable {
 
     private func upload(_ queued: ReporterState.QueuedBatch) async {
         let name = queued.name
-        let stored = await onWriter { store in store.read(name).flatMap(BatchFileFormat.parse) }
-        guard let stored else {
-            let now = clock.now()
-            handle(
-                state.withLock {
-                    $0.complete(name, decision: .drop(.sendError), batch: nil, now: now, random: 0)
-                })
-            report(queued, status: nil, bodyBytes: 0, result: .dropped(reason: .sendError))
+        let bytes = await onWriter { store in store.read(name) }
+        guard let read = bytes.flatMap(BatchFileFormat.parse) else {
+            // Gone (the directory was emptied under the SDK) or without a header that reads back: nothing to send.
+            let reason: DiscardReason = bytes == nil ? .sendError : .corrupt
+            let now = ReporterTime(clock)
+            handle(state.withLock { $0.complete(name, decision: .drop(reason), batch: nil, now: now, random: 0) })
+            report(queued, status: nil, bodyBytes: 0, result: .dropped(reason: reason))
             return
         }
+        // Damaged lines are left out of what is sent and counted once: the file is rewritten without them.
+        let (stored, effects) = state.withLock { $0.readBack(name, batch: read) }
+        handle(effects)
         var body = UploadBody.make(id: name.id, sentAt: Timestamp(clock.now()), batch: stored)
         var headers: [(name: String, value: String)] = [
             ("Authorization", "Bearer \(configuration.ingestKey)"), ("Content-Type", "application/json"),
@@ -219,21 +239,22 @@ final class ReporterEngine: Sendable {
             send.cancel()
         }
         currentSend.withLock { $0 = nil }
-        let now = clock.now()
+        let now = ReporterTime(clock)
         let decision = AnswerPolicy.decide(
-            response, wasCancelled: send.isCancelled, now: now, policy: configuration.uploads)
+            response, wasCancelled: send.isCancelled, now: now.wall, policy: configuration.uploads)
         let random = configuration.randomUnit()
         handle(state.withLock { $0.complete(name, decision: decision, batch: stored, now: now, random: random) })
         report(queued, status: response?.status, bodyBytes: body.count, result: result(of: decision, stored, now))
     }
 
-    private func result(of decision: AnswerPolicy.Decision, _ stored: StoredBatch, _ now: Date) -> UploadAttempt.Result
-    {
+    private func result(
+        of decision: AnswerPolicy.Decision, _ stored: StoredBatch, _ now: ReporterTime
+    ) -> UploadAttempt.Result {
         switch decision {
         case .delivered(let accepted, let dropped): return .delivered(accepted: accepted, dropped: dropped)
         case .wait(let seconds, _): return .retry(after: seconds)
         case .backOff, .cancelled:
-            return .retry(after: max(0, (state.withLock { $0.retryDate } ?? now).timeIntervalSince(now)))
+            return .retry(after: max(0, (state.withLock { $0.retryUptime } ?? now.uptime) - now.uptime))
         case .split: return stored.events.count >= 2 ? .split : .dropped(reason: .payloadTooLarge)
         case .drop(let reason): return .dropped(reason: reason)
         case .dropAndPause: return .paused

@@ -20,6 +20,8 @@ struct ReporterState {
     /// The batch `record` appends to.
     struct OpenBatch {
         var name: BatchFileName
+        /// The uptime it was opened at: its age for sealing, and its age in the queue.
+        var openedAt: TimeInterval
         var keys: [AggregationKey: Int] = [:]
         var events = 0
         var occurrences = 0
@@ -34,6 +36,11 @@ struct ReporterState {
         var occurrences: Int
         /// Order of sealing, for flushes: a flush waits for the batches sealed before it began.
         var sequence: Int
+        /// The uptime its age counts from: when it was opened, or for a batch of an earlier run, its age by its
+        /// name when it was found (a name the wall clock made implausible counts as new then).
+        var bornAt: TimeInterval
+        /// Whether an attempt has started; from then on its body never changes, so no client report joins it.
+        var isAttempted = false
         /// The client report written into its file; counted again if the batch is dropped.
         var carried = DiscardCounts()
     }
@@ -41,7 +48,8 @@ struct ReporterState {
     /// What the upload loop does next.
     enum Step: Equatable {
         case upload(QueuedBatch)
-        case wait(until: Date?)
+        /// Until this uptime, or until woken when nil.
+        case wait(until: TimeInterval?)
         case stop
     }
 
@@ -78,12 +86,15 @@ struct ReporterState {
     private(set) var isRecovered = false
     private(set) var isPaused = false
     private var isRateLimited = false
-    private var notBefore: Date?
-    private var nextPacedUpload: Date
+    /// Uptimes: when the next attempt may start (`Retry-After`, backoff, conditions) and the next paced upload.
+    private var notBefore: TimeInterval?
+    private var nextPacedUpload: TimeInterval
     private var failures = 0
     private(set) var inFlight: BatchFileName?
-    /// When the next attempt may start (`Retry-After`, backoff or the upload conditions), nil when now.
-    var retryDate: Date? { notBefore }
+    /// Whether the attempt in flight is its batch's first: until it is sent, its body may still take counts.
+    private var isFirstAttemptInFlight = false
+    /// The uptime the next attempt may start at (`Retry-After`, backoff or the upload conditions), nil when now.
+    var retryUptime: TimeInterval? { notBefore }
 
     private var flushes: [Int: FlushWaiter] = [:]
     private var nextFlushID = 0
@@ -91,35 +102,36 @@ struct ReporterState {
     private var droppedSequences: [Int] = []
     private var dropBase = 0
 
-    init(configuration: ReporterConfiguration, header: [UInt8], start: Date) {
+    init(configuration: ReporterConfiguration, header: [UInt8], start: ReporterTime) {
         batching = configuration.batching
         storage = configuration.storage
         uploads = configuration.uploads
         self.header = header
-        nextPacedUpload = start.addingTimeInterval(configuration.uploads.initialDelay)
+        nextPacedUpload = start.uptime + configuration.uploads.initialDelay
     }
 
     // MARK: - Recording
 
-    mutating func record(_ event: DiagnosticEvent, key: AggregationKey?, line: [UInt8]?, now: Date) -> Effects {
+    mutating func record(_ event: DiagnosticEvent, key: AggregationKey?, line: [UInt8]?, now: ReporterTime) -> Effects {
         guard !isClosed else { return Effects() }
         var effects = Effects()
-        eventsSinceDecode += 1
         let count = event.count
-        if eventsSinceDecode > batching.maxEventsPerDecode {
-            discard(count, .capExceeded)
-            return finish(effects)
-        }
         if pendingBytes > storage.maxPendingWriteBytes {
             discard(count, .queueOverflow)
             return finish(effects)
         }
         sealIfOld(now: now, effects: &effects)
+        // A repeat merges whatever the caps say: they bound distinct entries (lines, keys), never counts.
         if let key, let index = open?.keys[key] {
             var increment: [UInt8] = []
             BatchFileFormat.appendIncrement(index: index, count: count, to: &increment)
             open!.occurrences += count
             append(increment, occurrences: count)
+            return finish(effects)
+        }
+        eventsSinceDecode += 1
+        if eventsSinceDecode > batching.maxEventsPerDecode {
+            discard(count, .capExceeded)
             return finish(effects)
         }
         if key != nil, let open, open.keys.count >= batching.maxDistinctKeys {
@@ -140,7 +152,7 @@ struct ReporterState {
         return finish(effects)
     }
 
-    mutating func recordDecodes(_ count: Int, now: Date) -> Effects {
+    mutating func recordDecodes(_ count: Int, now: ReporterTime) -> Effects {
         guard !isClosed else { return Effects() }
         var effects = Effects()
         eventsSinceDecode = 0
@@ -160,11 +172,12 @@ struct ReporterState {
         return line
     }
 
-    private mutating func openIfNeeded(now: Date, effects: inout Effects) {
+    private mutating func openIfNeeded(now: ReporterTime, effects: inout Effects) {
         guard open == nil else { return }
-        lastCreatedAt = max(Self.millis(now), lastCreatedAt + 1)
+        // Names never go back, even when the wall clock does, so they keep sorting in creation order.
+        lastCreatedAt = max(Self.millis(now.wall), lastCreatedAt + 1)
         let name = BatchFileName(createdAt: lastCreatedAt, id: UUID().uuidString)
-        open = OpenBatch(name: name, bytes: header.count)
+        open = OpenBatch(name: name, openedAt: now.uptime, bytes: header.count)
         enqueue(.create(name, header: header))
         effects.wakeLoop = true
     }
@@ -201,21 +214,21 @@ struct ReporterState {
 
     // MARK: - Sealing and limits
 
-    private mutating func sealIfOld(now: Date, effects: inout Effects) {
-        if let open, now.timeIntervalSince(Self.date(open.name.createdAt)) >= batching.maxAge {
+    private mutating func sealIfOld(now: ReporterTime, effects: inout Effects) {
+        if let open, now.uptime - open.openedAt >= batching.maxAge {
             seal(now: now, effects: &effects)
         }
     }
 
     /// Seals the open batch: it joins the queue.
-    private mutating func seal(now: Date, effects: inout Effects) {
+    private mutating func seal(now: ReporterTime, effects: inout Effects) {
         guard let batch = open else { return }
         open = nil
         enqueue(.seal(batch.name))
         insert(
             QueuedBatch(
                 name: batch.name, bytes: batch.bytes, events: batch.events, occurrences: batch.occurrences,
-                sequence: nextSequence))
+                sequence: nextSequence, bornAt: batch.openedAt))
         nextSequence += 1
         enforceLimits(now: now)
         effects.wakeLoop = true
@@ -227,12 +240,11 @@ struct ReporterState {
     }
 
     /// Drops expired batches, then the oldest while over the byte limit; never the one in flight.
-    private mutating func enforceLimits(now: Date) {
-        let oldest = Self.millis(now.addingTimeInterval(-storage.maxAge))
+    private mutating func enforceLimits(now: ReporterTime) {
         var index = 0
         while index < queued.count {
             let batch = queued[index]
-            if batch.name.createdAt < oldest && batch.name != inFlight {
+            if now.uptime - batch.bornAt > storage.maxAge && batch.name != inFlight {
                 remove(at: index, reason: .expired)
             } else {
                 index += 1
@@ -271,13 +283,14 @@ struct ReporterState {
     // MARK: - Recovery
 
     /// Takes in what earlier runs left on disk.
-    mutating func adopt(_ recovered: BatchStore.Recovered, now: Date) -> Effects {
+    mutating func adopt(_ recovered: BatchStore.Recovered, now: ReporterTime) -> Effects {
         var effects = Effects()
         for batch in recovered.batches where !queued.contains(where: { $0.name == batch.name }) {
             insert(
                 QueuedBatch(
                     name: batch.name, bytes: batch.bytes, events: batch.events, occurrences: batch.occurrences,
-                    sequence: nextSequence, carried: batch.report))
+                    sequence: nextSequence, bornAt: now.uptime - Self.age(of: batch.name, at: now.wall),
+                    isAttempted: batch.isAttempted, carried: batch.report))
             nextSequence += 1
         }
         if !recovered.discards.isEmpty {
@@ -297,29 +310,35 @@ struct ReporterState {
     // MARK: - Uploading
 
     /// Decides the loop's next step at `now`.
-    mutating func nextStep(now: Date) -> (Step, Effects) {
+    mutating func nextStep(now: ReporterTime) -> (Step, Effects) {
         var effects = Effects()
         guard !isClosed else { return (.stop, finish(effects)) }
         guard isRecovered else { return (.wait(until: nil), finish(effects)) }
         sealIfOld(now: now, effects: &effects)
         enforceLimits(now: now)
         effects.wakeLoop = false
-        let sealDue = open.map { Self.date($0.name.createdAt).addingTimeInterval(batching.maxAge) }
+        let sealDue = open.map { $0.openedAt + batching.maxAge }
         guard !isPaused, let first = queued.first else { return (.wait(until: sealDue), finish(effects)) }
-        var due = notBefore ?? .distantPast
+        var due = notBefore ?? -.infinity
         if flushes.isEmpty { due = max(due, nextPacedUpload) }
-        if now >= due {
+        if now.uptime >= due {
             inFlight = first.name
-            // The counts not yet reported ride on this batch from its first attempt on, written into its file, so
-            // every retry carries the same body and the collector counts them once.
-            if !discards.isEmpty {
-                let report = discards.take()
+            isFirstAttemptInFlight = !first.isAttempted
+            if !first.isAttempted {
+                // The counts not yet reported ride on a batch's first attempt only, written into its file with the
+                // mark that it was attempted, so every retry carries the same body under the same id and the
+                // collector, answering a retry from memory, has counted them once. An attempted batch takes none.
                 var lines: [UInt8] = []
-                BatchFileFormat.appendReport(report, to: &lines)
-                discardsChanged = true
-                enqueue(.attachReport(first.name, lines))
+                if !discards.isEmpty {
+                    let report = discards.take()
+                    BatchFileFormat.appendReport(report, to: &lines)
+                    discardsChanged = true
+                    queued[0].carried.add(report)
+                }
+                BatchFileFormat.appendAttempted(to: &lines)
+                enqueue(.markAttempted(first.name, lines))
                 queued[0].bytes += lines.count
-                queued[0].carried.add(report)
+                queued[0].isAttempted = true
             }
             return (.upload(queued[0]), finish(effects))
         }
@@ -327,23 +346,50 @@ struct ReporterState {
     }
 
     /// The upload conditions say not now: look again later.
-    mutating func holdForConditions(now: Date) -> Effects {
+    mutating func holdForConditions(now: ReporterTime) -> Effects {
         inFlight = nil
-        let recheck = now.addingTimeInterval(uploads.conditionsRecheckInterval)
+        let recheck = now.uptime + uploads.conditionsRecheckInterval
         notBefore = max(notBefore ?? recheck, recheck)
         return finish(Effects())
     }
 
+    /// Takes in what reading batch `name` back for its attempt found, and returns what to send: lines damaged on
+    /// disk are left out and counted as `corrupt`, in the batch's own report on its first attempt (it has not been
+    /// sent yet) and in the counts not yet reported otherwise, and the file is rewritten without them in one rename,
+    /// so they are counted once and every later attempt sends the same body.
+    mutating func readBack(_ name: BatchFileName, batch: StoredBatch) -> (StoredBatch, Effects) {
+        guard batch.corrupt > 0 else { return (batch, Effects()) }
+        var batch = batch
+        let index = queued.firstIndex { $0.name == name }
+        if let index, inFlight == name && isFirstAttemptInFlight {
+            batch.report.add(batch.corrupt, for: .corrupt)
+            queued[index].carried.add(batch.corrupt, for: .corrupt)
+        } else {
+            discard(batch.corrupt, .corrupt)
+        }
+        batch.corrupt = 0
+        if let index {
+            let bytes = BatchFileFormat.file(of: batch)
+            enqueue(.write(name, bytes))
+            queued[index].bytes = bytes.count
+            queued[index].events = batch.events.count
+            queued[index].occurrences = batch.occurrences
+        }
+        return (batch, finish(Effects()))
+    }
+
     /// Applies the answer to the attempt on `name`; `batch` is what was read from its file (nil: unreadable).
     mutating func complete(
-        _ name: BatchFileName, decision: AnswerPolicy.Decision, batch: StoredBatch?, now: Date, random: Double
+        _ name: BatchFileName, decision: AnswerPolicy.Decision, batch: StoredBatch?, now: ReporterTime,
+        random: Double
     ) -> Effects {
         var effects = Effects()
         inFlight = nil
+        isFirstAttemptInFlight = false
         // clearAll() may have removed it meanwhile.
         guard let index = queued.firstIndex(where: { $0.name == name }) else { return finish(effects) }
         let entry = queued[index]
-        nextPacedUpload = now.addingTimeInterval(uploads.minimumInterval)
+        nextPacedUpload = now.uptime + uploads.minimumInterval
         switch decision {
         case .delivered:
             queued.remove(at: index)
@@ -352,12 +398,11 @@ struct ReporterState {
             notBefore = nil
             isRateLimited = false
         case .wait(let seconds, let isRateLimit):
-            notBefore = now.addingTimeInterval(seconds)
+            notBefore = now.uptime + seconds
             isRateLimited = isRateLimit
         case .backOff:
             failures += 1
-            notBefore = now.addingTimeInterval(
-                AnswerPolicy.backoff(failures: failures, policy: uploads, random: random))
+            notBefore = now.uptime + AnswerPolicy.backoff(failures: failures, policy: uploads, random: random)
         case .cancelled:
             break
         case .split:
@@ -374,11 +419,15 @@ struct ReporterState {
                 insert(
                     QueuedBatch(
                         name: halfName, bytes: bytes.count, events: half.events.count,
-                        occurrences: half.occurrences, sequence: entry.sequence, carried: half.report))
+                        occurrences: half.occurrences, sequence: entry.sequence, bornAt: entry.bornAt,
+                        carried: half.report))
             }
+            // Both halves are whole on disk before the original goes, and its removal is one unlink: a kill before
+            // it leaves the original and whole halves, which BatchStore.recover settles (a half alone is removed,
+            // both halves remove the original), so no event is ever sent under two ids.
             enqueue(.delete(name))
             // The halves are the same data: no pacing delay between the split and their first attempt.
-            nextPacedUpload = now
+            nextPacedUpload = now.uptime
         case .drop(let reason):
             drop(at: index, reason: reason)
         case .dropAndPause:
@@ -398,7 +447,7 @@ struct ReporterState {
 
     /// Starts a flush: seals the open batch (or, with nothing queued, an empty one to carry the counts not yet
     /// reported) and returns the flush's id.
-    mutating func beginFlush(now: Date) -> (Int, Effects) {
+    mutating func beginFlush(now: ReporterTime) -> (Int, Effects) {
         var effects = Effects()
         let id = nextFlushID
         nextFlushID += 1
@@ -406,10 +455,15 @@ struct ReporterState {
             flushes[id] = FlushWaiter(target: nil, dropMark: 0, outcome: .closed)
             return (id, effects)
         }
-        if open == nil && queued.isEmpty && !discards.isEmpty { openIfNeeded(now: now, effects: &effects) }
+        // Taken first, so that a batch the limits drop as this flush seals counts against it.
+        let dropMark = dropBase + droppedSequences.count
         seal(now: now, effects: &effects)
-        flushes[id] = FlushWaiter(
-            target: isRecovered ? nextSequence - 1 : nil, dropMark: dropBase + droppedSequences.count)
+        // The counts not yet reported need a first attempt to ride on: with none queued, a batch of their own.
+        if !discards.isEmpty && !queued.contains(where: { !$0.isAttempted }) {
+            openIfNeeded(now: now, effects: &effects)
+            seal(now: now, effects: &effects)
+        }
+        flushes[id] = FlushWaiter(target: isRecovered ? nextSequence - 1 : nil, dropMark: dropMark)
         effects.wakeLoop = true
         return (id, finish(effects))
     }
@@ -442,7 +496,7 @@ struct ReporterState {
     }
 
     /// Stops everything: seals the open batch (so the next run sends it first) and ends every flush as closed.
-    mutating func close(now: Date) -> Effects {
+    mutating func close(now: ReporterTime) -> Effects {
         var effects = Effects()
         guard !isClosed else { return effects }
         seal(now: now, effects: &effects)
@@ -528,7 +582,15 @@ struct ReporterState {
         Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
     }
 
-    static func date(_ millis: Int64) -> Date {
-        Date(timeIntervalSince1970: Double(millis) / 1000)
+    /// Names before this (2024-01-01) were written under a wall clock that was not set, such as a device that
+    /// booted at 1970 before the network corrected it.
+    static let earliestPlausibleName: Int64 = 1_704_067_200_000
+
+    /// The age in seconds of a batch of an earlier run, by its name: 0 when the name is implausible (before
+    /// ``earliestPlausibleName``, or ahead of the wall clock, which was set back since), so that a clock jump in
+    /// either direction can neither expire a new batch nor keep an old one forever (it ages from now on).
+    static func age(of name: BatchFileName, at wall: Date) -> TimeInterval {
+        guard name.createdAt >= earliestPlausibleName else { return 0 }
+        return max(0, Double(millis(wall) - name.createdAt) / 1000)
     }
 }

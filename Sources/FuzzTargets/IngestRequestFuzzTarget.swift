@@ -1,5 +1,6 @@
 import Collector
 import FlowmeterModels
+import FlowmeterWire
 import Foundation
 import Gzip
 import HTTPServer

@@ -1,4 +1,5 @@
 import FlowmeterModels
+import FlowmeterWire
 
 /// An HTTP response: status, header fields and body bytes.
 ///

@@ -1,3 +1,5 @@
+import FlowmeterWire
+
 /// The final word on one produced message: where it landed, or why it did not.
 public struct KafkaDeliveryReport: Sendable {
     /// The message's position in its batch (0 for `send`), in the order it was appended.

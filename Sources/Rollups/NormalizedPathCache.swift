@@ -1,4 +1,5 @@
 import FlowmeterModels
+import FlowmeterWire
 
 /// Remembers the normalized form (``RollupSample/normalizedPath(_:)``) of coding paths seen again and again, so a
 /// new series' first sample reuses the normalized string instead of building one.

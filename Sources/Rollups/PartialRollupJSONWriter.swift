@@ -1,4 +1,5 @@
 import FlowmeterModels
+import FlowmeterWire
 
 /// Writes ``PartialRollup/jsonBytes()`` straight into bytes, in the shape `JSONEncoder` gives the Codable form
 /// (`WireForm` in `PartialRollup+Wire.swift`, the reference): keys sorted, absent optionals left out.

@@ -1,4 +1,5 @@
 public import FlowmeterModels
+public import FlowmeterWire
 import Synchronization
 
 /// The sink's rollup builder: the batches of one step are recorded, then drained as the minute rollups the step

@@ -1,4 +1,5 @@
 import FlowmeterModels
+import FlowmeterWire
 
 /// The strings an aggregator shard's samples name (normalized coding paths, messages and pages), each once, by a
 /// small id, so that deciding whether an event changes a series' samples compares ids, not strings.

@@ -1,4 +1,5 @@
 import FlowmeterModels
+import FlowmeterWire
 import Foundation
 
 /// `flowmeter-bench decode [--seconds N] [--batches N] [--rounds N]`: events per second of the fast and the Codable

@@ -2,6 +2,7 @@ import CCallgrind
 import Collector
 import FlowmeterModels
 import FlowmeterRuntime
+import FlowmeterWire
 import Foundation
 import Gzip
 import Kafka

@@ -11,6 +11,7 @@ let subcommands: [String: ([String]) -> Int32] = [
     "store": StoreBenchmark.run,
     "reporter": ReporterBenchmark.run,
     "reporter-probe": ReporterProbe.run,
+    "reporter-split-probe": ReporterSplitProbe.run,
 ]
 guard let name = arguments.first, let command = subcommands[name] else {
     print("usage: flowmeter-bench <\(subcommands.keys.sorted().joined(separator: "|"))> [options]")

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import FlowmeterModels
+@testable import FlowmeterWire
 
 /// `ByteSink.copy`, which copies short runs inline as overlapping words: every length, at every alignment, writes
 /// exactly the bytes `memmove` would and nothing on either side, also when the two ranges overlap.

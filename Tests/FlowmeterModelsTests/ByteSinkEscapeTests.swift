@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import FlowmeterModels
+@testable import FlowmeterWire
 
 /// ByteSink's word-at-a-time escaper against the plain definition (RFC 8259), at every offset around the word
 /// boundaries and with specials next to each other, where one special's borrow flags its neighbour.

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import FlowmeterModels
+@testable import FlowmeterWire
 
 /// ByteSink writes a time byte for byte as `Timestamp.appendRFC3339` does, quoted: every digit position, every
 /// fraction length, the ends of the four-digit years.

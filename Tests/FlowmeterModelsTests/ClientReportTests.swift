@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import FlowmeterModels
+@testable import FlowmeterWire
 
 /// The optional batch-level `clientReport`: read the same on both decode paths, and never a reason to reject.
 @Suite struct ClientReportTests {

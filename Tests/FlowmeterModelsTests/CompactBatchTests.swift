@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import FlowmeterModels
+@testable import FlowmeterWire
 
 /// The collector's string-free events: the decoder's tables, the table made from full events, and the records and
 /// keys written from one table, escaped once per entry.

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import FlowmeterModels
+@testable import FlowmeterWire
 
 /// Decoding into a caller's array (`storage`, the collector's kept arrays): the result is a fresh decode's,
 /// whatever the array held, and an array someone else still holds is never written to.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import FlowmeterModels
+@testable import FlowmeterWire
 
 /// The fast path against the Codable reference: same events, same drop reports, same batch-level verdict.
 @Suite struct DifferentialTests {

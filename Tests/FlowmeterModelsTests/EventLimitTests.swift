@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import FlowmeterModels
+@testable import FlowmeterWire
 
 /// The fast decoder's `maxEvents`: the collector's one pass over a body, stopping at the event past the limit.
 @Suite struct EventLimitTests {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import FlowmeterModels
+@testable import FlowmeterWire
 
 /// The identifier rule (CONTRACT §1): no control characters, not blank; one bad identifier drops its event, or fails
 /// the batch when it is in `client`; free text keeps what it can. Both decode paths agree on every case.

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import FlowmeterModels
+@testable import FlowmeterWire
 
 /// The event parser's word-at-a-time key recognition: every constant spells its key, every event key is found with
 /// its field index and length, and near misses fall to the general path (nil), which reads them as before.

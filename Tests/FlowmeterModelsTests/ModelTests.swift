@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import FlowmeterModels
+@testable import FlowmeterWire
 
 @Suite struct ModelTests {
     @Test func kindsAreAnOpenSetOfNonEmptyStrings() throws {

@@ -1,6 +1,7 @@
 import Testing
 
 @testable import FlowmeterModels
+@testable import FlowmeterWire
 
 /// The digest cache answers `hashValue`, whether it holds the string, held another in the slot, or never saw it.
 @Suite struct StringDigestCacheTests {

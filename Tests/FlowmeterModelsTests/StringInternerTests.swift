@@ -3,6 +3,7 @@ import TestSupport
 import Testing
 
 @testable import FlowmeterModels
+@testable import FlowmeterWire
 
 /// The decoder's `StringInterner` hands back the very string the bytes spell, cached or not.
 @Suite struct StringInternerTests {

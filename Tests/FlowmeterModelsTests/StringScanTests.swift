@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import FlowmeterModels
+@testable import FlowmeterWire
 
 #if canImport(Glibc)
     import Glibc

@@ -4,19 +4,26 @@ import Synchronization
 
 /// A reporter clock that only moves when the test says so; tests see who sleeps until when.
 ///
-/// `sleepers(atLeast:)` returns once that many tasks sleep on the clock, so a test can tell that the reporter has
-/// finished an attempt and decided when to try next, without any real sleep. Its one bound in real time (120 s, for
-/// a machine whose other tests hold the cooperative threads a while) is a hang guard, not a timing assertion.
+/// Its uptime moves with `advance`; `setWallClock(by:)` moves only the wall clock, as a user or the network setting
+/// the time does. `sleepers(atLeast:)` returns once that many tasks sleep on the clock, so a test can tell that the
+/// reporter has finished an attempt and decided when to try next, without any real sleep. Its one bound in real time
+/// (120 s, for a machine whose other tests hold the cooperative threads a while) is a hang guard, not a timing
+/// assertion.
 final class ManualClock: ReporterClock {
     private struct Sleeper {
-        var deadline: Date
+        /// The uptime it waits for.
+        var deadline: TimeInterval
         var continuation: CheckedContinuation<Void, any Error>
     }
 
     private struct State {
-        var now: Date
+        var uptime: TimeInterval = 1_000
+        /// The wall clock minus the uptime, in seconds since 1970.
+        var wallOffset: TimeInterval
         var sleepers: [Int: Sleeper] = [:]
         var nextID = 0
+
+        var now: Date { Date(timeIntervalSince1970: uptime + wallOffset) }
     }
 
     private let state: Mutex<State>
@@ -24,12 +31,19 @@ final class ManualClock: ReporterClock {
     /// Starts at `start`, by default the current time in whole seconds (batches carry it as `sentAt`, and the
     /// collector's skew correction trusts it).
     init(start: Date = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))) {
-        state = Mutex(State(now: start))
+        state = Mutex(State(wallOffset: start.timeIntervalSince1970 - 1_000))
     }
 
     func now() -> Date { state.withLock { $0.now } }
 
+    func uptime() -> TimeInterval { state.withLock { $0.uptime } }
+
     func sleep(until deadline: Date) async throws {
+        let uptime = state.withLock { deadline.timeIntervalSince1970 - $0.wallOffset }
+        try await sleep(untilUptime: uptime)
+    }
+
+    func sleep(untilUptime deadline: TimeInterval) async throws {
         let id = state.withLock { state -> Int in
             state.nextID += 1
             return state.nextID
@@ -38,7 +52,7 @@ final class ManualClock: ReporterClock {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
                 let resume = state.withLock { state -> Result<Void, any Error>? in
                     if Task.isCancelled { return .failure(CancellationError()) }
-                    if deadline <= state.now { return .success(()) }
+                    if deadline <= state.uptime { return .success(()) }
                     state.sleepers[id] = Sleeper(deadline: deadline, continuation: continuation)
                     return nil
                 }
@@ -50,23 +64,30 @@ final class ManualClock: ReporterClock {
         }
     }
 
-    /// Moves the clock to `date` (never backwards) and wakes every sleeper whose deadline has come.
+    /// Moves time on to `date` by the wall clock (never backwards; the uptime moves as much) and wakes every sleeper
+    /// whose deadline has come.
     func advance(to date: Date) {
         let due = state.withLock { state -> [Sleeper] in
-            state.now = max(state.now, date)
-            let due = state.sleepers.filter { $0.value.deadline <= state.now }
+            state.uptime = max(state.uptime, date.timeIntervalSince1970 - state.wallOffset)
+            let due = state.sleepers.filter { $0.value.deadline <= state.uptime }
             for id in due.keys { state.sleepers[id] = nil }
             return Array(due.values)
         }
         for sleeper in due { sleeper.continuation.resume() }
     }
 
-    /// Moves the clock on by `seconds`.
+    /// Moves time on by `seconds`.
     func advance(by seconds: TimeInterval) {
         advance(to: now().addingTimeInterval(seconds))
     }
 
-    /// Waits until at least `count` tasks sleep on the clock; returns their deadlines, earliest first.
+    /// Sets the wall clock `seconds` forward (or back, when negative) without any time passing.
+    func setWallClock(by seconds: TimeInterval) {
+        state.withLock { $0.wallOffset += seconds }
+    }
+
+    /// Waits until at least `count` tasks sleep on the clock; returns their deadlines by the wall clock as it is
+    /// now, earliest first.
     ///
     /// A count alone can be met by a sleeper on its way out (the loop's wait toward a deadline that a signal has just
     /// ended): a test that must see the reporter's decision after an attempt first waits for the attempt itself (the
@@ -83,7 +104,9 @@ final class ManualClock: ReporterClock {
         let guardDeadline = ContinuousClock.now + .seconds(120)
         var deadlines: [Date] = []
         while ContinuousClock.now < guardDeadline {
-            deadlines = state.withLock { $0.sleepers.values.map(\.deadline).sorted() }
+            deadlines = state.withLock { state in
+                state.sleepers.values.map { Date(timeIntervalSince1970: $0.deadline + state.wallOffset) }.sorted()
+            }
             if condition(deadlines) { return deadlines }
             await Task.yield()
             try await Task.sleep(for: .milliseconds(1))

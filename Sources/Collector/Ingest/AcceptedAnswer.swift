@@ -1,4 +1,5 @@
 import FlowmeterModels
+import FlowmeterWire
 
 /// The 202 body of CONTRACT §1: `{"accepted":N,"dropped":M,"diagnostics":[{"kind","path","message"}]}`.
 enum AcceptedAnswer {

@@ -1,4 +1,5 @@
 import FlowmeterModels
+import FlowmeterWire
 import Synchronization
 
 /// The event tables' arrays of finished batches, kept for the next decodes (``FastBatchDecoder``'s `storage`), and

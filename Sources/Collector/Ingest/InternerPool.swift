@@ -1,4 +1,5 @@
 import FlowmeterModels
+import FlowmeterWire
 import Synchronization
 
 /// A few ``StringInterner``s the ingest threads borrow, one per decode, so the strings every batch repeats (widget

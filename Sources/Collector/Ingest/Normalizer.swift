@@ -1,4 +1,5 @@
 import FlowmeterModels
+import FlowmeterWire
 
 /// Applies the contract's age and skew rules to a decoded batch and keeps every event's position in the batch.
 ///

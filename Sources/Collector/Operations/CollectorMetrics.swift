@@ -1,4 +1,5 @@
 import FlowmeterModels
+import FlowmeterWire
 import HTTPServer
 import Kafka
 public import Metrics
@@ -409,7 +410,7 @@ public final class CollectorMetrics: Sendable {
 
     /// The reasons of CONTRACT §6; any other reason a client sends is counted as `other`.
     static let discardReasons: Set<String> = [
-        "queue_overflow", "expired", "send_error", "payload_too_large", "rate_limited", "cap_exceeded",
+        "queue_overflow", "expired", "send_error", "payload_too_large", "rate_limited", "cap_exceeded", "corrupt",
     ]
 
     /// Counts a durable batch's `clientReport` in `flowmeter_client_discarded_events_total`.

@@ -1,4 +1,5 @@
 import FlowmeterModels
+import FlowmeterWire
 import HTTPServer
 
 /// `GET /readyz`: whether this collector can take batches now, and if not, why.

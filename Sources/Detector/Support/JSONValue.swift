@@ -1,4 +1,5 @@
 import FlowmeterModels
+import FlowmeterWire
 
 /// A JSON value whose objects keep their keys in the order they were built.
 ///

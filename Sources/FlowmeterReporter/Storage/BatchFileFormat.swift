@@ -8,8 +8,12 @@ import FlowmeterModels
 /// C0 2                    event 0 (in E order) seen 2 more times (pre-aggregation)
 /// D5                      5 more page decodes
 /// Rqueue_overflow 12      a clientReport entry riding on this batch
+/// A                       an attempt has started: the body is fixed from here on
 /// ```
-/// A line without its newline (torn by a kill) and lines of unknown type are ignored when reading.
+/// A line without its newline (torn by a kill) and lines of another capital letter (a newer SDK's) are ignored when
+/// reading. Any other line that does not read back (damaged on disk: an event that is not one JSON object in valid
+/// UTF-8, a count that is not a number, an increment of an event that did not read back, a line that starts with
+/// anything but a capital letter) is left out and its occurrences counted as `corrupt`.
 enum BatchFileFormat {
     static let newline = UInt8(ascii: "\n")
 
@@ -40,7 +44,7 @@ enum BatchFileFormat {
         func string(_ name: StaticString, _ value: String?) {
             guard let value else { return }
             key(name)
-            JSONString.append(value, to: &line)
+            JSONText.append(value, to: &line)
         }
         string("id", event.id)
         string("kind", event.kind.rawValue)
@@ -85,7 +89,13 @@ enum BatchFileFormat {
         }
     }
 
-    /// The file bytes of `batch`, as a fresh file (used for the halves of a split).
+    /// Appends the line saying an attempt has started.
+    static func appendAttempted(to line: inout [UInt8]) {
+        line.append(UInt8(ascii: "A"))
+        line.append(newline)
+    }
+
+    /// The file bytes of `batch`, as a fresh file (the halves of a split, a batch rewritten without damaged lines).
     static func file(of batch: StoredBatch) -> [UInt8] {
         var bytes = header(clientJSON: batch.client)
         for event in batch.events {
@@ -97,16 +107,31 @@ enum BatchFileFormat {
         }
         if batch.decodes > 0 { appendDecodes(batch.decodes, to: &bytes) }
         appendReport(batch.report, to: &bytes)
+        if batch.isAttempted { appendAttempted(to: &bytes) }
         return bytes
     }
 
-    /// Reads a batch file; nil when it has no complete header line (nothing can be sent without the client).
+    /// Reads a batch file; nil when it has no complete header line that reads back (nothing can be sent without
+    /// the client).
     static func parse(_ bytes: [UInt8]) -> StoredBatch? {
+        let (hasClient, batch) = parseLines(bytes)
+        return hasClient ? batch : nil
+    }
+
+    /// Reads a batch file, also without a header that reads back (its `client` is then empty), so that what such a
+    /// file held is still counted when it is dropped.
+    static func parseLines(_ bytes: [UInt8]) -> (hasClient: Bool, batch: StoredBatch) {
         var client: [UInt8]?
-        var events: [StoredBatch.Event] = []
+        // Every E line keeps its place, read back or not, so that C lines find their event by position.
+        var events: [StoredBatch.Event?] = []
         var decodes = 0
         var report = DiscardCounts()
+        var isAttempted = false
+        var corrupt = 0
         var start = 0
+        func damaged(_ count: Int?) {
+            corrupt = min(Int(Int32.max), corrupt + max(1, count ?? 1))
+        }
         while let end = bytes[start...].firstIndex(of: newline) {
             let line = bytes[start..<end]
             start = end + 1
@@ -114,19 +139,28 @@ enum BatchFileFormat {
             let rest = line.dropFirst()
             switch type {
             case UInt8(ascii: "H") where client == nil:
-                client = Array(rest)
+                if JSONValidator.isObject(rest) { client = Array(rest) }
             case UInt8(ascii: "E"):
-                guard let space = rest.firstIndex(of: UInt8(ascii: " ")), let count = parseInt(rest[..<space]),
-                    count >= 1
-                else { continue }
-                let json = rest[(space + 1)...]
-                guard json.first == UInt8(ascii: "{"), json.last == UInt8(ascii: "}") else { continue }
-                events.append(StoredBatch.Event(json: Array(json), count: count))
+                let space = rest.firstIndex(of: UInt8(ascii: " "))
+                let count = space.flatMap { parseInt(rest[..<$0]) }
+                guard let space, let count, count >= 1, JSONValidator.isObject(rest[(space + 1)...]),
+                    rest[space + 1] == UInt8(ascii: "{"), rest.last == UInt8(ascii: "}")
+                else {
+                    damaged(count)
+                    events.append(nil)
+                    continue
+                }
+                events.append(StoredBatch.Event(json: Array(rest[(space + 1)...]), count: count))
             case UInt8(ascii: "C"):
-                guard let space = rest.firstIndex(of: UInt8(ascii: " ")), let index = parseInt(rest[..<space]),
-                    let count = parseInt(rest[(space + 1)...]), events.indices.contains(index), count >= 1
-                else { continue }
-                events[index].count = min(Int(Int32.max), events[index].count + count)
+                let space = rest.firstIndex(of: UInt8(ascii: " "))
+                let count = space.flatMap { parseInt(rest[($0 + 1)...]) }
+                guard let space, let index = parseInt(rest[..<space]), let count, count >= 1,
+                    events.indices.contains(index), let event = events[index]
+                else {
+                    damaged(count)
+                    continue
+                }
+                events[index] = StoredBatch.Event(json: event.json, count: min(Int(Int32.max), event.count + count))
             case UInt8(ascii: "D"):
                 if let count = parseInt(rest) { decodes = min(Int(Int32.max), decodes + count) }
             case UInt8(ascii: "R"):
@@ -135,12 +169,19 @@ enum BatchFileFormat {
                     let count = parseInt(rest[(space + 1)...])
                 else { continue }
                 report.add(count, for: reason)
-            default:
+            case UInt8(ascii: "A"):
+                isAttempted = true
+            case UInt8(ascii: "A")...UInt8(ascii: "Z"):
                 continue
+            default:
+                damaged(nil)
             }
         }
-        guard let client, client.first == UInt8(ascii: "{") else { return nil }
-        return StoredBatch(client: client, events: events, decodes: decodes, report: report)
+        // A file an older SDK wrote has no A line: it wrote the report at the first attempt.
+        let batch = StoredBatch(
+            client: client ?? [], events: events.compactMap { $0 }, decodes: decodes, report: report,
+            isAttempted: isAttempted || !report.isEmpty, corrupt: corrupt)
+        return (client != nil, batch)
     }
 
     static func parseInt(_ digits: ArraySlice<UInt8>) -> Int? {

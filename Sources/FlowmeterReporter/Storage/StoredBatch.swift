@@ -11,6 +11,10 @@ struct StoredBatch: Sendable, Equatable {
     var events: [Event]
     var decodes: Int
     var report: DiscardCounts
+    /// Whether an attempt to send it has started (an `A` line): its body must not change any more.
+    var isAttempted = false
+    /// Occurrences on lines that could not be read back (damaged on disk), left out of `events`.
+    var corrupt = 0
 
     /// The sum of the events' counts.
     var occurrences: Int { events.reduce(0) { $0 + $1.count } }
@@ -19,6 +23,7 @@ struct StoredBatch: Sendable, Equatable {
     func halves() -> (StoredBatch, StoredBatch) {
         precondition(events.count >= 2, "a batch of one event cannot be split")
         let middle = events.count / 2
+        // The halves are new batches under new ids, never attempted.
         let first = StoredBatch(client: client, events: Array(events[..<middle]), decodes: decodes, report: report)
         let second = StoredBatch(client: client, events: Array(events[middle...]), decodes: 0, report: DiscardCounts())
         return (first, second)

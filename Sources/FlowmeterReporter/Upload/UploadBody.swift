@@ -6,7 +6,7 @@ enum UploadBody {
         var body: [UInt8] = []
         body.reserveCapacity(batch.client.count + batch.events.reduce(0) { $0 + $1.json.count + 16 } + 200)
         append(#"{"id":"#, to: &body)
-        JSONString.append(id, to: &body)
+        JSONText.append(id, to: &body)
         append(#","sentAt":""#, to: &body)
         sentAt.appendRFC3339(to: &body)
         append(#"","client":"#, to: &body)

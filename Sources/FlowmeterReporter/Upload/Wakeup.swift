@@ -25,8 +25,9 @@ final class Wakeup: Sendable {
         waiter?.resume()
     }
 
-    /// Returns at `deadline` by `clock` (never, when nil), at the next signal, or when the task is cancelled.
-    func wait(until deadline: Date?, clock: any ReporterClock) async {
+    /// Returns when `clock`'s uptime reaches `deadline` (never, when nil), at the next signal, or when the task is
+    /// cancelled.
+    func wait(until deadline: TimeInterval?, clock: any ReporterClock) async {
         if state.withLock({ state in
             defer { state.isSignalled = false }
             return state.isSignalled
@@ -36,7 +37,7 @@ final class Wakeup: Sendable {
         await withTaskGroup(of: Void.self) { group in
             group.addTask { await self.waitForSignal() }
             if let deadline {
-                group.addTask { try? await clock.sleep(until: deadline) }
+                group.addTask { try? await clock.sleep(untilUptime: deadline) }
             }
             await group.next()
             group.cancelAll()

@@ -1,5 +1,6 @@
 import CMicroHTTPD
 import FlowmeterModels
+import FlowmeterWire
 
 /// The request path through libmicrohttpd's access handler: limits, body, handler, suspend, resume, queue.
 extension ServerCore {

@@ -1,4 +1,5 @@
 import FlowmeterModels
+import FlowmeterWire
 import Synchronization
 
 /// Counts one batch's outstanding delivery reports and fires its completion once, when the last one arrives.

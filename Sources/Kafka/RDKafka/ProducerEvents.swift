@@ -1,5 +1,6 @@
 import CRdKafka
 import FlowmeterModels
+import FlowmeterWire
 import Synchronization
 
 /// What the producer's librdkafka callbacks report into: one per `KafkaProducer`, shared by every handle it builds.

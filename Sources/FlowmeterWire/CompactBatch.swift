@@ -1,3 +1,5 @@
+public import FlowmeterModels
+
 /// One event of an ``EventTable``: every string field is an index into the table's ``EventTable/strings`` (the id,
 /// which no other event repeats, a range of its ``EventTable/idBytes``), so the event holds no reference and copying
 /// it is a copy of its bytes.

@@ -1,3 +1,4 @@
+public import FlowmeterModels
 import Foundation
 
 /// Realistic, reproducible batch bodies for benchmarks and tests: the same seed always gives the same bytes.

@@ -1,4 +1,8 @@
-import Glibc
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Monotonic nanoseconds (`CLOCK_MONOTONIC`): the clock every deadline in the HTTP server and every delivery
 /// latency in the producer is measured on. An `Int64` difference of two readings is the elapsed time; unlike

@@ -1,3 +1,5 @@
+import FlowmeterModels
+
 /// The fast path's schema-aware walk over one batch document.
 ///
 /// It reads the bytes once, decoding known keys in place and skipping (but validating) everything else. Semantic

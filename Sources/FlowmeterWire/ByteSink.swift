@@ -1,3 +1,5 @@
+import FlowmeterModels
+
 /// Writes bytes through a raw pointer into memory sized beforehand, for the ingest hot path.
 ///
 /// Appending to `[UInt8]` byte by byte checks uniqueness and capacity on every call, which cost more than the JSON

@@ -1,3 +1,5 @@
+import FlowmeterModels
+
 /// A cache that hands out one shared `String` for repeated values (widget types, coding paths, messages, releases),
 /// so decoding does not allocate, validate and later free the same string again and again, and later comparisons of
 /// two events' values (the rollup's series and samples) see the same storage and skip the bytes.

@@ -1,3 +1,5 @@
+public import FlowmeterModels
+
 /// Writes ``EventRecord`` JSON straight into a caller-owned byte buffer, without `JSONEncoder`.
 ///
 /// The output decodes (with `JSONDecoder`) to exactly the record `Codable` would encode. Strings are escaped per

@@ -1,3 +1,5 @@
+import FlowmeterModels
+
 /// JSON string literals, written in one place for every writer: Kafka values and keys, HTTP bodies, logs, the CLI's
 /// JSON output.
 ///

@@ -1,3 +1,5 @@
+import FlowmeterModels
+
 /// Writes the Kafka key and record of each ``CompactEvent`` of one batch, every string of the batch's table
 /// escaped and quoted once.
 ///

@@ -1,3 +1,5 @@
+public import FlowmeterModels
+
 /// The Kafka key of `flowmeter.events.v1`: app, kind and widget type.
 ///
 /// Written as a compact JSON array, `["com.example.shop","unknownType","hologram_projector"]` (`null` for no widget

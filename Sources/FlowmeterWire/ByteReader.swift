@@ -1,3 +1,5 @@
+import FlowmeterModels
+
 /// The fast path's JSON tokenizer over borrowed bytes: validates as it goes and never recurses.
 ///
 /// Strict RFC 8259 with the three liberties Foundation's `JSONSerialization` takes, so both decode paths accept the

@@ -1,3 +1,5 @@
+public import FlowmeterModels
+
 /// Writes the `flowmeter.batches.v1` record of one accepted batch (CONTRACT §4): the batch's own fields once, then
 /// its accepted events, split into parts when the batch would not fit one record.
 ///

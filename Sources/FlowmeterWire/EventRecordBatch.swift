@@ -1,3 +1,5 @@
+public import FlowmeterModels
+
 /// What every record of one batch shares, escaped once: the `<batch id>/` of ids made from the batch's, and the
 /// record's tail (`"appID"` through `"collector"`, the same for every event of the batch).
 ///

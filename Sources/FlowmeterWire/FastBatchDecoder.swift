@@ -1,3 +1,4 @@
+public import FlowmeterModels
 public import Foundation
 
 /// The ingest path's batch decoder: one pass over the bytes, no Foundation JSON, same results as
