@@ -130,7 +130,7 @@ let package = Package(
             name: "FuzzTargets",
             dependencies: [
                 "CLibFuzzer", "FlowmeterModels", "Gzip", "Rollups", "RollupStore", "Collector", "HTTPServer",
-                "Logging", "FlowmeterCLI",
+                "Logging", "FlowmeterCLI", "Sink",
             ],
             swiftSettings: strictSettings
         ),
@@ -140,6 +140,7 @@ let package = Package(
         .executableTarget(name: "FuzzBlobCodec", dependencies: ["FuzzTargets"], swiftSettings: strictSettings),
         .executableTarget(name: "FuzzIngestRequest", dependencies: ["FuzzTargets"], swiftSettings: strictSettings),
         .executableTarget(name: "FuzzPageWalker", dependencies: ["FuzzTargets"], swiftSettings: strictSettings),
+        .executableTarget(name: "FuzzBatchRecord", dependencies: ["FuzzTargets"], swiftSettings: strictSettings),
 
         // Shared test helpers: mock-cluster fixture, HTTP test client, temp directories.
         .target(
@@ -180,7 +181,8 @@ let package = Package(
             dependencies: ["Detector", "DetectorBenchmarks", "Rollups", "FlowmeterModels", "TestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "SinkTests", dependencies: ["Sink", "Collector", "TestSupport"], swiftSettings: strictSettings),
+            name: "SinkTests", dependencies: ["Sink", "Collector", "TestSupport", "FuzzTargets"],
+            swiftSettings: strictSettings),
         .testTarget(
             name: "FlowmeterCLITests",
             dependencies: ["FlowmeterCLI", "TestSupport", "RollupStore", "Rollups", "Detector", "Gzip"],
