@@ -119,7 +119,7 @@ let package = Package(
             dependencies: [
                 "FlowmeterModels", "FlowmeterReporter", "Kafka", "Gzip", "RollupStore", "RollupStoreBenchmarks",
                 "IngestBenchmarks", "TestSupport", "CCallgrind", "Collector", "FlowmeterRuntime", "Logging",
-                "ProcessAllocator", "Detector", "DetectorBenchmarks",
+                "ProcessAllocator", "Detector", "DetectorBenchmarks", "Sink",
             ],
             swiftSettings: strictSettings
         ),
