@@ -57,6 +57,9 @@ public struct BatchRecord: Sendable, Decodable {
     }
 
     /// Decodes the JSON value of a record; throws ``SinkError`` (`badRecord`) when it is not one.
+    ///
+    /// The reference (Foundation's `JSONDecoder`): the sink's step decodes with ``BatchRecordDecoder``, which the
+    /// differential tests and the `batch-record` fuzz target hold to this.
     public init(jsonBytes: [UInt8]) throws(SinkError) {
         do {
             self = try JSONDecoder().decode(BatchRecord.self, from: Data(jsonBytes))
