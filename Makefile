@@ -7,7 +7,7 @@ BUILD_TMP = $(CURDIR)/.build/tmp
 SWIFT_BUILD = mkdir -p $(BUILD_TMP) && TMPDIR=$(BUILD_TMP) $(SWIFT) build
 CLEAN_BUILD_TMP = rm -rf $(BUILD_TMP)
 
-.PHONY: all deps deps-test deps-bench build release test fuzz fuzz-corpus demo bench bench-decode bench-rollups bench-store \
+.PHONY: all deps deps-test deps-bench build release test fuzz fuzz-corpus demo bench bench-decode bench-rollups bench-sink bench-store \
 	bench-reporter bench-instructions bench-detector lint clean help test-soak
 
 help:
@@ -22,6 +22,7 @@ help:
 	@echo "                   one row: make bench BENCH_ARGS=\"--ack delivered --connections 32 --encodings plain\""
 	@echo "                   (also --batches distinct,repeated --rounds N --seconds N --skip-peer --skip-spool"
 	@echo "                   --markdown PATH; Markdown summary in .build/bench/ingest-<commit>.md)"
+	@echo "make bench-sink    the sink's step (decode, dedupe, aggregate, SQLite commit) per CPU-second, one core"
 	@echo "make bench-store   the detector's queries over 30 days of minute rollups, SQLite and PostgreSQL"
 	@echo "make bench-detector  the spike detector over weeks of seeded noisy traffic with planted incidents: false"
 	@echo "                   incidents per app per week, detection delay (BENCH_ARGS=\"--days 56 --seeds 10\")"
@@ -91,6 +92,11 @@ demo: release
 
 bench-decode: release
 	$(RELEASE_BIN)/flowmeter-bench decode
+
+# The sink's step on the ingest benchmark's batches as batch records, one core: records and events per CPU-second of
+# decode, aggregation and the whole step on SQLite, beside the collector's decode+write (flowmeter-bench sink --help).
+bench-sink: release
+	$(RELEASE_BIN)/flowmeter-bench sink $(BENCH_ARGS)
 
 # The collector's rollup aggregator alone, one core: nanoseconds per event on the ingest benchmark's 512 distinct
 # batches against its one repeated batch, drained as under make bench's load (flowmeter-bench rollups --help).

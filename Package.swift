@@ -83,7 +83,10 @@ let package = Package(
             swiftSettings: strictSettings),
         // Consumes flowmeter.rollups.v1 into a store.
         .target(
-            name: "Sink", dependencies: ["Rollups", "RollupStore", "Kafka", "Lifecycle", "Hashing", "FlowmeterModels"],
+            name: "Sink",
+            dependencies: [
+                "Rollups", "RollupStore", "Kafka", "Lifecycle", "Hashing", "FlowmeterModels", "FlowmeterWire",
+            ],
             swiftSettings: strictSettings),
 
         // The ingest service.
@@ -135,7 +138,7 @@ let package = Package(
             dependencies: [
                 "FlowmeterModels", "FlowmeterReporter", "FlowmeterWire", "Kafka", "Gzip", "RollupStore",
                 "RollupStoreBenchmarks", "IngestBenchmarks", "TestSupport", "CCallgrind", "Collector",
-                "FlowmeterRuntime", "Logging", "ProcessAllocator", "Detector", "DetectorBenchmarks",
+                "FlowmeterRuntime", "Logging", "ProcessAllocator", "Detector", "DetectorBenchmarks", "Sink",
             ],
             swiftSettings: strictSettings
         ),
@@ -146,7 +149,7 @@ let package = Package(
             name: "FuzzTargets",
             dependencies: [
                 "CLibFuzzer", "FlowmeterModels", "FlowmeterWire", "Gzip", "Rollups", "RollupStore", "Collector",
-                "HTTPServer", "Logging", "FlowmeterCLI",
+                "HTTPServer", "Logging", "FlowmeterCLI", "Sink",
             ],
             swiftSettings: strictSettings
         ),
@@ -156,6 +159,7 @@ let package = Package(
         .executableTarget(name: "FuzzBlobCodec", dependencies: ["FuzzTargets"], swiftSettings: strictSettings),
         .executableTarget(name: "FuzzIngestRequest", dependencies: ["FuzzTargets"], swiftSettings: strictSettings),
         .executableTarget(name: "FuzzPageWalker", dependencies: ["FuzzTargets"], swiftSettings: strictSettings),
+        .executableTarget(name: "FuzzBatchRecord", dependencies: ["FuzzTargets"], swiftSettings: strictSettings),
 
         // Shared test helpers: mock-cluster fixture, HTTP test client, temp directories.
         .target(
@@ -199,7 +203,8 @@ let package = Package(
             dependencies: ["Detector", "DetectorBenchmarks", "Rollups", "FlowmeterModels", "TestSupport"],
             swiftSettings: strictSettings),
         .testTarget(
-            name: "SinkTests", dependencies: ["Sink", "Collector", "TestSupport"], swiftSettings: strictSettings),
+            name: "SinkTests", dependencies: ["Sink", "Collector", "TestSupport", "FuzzTargets"],
+            swiftSettings: strictSettings),
         .testTarget(
             name: "FlowmeterCLITests",
             dependencies: ["FlowmeterCLI", "TestSupport", "RollupStore", "Rollups", "Detector", "Gzip"],

@@ -7,7 +7,8 @@
 #           a crash or failed invariant stops that target and is saved to $FUZZ_SCRATCH/artifacts/TARGET/
 #   corpus  run each target once over its checked-in corpus, Tests/Fuzz/TARGET (libFuzzer -runs=0)
 #   build and run use a release build, corpus a debug one (quicker to build); FUZZ_CONFIGURATION overrides.
-# TARGET is a corpus folder name (batch-decoder, inflate, rollup-wire, blob-codec, ingest-request, page-walker);
+# TARGET is a corpus folder name (batch-decoder, inflate, rollup-wire, blob-codec, ingest-request, page-walker,
+# batch-record);
 # none means all. Exits non-zero when any target found something.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,8 +22,9 @@ FUZZ_FLAGS=${FUZZ_FLAGS:-}
 declare -A products=(
   [batch-decoder]=FuzzBatchDecoder [inflate]=FuzzInflate [rollup-wire]=FuzzRollupWire
   [blob-codec]=FuzzBlobCodec [ingest-request]=FuzzIngestRequest [page-walker]=FuzzPageWalker
+  [batch-record]=FuzzBatchRecord
 )
-all_targets=(batch-decoder inflate rollup-wire blob-codec ingest-request page-walker)
+all_targets=(batch-decoder inflate rollup-wire blob-codec ingest-request page-walker batch-record)
 
 mode=${1:-}
 shift || true
@@ -31,7 +33,7 @@ targets=("$@")
 for target in "${targets[@]}"; do
   [ -n "${products[$target]:-}" ] || { echo "unknown fuzz target '$target' (${all_targets[*]})" >&2; exit 2; }
 done
-case "$mode" in build|run|corpus) ;; *) sed -n 2,11p "$0" >&2; exit 2 ;; esac
+case "$mode" in build|run|corpus) ;; *) sed -n 2,12p "$0" >&2; exit 2 ;; esac
 # Fuzzing wants speed (release); one pass over the corpus wants a short build (debug builds in under half the time).
 default_configuration=release
 [ "$mode" = corpus ] && default_configuration=debug

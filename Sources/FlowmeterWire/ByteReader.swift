@@ -5,9 +5,9 @@ import FlowmeterModels
 /// Strict RFC 8259 with the three liberties Foundation's `JSONSerialization` takes, so both decode paths accept the
 /// same documents: a leading UTF-8 byte order mark, one trailing comma after the last member or element, and numbers
 /// of any length (only those that overflow a `Double` are rejected). Nesting deeper than 512 containers is rejected.
-struct ByteReader {
+package struct ByteReader {
     /// The JSON type of a scanned value.
-    enum ValueType: UInt8 {
+    package enum ValueType: UInt8 {
         case string, number, bool, null, array, object
 
         var name: String {
@@ -23,25 +23,25 @@ struct ByteReader {
     }
 
     /// Where a scanned value sits: for strings the bytes between the quotes, for numbers the literal.
-    struct Slot {
-        var type: ValueType
-        var start: Int
-        var end: Int
+    package struct Slot {
+        package var type: ValueType
+        package var start: Int
+        package var end: Int
         /// A string with backslash escapes, or a number with a fraction or exponent.
-        var flag: Bool
+        package var flag: Bool
     }
 
     static let maximumDepth = 512
 
-    let base: UnsafePointer<UInt8>
-    let count: Int
-    var index: Int
+    package let base: UnsafePointer<UInt8>
+    package let count: Int
+    package var index: Int
     /// Reused for unescaping strings.
     var scratch: [UInt8] = []
     /// Reused container stack for skipping values (1 = object, 0 = array).
     var stack: [UInt8] = []
 
-    init(base: UnsafePointer<UInt8>, count: Int) {
+    package init(base: UnsafePointer<UInt8>, count: Int) {
         self.base = base
         self.count = count
         self.index = 0
@@ -56,12 +56,12 @@ struct ByteReader {
 
     /// The byte at the cursor, or 0 at the end (0 is never valid JSON outside a string, so it fails naturally).
     @inline(__always)
-    var peek: UInt8 { index < count ? base[index] : 0 }
+    package var peek: UInt8 { index < count ? base[index] : 0 }
 
     /// Skips JSON whitespace. All of it is at or below 0x20, so the byte compact JSON has here (a quote, a digit, a
     /// brace) ends the loop after one comparison.
     @inline(__always)
-    mutating func skipWhitespace() {
+    package mutating func skipWhitespace() {
         while index < count {
             let byte = base[index]
             guard byte <= 0x20, byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 else { return }
@@ -79,7 +79,7 @@ struct ByteReader {
 
     /// Scans one value of any type at the cursor; containers are skipped. `depth` is the depth of the container
     /// holding the value.
-    mutating func scanValue(depth: Int) throws(JSONSyntaxError) -> Slot {
+    package mutating func scanValue(depth: Int) throws(JSONSyntaxError) -> Slot {
         let start = index
         switch peek {
         case UInt8(ascii: "\""):
@@ -436,7 +436,7 @@ struct ByteReader {
     }
 
     /// The string in `slot`, unescaped and truncated to `limit` scalars.
-    mutating func string(_ slot: Slot, limit: Int) -> String {
+    package mutating func string(_ slot: Slot, limit: Int) -> String {
         if !slot.flag {
             let bytes = UnsafeRawBufferPointer(start: base + slot.start, count: slot.end - slot.start)
             let length = FieldLimits.truncatedLength(bytes, limit: limit)
@@ -524,7 +524,7 @@ struct ByteReader {
 
     /// The number in `slot` as an `Int` under Foundation's rule: integer literals must fit exactly; other literals
     /// go through `Double` and must be integral and in range.
-    func int(_ slot: Slot) -> Int? {
+    package func int(_ slot: Slot) -> Int? {
         // One digit (a count of 1): its value, which the loop below would reach the same.
         if slot.end - slot.start == 1 && !slot.flag { return Int(base[slot.start] &- UInt8(ascii: "0")) }
         if slot.flag {

@@ -66,7 +66,7 @@ public struct EventTable: Sendable {
         return Int32(start)
     }
 
-    init(events: [CompactEvent], strings: [String], idBytes: [UInt8]) {
+    package init(events: [CompactEvent], strings: [String], idBytes: [UInt8]) {
         self.events = events
         self.strings = strings
         self.idBytes = idBytes

@@ -1,4 +1,4 @@
-import FlowmeterModels
+package import FlowmeterModels
 
 /// The fast path's schema-aware walk over one batch document.
 ///
@@ -6,14 +6,14 @@ import FlowmeterModels
 /// problems are collected, not thrown, because a syntax error anywhere later must still win, as it does for
 /// Foundation, which validates the whole document before decoding. Fields are then checked in the same fixed order
 /// as the `Decodable` conformances, so both paths report the same first problem.
-struct FastBatchParser {
-    typealias Slot = ByteReader.Slot
+package struct FastBatchParser {
+    package typealias Slot = ByteReader.Slot
 
-    var reader: ByteReader
+    package var reader: ByteReader
     /// Reused per-object slot storage; `present` says which entries are filled.
     var slots: [Slot]
     /// Shares repeated event strings across the batch (and across batches, when the caller lends a kept one).
-    var interner: StringInterner
+    package var interner: StringInterner
     /// The most elements `events` may hold; the one past it stops the parse (see ``exceededMaxEvents``).
     let maxEvents: Int
     /// Whether the parse stopped at the element past ``maxEvents``: the syntax error it threw is only the way out.
@@ -21,7 +21,7 @@ struct FastBatchParser {
     /// The date of the last time parsed, which the next one in the batch nearly always shares.
     var dateCache = Timestamp.DatePrefixCache()
 
-    init(reader: ByteReader, maxEvents: Int = .max, interner: StringInterner = StringInterner()) {
+    package init(reader: ByteReader, maxEvents: Int = .max, interner: StringInterner = StringInterner()) {
         self.reader = reader
         self.maxEvents = maxEvents
         self.interner = interner
@@ -42,12 +42,12 @@ struct FastBatchParser {
     ]
 
     /// A problem found in a field: what code it maps to at batch level, and its message.
-    struct Problem: Error {
-        var code: BatchDecodingError.Code
-        var message: String
+    package struct Problem: Error {
+        package var code: BatchDecodingError.Code
+        package var message: String
         /// The field the problem is in, when it is one field's value (an identifier that breaks the rule); it is
         /// appended to the reported path.
-        var field: String? = nil
+        package var field: String? = nil
     }
 
     // MARK: - Structure
@@ -55,7 +55,7 @@ struct FastBatchParser {
     /// Moves to the next member of an object whose `{` was consumed; returns its key with the cursor on the value,
     /// or nil after consuming `}`.
     @inline(__always)
-    mutating func nextMember(isFirst: inout Bool) throws(JSONSyntaxError) -> Slot? {
+    package mutating func nextMember(isFirst: inout Bool) throws(JSONSyntaxError) -> Slot? {
         guard try moveToMember(isFirst: &isFirst) else { return nil }
         return try scanKey()
     }
@@ -89,7 +89,7 @@ struct FastBatchParser {
 
     /// Scans the key at the cursor and the colon after it; returns the key with the cursor on the value.
     @inline(__always)
-    mutating func scanKey() throws(JSONSyntaxError) -> Slot {
+    package mutating func scanKey() throws(JSONSyntaxError) -> Slot {
         try reader.expect(UInt8(ascii: "\""))
         let start = reader.index
         let escaped = try reader.scanString()
@@ -102,7 +102,7 @@ struct FastBatchParser {
 
     /// Moves to the next element of an array whose `[` was consumed; false after consuming `]`.
     @inline(__always)
-    mutating func nextElement(isFirst: inout Bool) throws(JSONSyntaxError) -> Bool {
+    package mutating func nextElement(isFirst: inout Bool) throws(JSONSyntaxError) -> Bool {
         reader.skipWhitespace()
         let byte = reader.peek
         if isFirst {
@@ -122,7 +122,7 @@ struct FastBatchParser {
 
     /// The index of `key` in `keys`, or -1.
     @inline(__always)
-    mutating func match(_ key: Slot, _ keys: [StaticString]) -> Int {
+    package mutating func match(_ key: Slot, _ keys: [StaticString]) -> Int {
         if key.flag {
             reader.unescape(key)
             return reader.scratch.withUnsafeBytes { bytes in
@@ -303,7 +303,7 @@ struct FastBatchParser {
     }
 
     /// Requires only whitespace after the top-level value.
-    mutating func finish() throws(JSONSyntaxError) {
+    package mutating func finish() throws(JSONSyntaxError) {
         reader.skipWhitespace()
         guard reader.index == reader.count else { throw reader.fail("Unexpected data after the top-level value") }
     }
@@ -368,7 +368,7 @@ struct FastBatchParser {
         }
     }
 
-    mutating func parseCapabilities() throws(JSONSyntaxError) -> Result<Capabilities, BatchDecodingError> {
+    package mutating func parseCapabilities() throws(JSONSyntaxError) -> Result<Capabilities, BatchDecodingError> {
         reader.index += 1
         var maxSchemaVersion: Slot?
         var sawTypes = false
@@ -541,7 +541,7 @@ struct FastBatchParser {
     /// Parses one event object and appends it to `events`, its strings to `strings`, or returns the problem that
     /// drops it (no `Result` of an event to build and take apart per event). A dropped event may leave entries in
     /// `strings` that no event names.
-    mutating func parseEvent(
+    package mutating func parseEvent(
         into events: inout [CompactEvent], strings: inout [String], idBytes: inout [UInt8]
     ) throws(JSONSyntaxError) -> Problem? {
         reader.index += 1
@@ -642,13 +642,13 @@ struct FastBatchParser {
 
     // MARK: - Fields
 
-    func mismatch(expected: String, key: String, found: ByteReader.ValueType) -> Problem {
+    package func mismatch(expected: String, key: String, found: ByteReader.ValueType) -> Problem {
         Problem(
             code: .typeMismatch,
             message: DecodeMessages.typeMismatch(expected: expected, key: key, found: found.name))
     }
 
-    mutating func optionalString(_ slot: Slot?, key: String, limit: Int) throws(Problem) -> String? {
+    package mutating func optionalString(_ slot: Slot?, key: String, limit: Int) throws(Problem) -> String? {
         guard let slot, slot.type != .null else { return nil }
         guard slot.type == .string else { throw mismatch(expected: "String", key: key, found: slot.type) }
         return reader.string(slot, limit: limit)
@@ -672,7 +672,7 @@ struct FastBatchParser {
         return value
     }
 
-    mutating func optionalIdentifier(
+    package mutating func optionalIdentifier(
         _ slot: Slot?, key: String, limit: Int = FieldLimits.other, interned: Bool = false
     ) throws(Problem) -> String? {
         if interned, let slot, slot.type == .string { return try internedIdentifier(slot, key: key, limit: limit) }
@@ -682,13 +682,13 @@ struct FastBatchParser {
 
     /// A required string field that must be an identifier, through the interner: missing is `missingKey`, any
     /// other type (null too) a mismatch.
-    mutating func requiredIdentifier(_ slot: Slot?, key: String) throws(Problem) -> String {
+    package mutating func requiredIdentifier(_ slot: Slot?, key: String) throws(Problem) -> String {
         guard let slot else { throw Problem(code: .missingKey, message: DecodeMessages.missingKey(key)) }
         guard slot.type == .string else { throw mismatch(expected: "String", key: key, found: slot.type) }
         return try internedIdentifier(slot, key: key, limit: FieldLimits.other)
     }
 
-    mutating func optionalInt(_ slot: Slot?, key: String) throws(Problem) -> Int? {
+    package mutating func optionalInt(_ slot: Slot?, key: String) throws(Problem) -> Int? {
         guard let slot, slot.type != .null else { return nil }
         guard slot.type == .number, let value = reader.int(slot) else {
             throw mismatch(expected: "Int", key: key, found: slot.type)
@@ -696,7 +696,7 @@ struct FastBatchParser {
         return value
     }
 
-    mutating func timestamp(_ slot: Slot, key: String) throws(Problem) -> Timestamp {
+    package mutating func timestamp(_ slot: Slot, key: String) throws(Problem) -> Timestamp {
         guard slot.type == .string else { throw mismatch(expected: "String", key: key, found: slot.type) }
         let parsed: Timestamp?
         if !slot.flag {

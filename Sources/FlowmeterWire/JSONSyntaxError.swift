@@ -1,5 +1,5 @@
 /// Why the fast path's byte reader rejected its input, and where.
-struct JSONSyntaxError: Error {
-    let offset: Int
-    let reason: String
+package struct JSONSyntaxError: Error {
+    package let offset: Int
+    package let reason: String
 }

@@ -45,7 +45,7 @@ public struct StringInterner: Sendable {
     }
 
     /// Starts a new batch's table: no index handed out before is handed out again.
-    mutating func beginBatch() {
+    package mutating func beginBatch() {
         batch &+= 1
         if batch == 0 {
             // Once in 2^32 batches: forget every stamp rather than mistake an old one for this batch's.
@@ -94,7 +94,7 @@ public struct StringInterner: Sendable {
 
     /// What a caller's variable holds while its interner is lent to a parser: shared, so lending allocates nothing,
     /// and never written to.
-    static let lent = StringInterner(slots: 1)
+    package static let lent = StringInterner(slots: 1)
 
     /// Whether some entry holds `value` (the privacy tests check that no install ID is ever cached).
     func holds(_ value: String) -> Bool {

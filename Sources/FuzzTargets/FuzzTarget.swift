@@ -15,7 +15,7 @@ package enum FuzzTargets {
     /// The targets.
     package static let all: [any FuzzTarget.Type] = [
         BatchDecoderFuzzTarget.self, InflateFuzzTarget.self, RollupWireFuzzTarget.self, BlobCodecFuzzTarget.self,
-        IngestRequestFuzzTarget.self, PageWalkerFuzzTarget.self,
+        IngestRequestFuzzTarget.self, PageWalkerFuzzTarget.self, BatchRecordFuzzTarget.self,
     ]
 
     /// The targets' names, which are their corpus folders.

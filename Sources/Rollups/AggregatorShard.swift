@@ -192,7 +192,7 @@ final class AggregatorShard: Sendable {
                 if versions[key] == nil {
                     guard entryCount < 2 * softCap else {
                         for position in events.indices { batch.countAlone(events[position], table: table) }
-                        return events.reduce(0) { $0 + $1.count }
+                        return events.reduce(0) { $0.addingReportingOverflow($1.count).overflow ? .max : $0 + $1.count }
                     }
                     versions[key] = VersionEntry()
                 }
@@ -259,7 +259,7 @@ extension AggregatorShard.VersionEntry {
                     }
                     if index == nil {
                         guard entryCount < 2 * softCap else {
-                            lost += event.count
+                            lost = lost.addingReportingOverflow(event.count).overflow ? .max : lost + event.count
                             batch.countAlone(event, table: table)
                             continue
                         }
@@ -347,7 +347,7 @@ extension VersionRollup {
         if !batch.isContinuation {
             batches += 1
             if batch.isClean { cleanBatches += 1 }
-            decodes += Int64(max(0, batch.decodes))
+            decodes = decodes.saturatingAdding(Int64(max(0, batch.decodes)))
             clientDiscarded = Self.saturatingSum(clientDiscarded, Int64(max(0, batch.clientDiscarded)))
         }
         if let install = batch.install { installs.insert(hash: install) }
@@ -370,7 +370,7 @@ extension AggregatorShard.SeriesAccumulator {
         isOwnType: Bool, sample: SampleKey?, names: SampleNames
     ) -> Bool {
         let count = Int64(event.count)
-        events += count
+        events = events.saturatingAdding(count)
         if occurredAt < firstSeen { firstSeen = occurredAt }
         if occurredAt > lastSeen { lastSeen = occurredAt }
         if let install, install != lastInstall {
@@ -391,7 +391,7 @@ extension AggregatorShard.SeriesAccumulator {
 
     private mutating func addRelease(_ release: String, count: Int64) {
         if lastReleaseIndex != nil, release == lastRelease {
-            pendingReleaseCount += count
+            pendingReleaseCount = pendingReleaseCount.saturatingAdding(count)
             return
         }
         settlePendingRelease()
@@ -401,7 +401,7 @@ extension AggregatorShard.SeriesAccumulator {
         var index = releases.startIndex
         while index != releases.endIndex {
             if releases.keys[index] == release {
-                releases.values[index] += count
+                releases.values[index] = releases.values[index].saturatingAdding(count)
                 lastReleaseIndex = index
                 return
             }
@@ -419,7 +419,7 @@ extension AggregatorShard.SeriesAccumulator {
     /// Adds the repeated release's pending events to its count.
     mutating func settlePendingRelease() {
         if pendingReleaseCount != 0, let index = lastReleaseIndex {
-            releases.values[index] += pendingReleaseCount
+            releases.values[index] = releases.values[index].saturatingAdding(pendingReleaseCount)
         }
         pendingReleaseCount = 0
     }

@@ -8,6 +8,7 @@ let subcommands: [String: ([String]) -> Int32] = [
     "ingest": IngestBenchmark.run,
     "instructions": InstructionsBenchmark.run,
     "rollups": RollupsBenchmark.run,
+    "sink": SinkBenchmark.run,
     "store": StoreBenchmark.run,
     "reporter": ReporterBenchmark.run,
     "reporter-probe": ReporterProbe.run,

@@ -6,7 +6,7 @@ extension SQLiteConnection: SQLDatabase {
     var autoIDColumn: String { "INTEGER PRIMARY KEY" }
 
     func query(_ sql: String, _ values: [SQLValue], row: (any SQLRow) throws -> Void) throws {
-        let statement = try statement(Self.numbered(sql))
+        let statement = try statement(sql, rewritten: Self.numbered)
         defer { statement.reset() }
         try statement.bind(values)
         while try statement.step() { try row(statement) }
@@ -85,9 +85,12 @@ extension SQLiteConnection: SQLDatabase {
         return value
     }
 
-    /// The SQL with PostgreSQL's `$N` parameters rewritten to SQLite's equivalent `?N`.
+    /// The SQL with PostgreSQL's `$N` parameters rewritten to SQLite's equivalent `?N`: every `$` byte becomes `?`.
+    /// Run only when a statement is prepared (statements are cached under the SQL as written): per query, Foundation's
+    /// `replacingOccurrences` here was half the sink's step on SQLite (perf, `flowmeter-bench sink`).
     private static func numbered(_ sql: String) -> String {
-        sql.contains("$") ? sql.replacingOccurrences(of: "$", with: "?") : sql
+        guard sql.utf8.contains(UInt8(ascii: "$")) else { return sql }
+        return String(decoding: sql.utf8.map { $0 == UInt8(ascii: "$") ? UInt8(ascii: "?") : $0 }, as: UTF8.self)
     }
 }
 

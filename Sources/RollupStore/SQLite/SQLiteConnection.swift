@@ -42,12 +42,18 @@ final class SQLiteConnection: @unchecked Sendable {
 
     /// The cached prepared statement for `sql`, reset and with its bindings cleared.
     func statement(_ sql: String) throws -> SQLiteStatement {
+        try statement(sql, rewritten: { $0 })
+    }
+
+    /// The prepared statement of `rewrite(sql)`, cached under `sql`, so a cached statement costs no rewrite.
+    func statement(_ sql: String, rewritten rewrite: (String) -> String) throws -> SQLiteStatement {
         if let cached = statements[sql] {
             cached.reset()
             return cached
         }
         var pointer: OpaquePointer?
-        try check(sqlite3_prepare_v3(handle, sql, -1, UInt32(SQLITE_PREPARE_PERSISTENT), &pointer, nil))
+        try check(
+            sqlite3_prepare_v3(handle, rewrite(sql), -1, UInt32(SQLITE_PREPARE_PERSISTENT), &pointer, nil))
         guard let pointer else { throw RollupStoreError(.queryFailed, "Empty SQL statement: \(sql)") }
         let statement = SQLiteStatement(handle: pointer, connection: self)
         statements[sql] = statement

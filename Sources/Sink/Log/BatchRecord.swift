@@ -57,9 +57,21 @@ public struct BatchRecord: Sendable, Decodable {
     }
 
     /// Decodes the JSON value of a record; throws ``SinkError`` (`badRecord`) when it is not one.
+    ///
+    /// The reference (Foundation's `JSONDecoder`): the sink's step decodes with ``BatchRecordDecoder``, which the
+    /// differential tests and the `batch-record` fuzz target hold to this.
+    ///
+    /// As ``CodableBatchDecoder`` does, `JSONSerialization` validates the bytes first: `JSONDecoder` alone does not
+    /// validate strings it never reads, and accepted invalid UTF-8 under a key a duplicate shadows (found by the
+    /// `batch-record` fuzz target).
     public init(jsonBytes: [UInt8]) throws(SinkError) {
+        let data = Data(jsonBytes)
+        // A NUL byte is never valid in UTF-8 JSON; rejecting it also stops Foundation from guessing UTF-16 or UTF-32.
+        if data.contains(0) || (try? JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed])) == nil {
+            throw SinkError(.badRecord, "not a batch record: not valid JSON")
+        }
         do {
-            self = try JSONDecoder().decode(BatchRecord.self, from: Data(jsonBytes))
+            self = try JSONDecoder().decode(BatchRecord.self, from: data)
         } catch {
             throw SinkError(.badRecord, "not a batch record: \(error)")
         }

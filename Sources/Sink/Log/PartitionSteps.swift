@@ -38,6 +38,8 @@ public final class PartitionSteps {
     private let horizonSeconds: Int64
     private let maxEntries: Int
     private var states: [Int: State] = [:]
+    /// Kept across steps, so its interner keeps the values every record repeats.
+    private var decoder = BatchRecordDecoder()
 
     private struct State {
         var stored: Int64?
@@ -100,9 +102,9 @@ public final class PartitionSteps {
         for record in records {
             outcome.records += 1
             next = record.offset + 1
-            let batch: BatchRecord
+            let batch: CompactBatchRecord
             do {
-                batch = try BatchRecord(jsonBytes: record.value)
+                batch = try decoder.decode(record.value)
             } catch {
                 outcome.bad += 1
                 bad.append(BadRecord(offset: record.offset, reason: error.message))
@@ -116,10 +118,10 @@ public final class PartitionSteps {
             }
             counted.append(CountedBatch(key: key, receivedAt: receivedAt))
             outcome.counted += 1
-            outcome.events += batch.events.count
+            outcome.events += batch.table.count
             let isFirst = batch.part == 0
             aggregator.record(
-                batch.events, client: batch.client, decodes: isFirst ? batch.decodes : 0,
+                batch.table, client: batch.client, decodes: isFirst ? batch.decodes : 0,
                 installHash: batch.installHash, receivedAt: batch.receivedAt, droppedEvents: batch.dropped,
                 clientDiscarded: isFirst ? batch.clientReport?.totalEvents ?? 0 : 0, isContinuation: !isFirst)
         }

@@ -1,0 +1,313 @@
+import FlowmeterModels
+import FlowmeterWire
+import Foundation
+import RollupStore
+import Rollups
+import Sink
+import TestSupport
+
+/// `flowmeter-bench sink`: records and events per CPU-second of the sink's step on the ingest benchmark's batches
+/// (`SyntheticBatches`, seed 42, as `flowmeter-bench ingest` and `rollups` use), one thread, beside the collector's
+/// own per-batch work on the same batches.
+///
+/// Each batch is decoded as the collector decodes it and written as its `flowmeter.batches.v1` record
+/// (``BatchRecordWriter``, one part: 50 events). Rows, each for `--seconds` of CPU time:
+/// - `collector decode+write`: the collector's per-batch core, `FastBatchDecoder.decodeCompact` and the record's
+///   bytes (no HTTP, gzip, normalization or Kafka: the ceiling the collector's events per CPU-second approach).
+/// - `sink decode`: ``BatchRecordDecoder`` alone; `sink decode (Codable)`: the reference, `JSONDecoder`.
+/// - `sink aggregate`: ``RollupAggregator`` alone (records decoded beforehand, a new aggregator per step of
+///   `--records-per-step`, drained), in memory.
+/// - `sink step (SQLite)`: the whole step, ``PartitionSteps`` `makeStep` + `commit` (decode, dedupe, aggregate,
+///   one store transaction with the rollups, the counted batches and the offset) on a fresh SQLite store. Every
+///   round gives each record a new batch id (patched in place), so nothing is a duplicate.
+///
+/// CPU time is the process's (`CLOCK_PROCESS_CPUTIME_ID`; the bench runs one thread); RSS is read from /proc after
+/// each row.
+enum SinkBenchmark {
+    static let usage = """
+        usage: flowmeter-bench sink [--seconds N (4)] [--batches N (512)] [--records-per-step N (500)]
+                                    [--only collector|decode|codable|aggregate|step] [--store PATH (a temporary SQLite)]
+                                    [--rounds N (run each row N rounds instead of --seconds: for callgrind)]
+        """
+
+    static func run(_ arguments: [String]) -> Int32 {
+        var seconds = 4.0
+        var batchCount = 512
+        var perStep = 500
+        var only: String?
+        var storePath: String?
+        var rounds: Int?
+        var index = 0
+        while index < arguments.count {
+            let value = index + 1 < arguments.count ? arguments[index + 1] : ""
+            switch arguments[index] {
+            case "--seconds": seconds = Double(value) ?? 0
+            case "--batches": batchCount = Int(value) ?? 0
+            case "--records-per-step": perStep = Int(value) ?? 0
+            case "--only": only = value
+            case "--store": storePath = value
+            case "--rounds": rounds = Int(value) ?? 0
+            default:
+                print(usage)
+                return 2
+            }
+            index += 2
+        }
+        guard seconds > 0, batchCount > 0, perStep > 0, rounds.map({ $0 > 0 }) ?? true else {
+            print("error: --seconds, --batches, --records-per-step and --rounds must be positive")
+            return 2
+        }
+        fixedRounds = rounds
+        do {
+            let inputs = try Inputs(batchCount: batchCount)
+            print(
+                "sink: \(batchCount) distinct batches of 50 events as batch records (\(inputs.meanRecordBytes) bytes "
+                    + "on average); \(perStep) records a step; \(seconds) s of CPU a row; load \(loadAverage())")
+            print(
+                "row                       records/CPU-s   events/CPU-s   ns/event   RSS MiB (peak)")
+            let rows: [(String, String, () throws -> Measurement)] = [
+                ("collector", "collector decode+write", { try collector(inputs, seconds: seconds) }),
+                ("decode", "sink decode", { try decode(inputs, seconds: seconds) }),
+                ("codable", "sink decode (Codable)", { try codable(inputs, seconds: seconds) }),
+                ("aggregate", "sink aggregate", { try aggregate(inputs, seconds: seconds, perStep: perStep) }),
+                (
+                    "step", "sink step (SQLite)",
+                    {
+                        try step(inputs, seconds: seconds, perStep: perStep, storePath: storePath)
+                    }
+                ),
+            ]
+            for (key, label, body) in rows where only == nil || only == key {
+                let measured = try body()
+                let memory = residentMiB()
+                print(
+                    String(
+                        format: "%-25@ %14.0f %14.0f %10.1f   %6.1f (%.1f)", label as NSString,
+                        measured.recordsPerCPUSecond, measured.eventsPerCPUSecond,
+                        1e9 / measured.eventsPerCPUSecond, memory.current, memory.peak))
+            }
+            return 0
+        } catch {
+            print("error: \(error)")
+            return 1
+        }
+    }
+
+    /// The batches as the collector decodes them and their records.
+    struct Inputs {
+        var bodies: [[UInt8]]
+        var records: [[UInt8]]
+        var events: [Int]
+        /// Where each record's batch id's round digits start (`r00000000-…`).
+        var roundOffsets: [Int]
+
+        var meanRecordBytes: Int { records.reduce(0) { $0 + $1.count } / max(1, records.count) }
+
+        init(batchCount: Int) throws {
+            bodies = SyntheticBatches.batches(count: batchCount, seed: 42)
+            var interner = StringInterner(slots: 1_024)
+            records = []
+            events = []
+            roundOffsets = []
+            let receivedAt = Timestamp(Date())
+            for (number, body) in bodies.enumerated() {
+                let decoded = try FastBatchDecoder.decodeCompact(body, interner: &interner)
+                let record = SinkBenchmark.record(
+                    decoded, batchID: String(format: "r%08d-%05d", 0, number), receivedAt: receivedAt)
+                let marker = Array(#""batchID":"r"#.utf8)
+                guard let offset = record.firstRange(of: marker)?.upperBound else {
+                    throw SinkError(.badRecord, "no batch id in a written record")
+                }
+                records.append(record)
+                events.append(decoded.table.count)
+                roundOffsets.append(offset)
+            }
+        }
+    }
+
+    /// The batch record (part 0) the collector writes for `decoded`.
+    static func record(_ decoded: CompactBatch, batchID: String, receivedAt: Timestamp) -> [UInt8] {
+        var client = decoded.header.client
+        let installHash = client.installID.map(RollupsBenchmark.pseudonym)
+        client.installID = nil
+        let writer = BatchRecordWriter(
+            batch: BatchRecordWriter.Batch(
+                batchID: batchID, client: client, installHash: installHash, decodes: decoded.header.decodes,
+                clientReport: decoded.header.clientReport, receivedAt: receivedAt, skewMillis: 0,
+                collector: "bench", dropped: decoded.dropped.count),
+            table: decoded.table, positions: Array(decoded.table.events.indices), maxRecordBytes: 1_000_000)
+        var bytes = [UInt8](repeating: 0, count: writer.maxLength(part: 0))
+        let length = bytes.withUnsafeMutableBytes { writer.write(part: 0, into: $0) }
+        bytes.removeSubrange(length...)
+        return bytes
+    }
+
+    struct Measurement {
+        var records: Int
+        var events: Int
+        var cpuSeconds: Double
+
+        var recordsPerCPUSecond: Double { Double(records) / cpuSeconds }
+        var eventsPerCPUSecond: Double { Double(events) / cpuSeconds }
+    }
+
+    /// Runs `round` (which returns the records and events it did) until `seconds` of CPU time have passed.
+    static func measure(seconds: Double, _ round: () throws -> (records: Int, events: Int)) rethrows -> Measurement {
+        let start = cpuSeconds()
+        var records = 0
+        var events = 0
+        var rounds = 0
+        while true {
+            let done = try round()
+            records += done.records
+            events += done.events
+            rounds += 1
+            if let fixedRounds { if rounds >= fixedRounds { break } } else if cpuSeconds() - start >= seconds { break }
+        }
+        return Measurement(records: records, events: events, cpuSeconds: cpuSeconds() - start)
+    }
+
+    static func collector(_ inputs: Inputs, seconds: Double) throws -> Measurement {
+        var interner = StringInterner(slots: 1_024)
+        var storage = EventTableStorage()
+        let scratch = EscapedTable()
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        let receivedAt = Timestamp(Date())
+        var written = 0
+        let result = try measure(seconds: seconds) {
+            var events = 0
+            for body in inputs.bodies {
+                let decoded = try FastBatchDecoder.decodeCompact(body, interner: &interner, storage: storage)
+                var client = decoded.header.client
+                client.installID = nil
+                let writer = BatchRecordWriter(
+                    batch: BatchRecordWriter.Batch(
+                        batchID: decoded.header.id ?? "bench", client: client, installHash: "0123456789abcdef",
+                        decodes: decoded.header.decodes, clientReport: decoded.header.clientReport,
+                        receivedAt: receivedAt, skewMillis: 0, collector: "bench", dropped: 0),
+                    table: decoded.table, positions: Array(decoded.table.events.indices), maxRecordBytes: 1_000_000,
+                    scratch: scratch)
+                for part in writer.parts.indices {
+                    if buffer.count < writer.maxLength(part: part) {
+                        buffer = [UInt8](repeating: 0, count: writer.maxLength(part: part))
+                    }
+                    written &+= buffer.withUnsafeMutableBytes { writer.write(part: part, into: $0) }
+                }
+                events += decoded.table.count
+                storage = decoded.table.storage
+            }
+            return (inputs.bodies.count, events)
+        }
+        precondition(written > 0)
+        return result
+    }
+
+    static func decode(_ inputs: Inputs, seconds: Double) throws -> Measurement {
+        var decoder = BatchRecordDecoder()
+        return try measure(seconds: seconds) {
+            var events = 0
+            for record in inputs.records { events += try decoder.decode(record).table.count }
+            return (inputs.records.count, events)
+        }
+    }
+
+    static func codable(_ inputs: Inputs, seconds: Double) throws -> Measurement {
+        try measure(seconds: seconds) {
+            var events = 0
+            for record in inputs.records { events += try BatchRecord(jsonBytes: record).events.count }
+            return (inputs.records.count, events)
+        }
+    }
+
+    static func aggregate(_ inputs: Inputs, seconds: Double, perStep: Int) throws -> Measurement {
+        var decoder = BatchRecordDecoder()
+        let decoded = try inputs.records.map { record throws(SinkError) in try decoder.decode(record) }
+        var next = 0
+        return measure(seconds: seconds) {
+            let aggregator = RollupAggregator(
+                configuration: .init(collectorID: "sink", bootID: "0", shardCount: 1, maxEntries: 50_000_000))
+            var events = 0
+            for _ in 0..<perStep {
+                let batch = decoded[next]
+                next = (next + 1) % decoded.count
+                let isFirst = batch.part == 0
+                aggregator.record(
+                    batch.table, client: batch.client, decodes: isFirst ? batch.decodes : 0,
+                    installHash: batch.installHash, receivedAt: batch.receivedAt, droppedEvents: batch.dropped,
+                    clientDiscarded: isFirst ? batch.clientReport?.totalEvents ?? 0 : 0, isContinuation: !isFirst)
+                events += batch.table.count
+            }
+            _ = aggregator.drain()
+            return (perStep, events)
+        }
+    }
+
+    static func step(_ inputs: Inputs, seconds: Double, perStep: Int, storePath: String?) throws -> Measurement {
+        let directory = try TemporaryDirectory(prefix: "flowmeter-bench-sink")
+        let store = try openRollupStore(url: storePath ?? directory.path + "/sink.sqlite")
+        let topic = "flowmeter.batches.v1"
+        let steps = PartitionSteps(topic: topic, store: store, horizon: .seconds(3600), maxEntries: 2_000_000)
+        var records = inputs.records
+        var next = 0
+        var round = 0
+        var offset: Int64 = try steps.storedOffset(partition: 0) ?? 0
+        var rollupRows = 0
+        var stepCount = 0
+        defer {
+            let rows = rollupRows / max(1, stepCount)
+            print("  (\(rows) series and version rollups a step on average, \(stepCount) steps)")
+        }
+        return try measure(seconds: seconds) {
+            var values: [(offset: Int64, value: [UInt8])] = []
+            values.reserveCapacity(perStep)
+            var events = 0
+            for _ in 0..<perStep {
+                if next == 0 {
+                    // A new round: every record gets a batch id no step has counted.
+                    round += 1
+                    let digits = Array(String(format: "%08d", round).utf8)
+                    for index in records.indices {
+                        let start = inputs.roundOffsets[index]
+                        records[index].replaceSubrange(start..<start + 8, with: digits)
+                    }
+                }
+                values.append((offset, records[next]))
+                events += inputs.events[next]
+                offset += 1
+                next = (next + 1) % records.count
+            }
+            let made = try steps.makeStep(partition: 0, partitions: 1, records: values, caughtUpAt: nil)
+            precondition(made.outcome.counted == perStep, "sink bench: \(made.outcome) (duplicates or bad records)")
+            rollupRows += made.step.series.count + made.step.versions.count
+            stepCount += 1
+            try steps.commit(made.step)
+            return (perStep, events)
+        }
+    }
+
+    /// With `--rounds`, how many rounds each row runs, whatever the time.
+    nonisolated(unsafe) static var fixedRounds: Int?
+
+    /// CPU time of the process (every thread), in seconds.
+    static func cpuSeconds() -> Double {
+        var time = timespec()
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
+        return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
+    }
+
+    /// VmRSS and VmHWM of this process, in MiB.
+    static func residentMiB() -> (current: Double, peak: Double) {
+        guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return (0, 0) }
+        func value(_ name: String) -> Double {
+            guard let line = status.split(separator: "\n").first(where: { $0.hasPrefix(name + ":") }) else { return 0 }
+            return (Double(line.split(separator: " ").dropFirst().first ?? "0") ?? 0) / 1024
+        }
+        return (value("VmRSS"), value("VmHWM"))
+    }
+
+    /// The 1-minute load average, for the figures' context.
+    static func loadAverage() -> String {
+        (try? String(contentsOfFile: "/proc/loadavg", encoding: .utf8))?.split(separator: " ").prefix(3).joined(
+            separator: " ") ?? "?"
+    }
+}
