@@ -81,7 +81,7 @@ let package = Package(
         .target(
             name: "DetectorBenchmarks", dependencies: ["Detector", "Rollups", "FlowmeterModels"],
             swiftSettings: strictSettings),
-        // Consumes flowmeter.rollups.v1 into a store.
+        // Builds the store from flowmeter.batches.v1, exactly once (dedupe, rollups and offsets in one transaction).
         .target(
             name: "Sink",
             dependencies: [
