@@ -31,6 +31,9 @@ enum DemoCommand {
                 .value("simulated-hours", "HOURS", help: "Hours of traffic simulated.", default: "4"),
                 .value("requests", "N", help: "Batches the simulation sends.", default: "10000"),
                 .value("seed", "N", help: "Seed of the simulated traffic.", default: "2026"),
+                .value(
+                    "history-days", "DAYS", help: "Days of history written to the batches topic first (0: none).",
+                    default: "28"),
                 .value("output", "DIR", help: "Where the store, the log and the report go.", default: "a new temp dir"),
                 .value(
                     "fixtures", "DIR", help: "Where the resilience example fixture lives.",
@@ -50,13 +53,17 @@ enum DemoCommand {
                         Int($0).flatMap { $0 > 0 ? $0 : nil }
                     } ?? 10_000
                 let seed = try arguments.parsed("seed", as: "a non-negative integer") { UInt64($0) } ?? 2026
+                let historyDays =
+                    try arguments.parsed("history-days", as: "a number of days in [0, 60]") {
+                        Int($0).flatMap { $0 >= 0 && $0 <= 60 ? $0 : nil }
+                    } ?? 28
                 var directory = arguments.isSet("output") ? arguments.value("output") ?? "" : ""
                 if directory.isEmpty {
                     directory = NSTemporaryDirectory() + "flowmeter-demo-\(getpid())"
                 }
                 return try await DemoRun(
                     duration: duration, simulatedHours: hours, requests: requests, seed: seed,
-                    directory: directory, fixtures: arguments.value("fixtures") ?? ""
+                    historyDays: historyDays, directory: directory, fixtures: arguments.value("fixtures") ?? ""
                 ).run()
             }
         )
@@ -69,6 +76,7 @@ struct DemoRun {
     let simulatedHours: Double
     let requests: Int
     let seed: UInt64
+    let historyDays: Int
     let directory: String
     let fixtures: String
     let ingestKey = "demo-ingest-key"
@@ -107,13 +115,21 @@ struct DemoRun {
 
         let extraBatches = try await showResilience(baseURL: baseURL)
         await uploadManifests(baseURL: baseURL)
+        let end = Int64(Date().timeIntervalSince1970)
+        if historyDays > 0 {
+            await seedHistory(
+                TrafficScenario(
+                    seed: seed, end: end, simulatedSeconds: Int64(simulatedHours * 3600), batchCount: requests,
+                    runID: 0),
+                configuration: serveConfiguration.collector, bootstrapServers: collector.bootstrapServers, store: store)
+        }
 
         Terminal.heading(
             "simulating \(hoursText) of 3 apps' traffic in ~\(duration.components.seconds) s, with backend deploys")
         print("    6,800 installs, shop 5.3.0 ramping up, 3% debug builds; page-api deploys 4 times (and twice before)")
         let outcome = await SimulationRun(
             target: baseURL, ingestKey: ingestKey, adminKey: adminKey, seed: seed, duration: duration,
-            simulatedHours: simulatedHours, maxRequests: requests, concurrency: 8, showsProgress: true
+            simulatedHours: simulatedHours, maxRequests: requests, concurrency: 8, showsProgress: true, end: end
         ).run()
         outcome.printSummary()
         print("")
@@ -257,7 +273,8 @@ struct DemoRun {
         typealias Summary = (series: Int, minutes: Int, events: Int64, batches: Int64)
         let summary = await onThread(named: "demo-store-read") { () -> Summary? in
             let now = Int64(Date().timeIntervalSince1970)
-            let from = Timestamp(secondsSinceEpoch: now - 2 * 86_400)
+            // The seeded history too, when there is one.
+            let from = Timestamp(secondsSinceEpoch: now - Int64(historyDays + 2) * 86_400)
             let to = Timestamp(secondsSinceEpoch: now + 3_600)
             guard let series = try? store.seriesRollups(SeriesQuery(from: from, to: to)),
                 let versions = try? store.versionRollups(from: from, to: to, appID: nil)
