@@ -21,10 +21,12 @@ enum DemoCommand {
             name: "demo",
             abstract: "Run the pipeline end to end on a simulated fleet and show what it finds.",
             discussion: """
-                Starts `flowmeter serve --kafka embedded --store <temporary SQLite>` in this process, posts traffic
-                over HTTP on 127.0.0.1 like apps do (see `flowmeter simulate --help`), then runs `flowmeter ungated`
-                and `flowmeter spikes` over the store and writes the weekly report. Nothing to start by hand; the
-                store and the report stay in --output for the query commands to read afterwards.
+                Starts `flowmeter serve --kafka embedded --store <temporary SQLite>` in this process, writes
+                --history-days of the fleet's past to the batches topic as batch records (for the sink to build like
+                any others, so `flowmeter gates` has weeks to forecast from), posts traffic over HTTP on 127.0.0.1
+                like apps do (see `flowmeter simulate --help`), then runs `flowmeter ungated`, `flowmeter spikes` and
+                `flowmeter gates` over the store and writes the weekly report. Nothing to start by hand; the store
+                and the report stay in --output for the query commands to read afterwards.
                 """,
             options: [
                 .value("duration", "DURATION", help: "Wall time of the simulation.", default: "50s"),
@@ -174,6 +176,10 @@ struct DemoRun {
         print("    page-api \(truth.malformed[0].introducedBy.version) dropped `imageURL` from it.")
         print("    Each cause is one incident in `spikes`, however many app versions it hit.")
         print("    Debug builds' `dev_playground_widget` and the gated `story_ring` are rightly not flagged.")
+        if historyDays > 0 {
+            print("    The \(historyDays) days of history seeded first give every gate a date; their background raises")
+            print("    no incident.")
+        }
         print("Explore: export FLOWMETER_STORE=\(storePath)")
         print(
             "         flowmeter top; flowmeter versions; flowmeter types; flowmeter deploys list; flowmeter manifests list"

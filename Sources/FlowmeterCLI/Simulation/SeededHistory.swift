@@ -12,10 +12,9 @@ import Kafka
 /// rhythm from 100% of that pace (at the simulated hours' hour of day) to 15% (twelve hours away), a little less at
 /// weekends. So that weeks at that pace fit in a few seconds, each history record stands for ``batchesPerRecord`` of
 /// the simulation's batches from one install, as if its SDK had gathered them into one upload: decodes summed, and
-/// identical diagnostics pre-aggregated into one event whose `count` is their sum. The spike detector compares the
-/// simulated hours with the same hours of earlier days and weeks, so the history's diagnostics per hour must be at
-/// the simulation's level. Versions are
-/// adopted over time: the share of installs on each version or newer is a logistic curve (a straight line in
+/// identical diagnostics pre-aggregated into one event whose `count` is their sum, dated at the upload. The spike
+/// detector compares the simulated hours with the same hours of earlier days and weeks, so the history's diagnostics
+/// per hour must be at the simulation's level. Versions are adopted over time: the share of installs on each version or newer is a logistic curve (a straight line in
 /// log-odds) that reaches, at the start of the simulated hours, exactly the mix the simulation begins with, and each
 /// install moves up when its own point (the simulation's) falls under the curve, so it never moves down. The newest
 /// version came out ``newestAgeDays`` before the simulated hours. Diagnostics are the simulation's steady background
@@ -141,8 +140,10 @@ struct SeededHistory: Sendable {
             }
         }
         let version = app.versions[versionIndex]
-        let occurredAt = time - Int64(random.next(below: 60))
-        var events = Aggregate(release: scenario.release(of: app.service, at: occurredAt), occurredAt: occurredAt)
+        // Every diagnostic of the record is dated at its upload, in the same minute as its decodes: the spike detector
+        // divides a bucket's diagnostics by the decodes received in it, and a record whose diagnostics fell into one
+        // bucket and its decodes into the next would look like a burst.
+        var events = Aggregate(moment: (time, scenario.release(of: app.service, at: time)))
         var decodes = 0
         for _ in 0..<batchesPerRecord {
             decodes += addBatch(
@@ -202,7 +203,7 @@ struct SeededHistory: Sendable {
                     "Duplicate id 'grid-3'", page: TrafficScenario.duplicatePage, count: 1, random: &random)
             }
             // The earlier episode: page-api sent the ungated type for an hour, to every version but the newest.
-            if let episode = scenario.earlierEpisode, episode.contains(events.occurredAt), let home = pages["home"],
+            if let episode = scenario.earlierEpisode, episode.contains(events.moment.at), let home = pages["home"],
                 !version.registeredTypes.contains(TrafficScenario.ungatedType)
             {
                 events.add(
@@ -225,16 +226,15 @@ struct SeededHistory: Sendable {
     }
 
     /// A record's events as its SDK pre-aggregates them: one event per kind, type, path, message and page, its
-    /// `count` the sum, all at the record's moment and release.
+    /// `count` the sum, at the record's moment and serving release.
     private struct Aggregate {
-        let release: String
-        let occurredAt: Int64
+        /// The record's moment and the release serving then.
+        let moment: (at: Int64, release: String)
         var events: [DiagnosticEvent] = []
         private var positions: [String: Int] = [:]
 
-        init(release: String, occurredAt: Int64) {
-            self.release = release
-            self.occurredAt = occurredAt
+        init(moment: (at: Int64, release: String)) {
+            self.moment = moment
         }
 
         mutating func add(
@@ -250,10 +250,10 @@ struct SeededHistory: Sendable {
             events.append(
                 DiagnosticEvent(
                     kind: kind, widgetType: type, codingPath: path, message: message, pageID: page,
-                    surface: random.chance(0.8) ? "page" : "sheet", backendRelease: random.chance(0.9) ? release : nil,
-                    count: max(1, count),
+                    surface: random.chance(0.8) ? "page" : "sheet",
+                    backendRelease: random.chance(0.9) ? moment.release : nil, count: max(1, count),
                     occurredAt: Timestamp(
-                        secondsSinceEpoch: occurredAt, nanoseconds: Int32(random.next(below: 1000)) * 1_000_000)))
+                        secondsSinceEpoch: moment.at, nanoseconds: Int32(random.next(below: 1000)) * 1_000_000)))
         }
     }
 
