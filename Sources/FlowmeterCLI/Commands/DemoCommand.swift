@@ -21,16 +21,21 @@ enum DemoCommand {
             name: "demo",
             abstract: "Run the pipeline end to end on a simulated fleet and show what it finds.",
             discussion: """
-                Starts `flowmeter serve --kafka embedded --store <temporary SQLite>` in this process, posts traffic
-                over HTTP on 127.0.0.1 like apps do (see `flowmeter simulate --help`), then runs `flowmeter ungated`
-                and `flowmeter spikes` over the store and writes the weekly report. Nothing to start by hand; the
-                store and the report stay in --output for the query commands to read afterwards.
+                Starts `flowmeter serve --kafka embedded --store <temporary SQLite>` in this process, writes
+                --history-days of the fleet's past to the batches topic as batch records (for the sink to build like
+                any others, so `flowmeter gates` has weeks to forecast from), posts traffic over HTTP on 127.0.0.1
+                like apps do (see `flowmeter simulate --help`), then runs `flowmeter ungated`, `flowmeter spikes` and
+                `flowmeter gates` over the store and writes the weekly report. Nothing to start by hand; the store
+                and the report stay in --output for the query commands to read afterwards.
                 """,
             options: [
                 .value("duration", "DURATION", help: "Wall time of the simulation.", default: "50s"),
                 .value("simulated-hours", "HOURS", help: "Hours of traffic simulated.", default: "4"),
                 .value("requests", "N", help: "Batches the simulation sends.", default: "10000"),
                 .value("seed", "N", help: "Seed of the simulated traffic.", default: "2026"),
+                .value(
+                    "history-days", "DAYS", help: "Days of history written to the batches topic first (0: none).",
+                    default: "28"),
                 .value("output", "DIR", help: "Where the store, the log and the report go.", default: "a new temp dir"),
                 .value(
                     "fixtures", "DIR", help: "Where the resilience example fixture lives.",
@@ -50,13 +55,17 @@ enum DemoCommand {
                         Int($0).flatMap { $0 > 0 ? $0 : nil }
                     } ?? 10_000
                 let seed = try arguments.parsed("seed", as: "a non-negative integer") { UInt64($0) } ?? 2026
+                let historyDays =
+                    try arguments.parsed("history-days", as: "a number of days in [0, 60]") {
+                        Int($0).flatMap { $0 >= 0 && $0 <= 60 ? $0 : nil }
+                    } ?? 28
                 var directory = arguments.isSet("output") ? arguments.value("output") ?? "" : ""
                 if directory.isEmpty {
                     directory = NSTemporaryDirectory() + "flowmeter-demo-\(getpid())"
                 }
                 return try await DemoRun(
                     duration: duration, simulatedHours: hours, requests: requests, seed: seed,
-                    directory: directory, fixtures: arguments.value("fixtures") ?? ""
+                    historyDays: historyDays, directory: directory, fixtures: arguments.value("fixtures") ?? ""
                 ).run()
             }
         )
@@ -69,6 +78,7 @@ struct DemoRun {
     let simulatedHours: Double
     let requests: Int
     let seed: UInt64
+    let historyDays: Int
     let directory: String
     let fixtures: String
     let ingestKey = "demo-ingest-key"
@@ -107,13 +117,21 @@ struct DemoRun {
 
         let extraBatches = try await showResilience(baseURL: baseURL)
         await uploadManifests(baseURL: baseURL)
+        let end = Int64(Date().timeIntervalSince1970)
+        if historyDays > 0 {
+            await seedHistory(
+                TrafficScenario(
+                    seed: seed, end: end, simulatedSeconds: Int64(simulatedHours * 3600), batchCount: requests,
+                    runID: 0),
+                configuration: serveConfiguration.collector, bootstrapServers: collector.bootstrapServers, store: store)
+        }
 
         Terminal.heading(
             "simulating \(hoursText) of 3 apps' traffic in ~\(duration.components.seconds) s, with backend deploys")
         print("    6,800 installs, shop 5.3.0 ramping up, 3% debug builds; page-api deploys 4 times (and twice before)")
         let outcome = await SimulationRun(
             target: baseURL, ingestKey: ingestKey, adminKey: adminKey, seed: seed, duration: duration,
-            simulatedHours: simulatedHours, maxRequests: requests, concurrency: 8, showsProgress: true
+            simulatedHours: simulatedHours, maxRequests: requests, concurrency: 8, showsProgress: true, end: end
         ).run()
         outcome.printSummary()
         print("")
@@ -158,6 +176,10 @@ struct DemoRun {
         print("    page-api \(truth.malformed[0].introducedBy.version) dropped `imageURL` from it.")
         print("    Each cause is one incident in `spikes`, however many app versions it hit.")
         print("    Debug builds' `dev_playground_widget` and the gated `story_ring` are rightly not flagged.")
+        if historyDays > 0 {
+            print("    The \(historyDays) days of history seeded first give every gate a date; their background raises")
+            print("    no incident.")
+        }
         print("Explore: export FLOWMETER_STORE=\(storePath)")
         print(
             "         flowmeter top; flowmeter versions; flowmeter types; flowmeter deploys list; flowmeter manifests list"
@@ -257,7 +279,8 @@ struct DemoRun {
         typealias Summary = (series: Int, minutes: Int, events: Int64, batches: Int64)
         let summary = await onThread(named: "demo-store-read") { () -> Summary? in
             let now = Int64(Date().timeIntervalSince1970)
-            let from = Timestamp(secondsSinceEpoch: now - 2 * 86_400)
+            // The seeded history too, when there is one.
+            let from = Timestamp(secondsSinceEpoch: now - Int64(historyDays + 2) * 86_400)
             let to = Timestamp(secondsSinceEpoch: now + 3_600)
             guard let series = try? store.seriesRollups(SeriesQuery(from: from, to: to)),
                 let versions = try? store.versionRollups(from: from, to: to, appID: nil)

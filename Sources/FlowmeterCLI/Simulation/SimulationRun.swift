@@ -42,10 +42,13 @@ struct SimulationRun: Sendable {
     let showsProgress: Bool
     /// More collectors beside `target`, spread over as a load balancer would (`simulate --target A,B,C`).
     var moreTargets: [URL] = []
+    /// The end of the simulated hours, whole seconds since the epoch; nil for now (`flowmeter demo` passes the end
+    /// its seeded history was built for).
+    var end: Int64?
 
     func run() async -> Outcome {
         let scenario = TrafficScenario(
-            seed: seed, end: Int64(Date().timeIntervalSince1970), simulatedSeconds: Int64(simulatedHours * 3600),
+            seed: seed, end: end ?? Int64(Date().timeIntervalSince1970), simulatedSeconds: Int64(simulatedHours * 3600),
             batchCount: maxRequests, runID: UInt64.random(in: 0...UInt64.max))
         var simulator = TrafficSimulator(
             scenario: scenario, targets: [target] + moreTargets, ingestKey: ingestKey, adminKey: adminKey,
