@@ -1,4 +1,5 @@
 import FlowmeterModels
+import FlowmeterWire
 import Foundation
 import Hashing
 import Kafka
