@@ -114,7 +114,7 @@ let package = Package(
             name: "FlowmeterCLI",
             dependencies: [
                 "FlowmeterModels", "Kafka", "Collector", "FlowmeterReporter", "Gzip", "Sink", "RollupStore", "Detector",
-                "Rollups", "Lifecycle", "Logging", "FlowmeterRuntime", "Hashing",
+                "Rollups", "Lifecycle", "Logging", "FlowmeterRuntime", "Hashing", "FlowmeterWire",
             ],
             swiftSettings: strictSettings
         ),
