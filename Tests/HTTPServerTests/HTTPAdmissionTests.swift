@@ -3,6 +3,10 @@ import Synchronization
 import TestSupport
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// The admission check and the body budget: decided from the headers, before any body byte is read.
 @Suite struct HTTPAdmissionTests {
     private static func admitting(budget: Int, perClient: Int) -> HTTPServerConfiguration {
@@ -68,6 +72,10 @@ import Testing
                 defer { holder.close() }
                 try holder.send(
                     HTTPTestClient.head("POST", "/echo", headers: [("X-Key", "a"), ("Content-Length", "800")]))
+                // The second request goes only once the server holds the first one's reservation: two connections'
+                // heads reach worker threads in either order, and the test is about the one that comes second.
+                let deadline = ContinuousClock.now + Eventually.hangGuard
+                while server.statistics.bodyBytesInFlight < 800, ContinuousClock.now < deadline { usleep(1_000) }
                 let refusedClient = try HTTPTestClient(port: port)
                 defer { refusedClient.close() }
                 try refusedClient.send(
