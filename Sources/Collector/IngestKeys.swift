@@ -1,13 +1,17 @@
 public import Foundation
 import Hashing
 
-/// The keys file (CONTRACT §5): which bearer tokens may write which apps, at what rate, and which are admin keys.
+/// The keys file: which bearer tokens may write which apps, at what rate, which may read which apps, and which are
+/// admin keys.
 ///
 /// ```json
 /// {"ingestKeys": [{"key": "…", "apps": ["com.example.shop"], "rateLimit": {"eventsPerSecond": 500, "burst": 2000}}],
+///  "readKeys": [{"key": "…", "apps": ["com.example.shop"]}],
 ///  "adminKeys": ["…"]}
 /// ```
-/// `apps` may hold `"*"` for a key that may write every app; `rateLimit` is optional (the limiter's default then
+/// An ingest key writes diagnostics and reads nothing; a read key reads the apps it lists (the compatibility API, the
+/// read API, the console) and writes nothing; an admin key writes deploys and manifests and reads every app.
+/// `apps` may hold `"*"` for a key that may write (or read) every app; `rateLimit` is optional (the limiter's default then
 /// applies); unknown fields are ignored. Keys are secrets: this type keeps only their SHA-256 digests, never logs or
 /// prints them, and names each by `keyID`, the first 8 hex digits of its SHA-256, for logs and metrics. Lookups
 /// compare the token's digest with every key's digest in constant time, so timing reveals neither which key
@@ -26,6 +30,29 @@ public struct IngestKeys: Sendable {
         public func mayWrite(_ appID: String) -> Bool {
             apps.contains(appID) || apps.contains("*")
         }
+    }
+
+    /// What a bearer token may read: nothing, some apps (a read key), or every app (a read key for `"*"`, or an admin
+    /// key).
+    public enum ReadAccess: Sendable, Hashable {
+        /// No token, or a token that is neither a read key nor an admin key (HTTP 401).
+        case none
+        /// A read key for these apps; `keyID` names it in logs, never the secret.
+        case apps(Set<String>, keyID: String)
+        /// An admin key, or a read key for `"*"`.
+        case all
+
+        /// Whether this access may read `appID`.
+        public func mayRead(_ appID: String) -> Bool {
+            switch self {
+            case .none: false
+            case .apps(let apps, _): apps.contains(appID)
+            case .all: true
+            }
+        }
+
+        /// Whether any app may be read at all (false answers 401; true but not for the asked app answers 403).
+        public var isAuthenticated: Bool { self != .none }
     }
 
     /// The outcome of checking a request's bearer token against the app it writes.
@@ -64,6 +91,8 @@ public struct IngestKeys: Sendable {
     public let keys: [Key]
     private let keyDigests: [[UInt8]]
     private let adminDigests: [[UInt8]]
+    private let readDigests: [[UInt8]]
+    private let readApps: [Set<String>]
 
     /// Reads and validates the keys file at `url`.
     public init(contentsOf url: URL) throws(FileError) {
@@ -79,7 +108,7 @@ public struct IngestKeys: Sendable {
     /// Parses and validates a keys file's JSON.
     ///
     /// Refused: invalid JSON, a missing or empty `ingestKeys`, an empty or whitespace-containing key, a key listed
-    /// twice (as ingest or admin key), an entry without apps or with an empty app ID, and a non-positive rate.
+    /// twice (as ingest, read or admin key), an entry without apps or with an empty app ID, and a non-positive rate.
     public init(json: Data) throws(FileError) {
         let file: KeysFile
         do {
@@ -110,15 +139,19 @@ public struct IngestKeys: Sendable {
             return digest
         }
 
+        func checkApps(_ apps: [String], at path: String) throws(FileError) {
+            guard !apps.isEmpty else { throw FileError(path + ".apps", "must list at least one app ID or \"*\"") }
+            if let empty = apps.firstIndex(where: { $0.trimmingCharacters(in: .whitespaces).isEmpty }) {
+                throw FileError(path + ".apps[\(empty)]", "must not be empty")
+            }
+        }
+
         var keys: [Key] = []
         var keyDigests: [[UInt8]] = []
         for (index, entry) in file.ingestKeys.enumerated() {
             let path = "ingestKeys[\(index)]"
             let digest = try checkSecret(entry.key, at: path + ".key")
-            guard !entry.apps.isEmpty else { throw FileError(path + ".apps", "must list at least one app ID or \"*\"") }
-            if let empty = entry.apps.firstIndex(where: { $0.trimmingCharacters(in: .whitespaces).isEmpty }) {
-                throw FileError(path + ".apps[\(empty)]", "must not be empty")
-            }
+            try checkApps(entry.apps, at: path)
             var limit: TokenBucket.Limit?
             if let rate = entry.rateLimit {
                 guard rate.eventsPerSecond > 0, rate.eventsPerSecond.isFinite else {
@@ -137,9 +170,32 @@ public struct IngestKeys: Sendable {
         for (index, secret) in (file.adminKeys ?? []).enumerated() {
             adminDigests.append(try checkSecret(secret, at: "adminKeys[\(index)]"))
         }
+        var readDigests: [[UInt8]] = []
+        var readApps: [Set<String>] = []
+        for (index, entry) in (file.readKeys ?? []).enumerated() {
+            let path = "readKeys[\(index)]"
+            readDigests.append(try checkSecret(entry.key, at: path + ".key"))
+            try checkApps(entry.apps, at: path)
+            readApps.append(Set(entry.apps))
+        }
         self.keys = keys
         self.keyDigests = keyDigests
         self.adminDigests = adminDigests
+        self.readDigests = readDigests
+        self.readApps = readApps
+    }
+
+    /// What `token` (nil when the request had none) may read; takes the same time whichever key matches, or none.
+    /// Ingest keys read nothing.
+    public func readAccess(token: String?) -> ReadAccess {
+        guard let token else { return .none }
+        let digest = SHA256.digest(token)
+        let admin = Self.constantTimeIndex(of: digest, in: adminDigests) != nil
+        let reader = Self.constantTimeIndex(of: digest, in: readDigests)
+        if admin { return .all }
+        guard let reader else { return .none }
+        let apps = readApps[reader]
+        return apps.contains("*") ? .all : .apps(apps, keyID: Hex.encode(digest.prefix(4)))
     }
 
     /// The ingest key that `token` is, or nil; takes the same time whichever key matches, or none.
@@ -210,7 +266,7 @@ public struct IngestKeys: Sendable {
         case is String.Type: "a string"
         case is Double.Type: "a number"
         case is [String].Type: "an array of strings"
-        case is Array<Any>.Type, is [KeysFile.Entry].Type: "an array"
+        case is Array<Any>.Type, is [KeysFile.Entry].Type, is [KeysFile.ReadEntry].Type: "an array"
         default: "an object"
         }
     }
@@ -222,12 +278,18 @@ public struct IngestKeys: Sendable {
             var rateLimit: Rate?
         }
 
+        struct ReadEntry: Decodable {
+            var key: String
+            var apps: [String]
+        }
+
         struct Rate: Decodable {
             var eventsPerSecond: Double
             var burst: Double?
         }
 
         var ingestKeys: [Entry]
+        var readKeys: [ReadEntry]?
         var adminKeys: [String]?
     }
 }

@@ -112,4 +112,56 @@ import Testing
         #expect(keys.keys[0].rateLimit == TokenBucket.Limit(perSecond: 20, burst: 20))
         #expect(keys.keys[0].mayWrite("a") && !keys.keys[0].mayWrite("b"))
     }
+
+    static let readFile = """
+        {"ingestKeys": [{"key": "shop-key-0123456789", "apps": ["com.example.shop"]}],
+         "readKeys": [{"key": "shop-reader-0123456789", "apps": ["com.example.shop"]},
+                      {"key": "all-reader-0123456789", "apps": ["*"]}],
+         "adminKeys": ["admin-key-0123456789"]}
+        """
+
+    @Test func readKeysReadTheirAppsAndWriteNothing() throws {
+        let keys = try IngestKeys(json: Data(Self.readFile.utf8))
+        let shop = keys.readAccess(token: "shop-reader-0123456789")
+        #expect(shop.mayRead("com.example.shop"))
+        #expect(!shop.mayRead("com.example.news"))
+        #expect(shop.isAuthenticated)
+        #expect(keys.readAccess(token: "all-reader-0123456789") == .all)
+        #expect(keys.readAccess(token: "admin-key-0123456789") == .all)
+        // An ingest key reads nothing; a read key writes nothing and is no admin key.
+        #expect(keys.readAccess(token: "shop-key-0123456789") == .none)
+        #expect(keys.readAccess(token: nil) == .none)
+        #expect(keys.readAccess(token: "shop-reader-012345678") == .none)
+        #expect(keys.authorize(token: "shop-reader-0123456789", appID: "com.example.shop") == .unauthorized)
+        #expect(!keys.isAdmin("all-reader-0123456789"))
+        // The description names the key by its ID, never the secret.
+        if case .apps(_, let keyID) = shop {
+            #expect(keyID.count == 8)
+            #expect(!"\(shop)".contains("shop-reader"))
+        } else {
+            Issue.record("expected a read key's apps")
+        }
+    }
+
+    @Test func readKeysAreValidatedLikeTheOthers() throws {
+        func refusal(_ json: String) -> String? {
+            do {
+                _ = try IngestKeys(json: Data(json.utf8))
+                return nil
+            } catch {
+                return error.description
+            }
+        }
+        let ingest = #"{"ingestKeys": [{"key": "shop-key-0123456789", "apps": ["*"]}], "#
+        #expect(
+            refusal(ingest + #""readKeys": [{"key": "shop-key-0123456789", "apps": ["a"]}]}"#)
+                == "keys file: readKeys[0].key: repeats the key at ingestKeys[0].key")
+        #expect(
+            refusal(ingest + #""readKeys": [{"key": "r-0123456789", "apps": []}]}"#)
+                == #"keys file: readKeys[0].apps: must list at least one app ID or "*""#)
+        #expect(
+            refusal(ingest + #""readKeys": [{"apps": ["a"]}]}"#) == "keys file: readKeys[0].key: missing required field"
+        )
+        #expect(refusal(ingest + #""readKeys": {"key": "x"}}"#) == "keys file: readKeys: expected an array")
+    }
 }

@@ -37,7 +37,9 @@ enum ServeCommand {
                 .value("listen", "HOST:PORT", help: "Address to listen on.", default: "127.0.0.1:8080"),
                 .value(
                     "ops-listen", "HOST:PORT", help: "Serve /metrics here only (and /healthz, /readyz on both)."),
-                .value("keys", "FILE", help: "Keys file: {\"ingestKeys\": [{\"key\", \"apps\"}], \"adminKeys\"}."),
+                .value(
+                    "keys", "FILE",
+                    help: "Keys file: {\"ingestKeys\": [{\"key\", \"apps\"}], \"readKeys\", \"adminKeys\"}."),
                 .value("kafka", "MODE", help: "embedded | none | HOST:PORT[,HOST:PORT...].", default: "embedded"),
                 .value("ack", "MODE", help: "delivery (202 after Kafka persisted) | enqueue.", default: "delivery"),
                 .value("salt-file", "FILE", help: "File holding the secret install-ID salt (raw bytes or hex)."),
