@@ -18,11 +18,12 @@ public struct DetectorScore: Sendable {
             return incident.suspectDeploy.map { "\($0.service)@\($0.version)" } == plant.expectedDeploy
         }
 
-        /// Seconds from the plant's start to the end of the incident's opening bucket: when a detector pass could
-        /// first have seen it. Nil when nothing was found.
+        /// Seconds from the plant's start to the end of the first bucket that opened one of the incident's spikes:
+        /// when a detector pass could first have seen it (its onset may lie earlier, in buckets held back as too
+        /// small). Nil when nothing was found.
         public var delaySeconds: Int64? {
-            guard let onset = incidents.map(\.onset).min() else { return nil }
-            return onset.secondsSinceEpoch + LongTraffic.bucketSeconds - plant.start.secondsSinceEpoch
+            guard let opened = incidents.flatMap({ $0.spikes.map(\.openedAt) }).min() else { return nil }
+            return opened.secondsSinceEpoch + LongTraffic.bucketSeconds - plant.start.secondsSinceEpoch
         }
     }
 

@@ -32,6 +32,10 @@ public struct Spike: Hashable, Sendable, JSONRepresentable {
     public var pages: [String]
     /// What opened it; not part of the contract JSON.
     public var opening: Opening
+    /// The start of the bucket that opened it: `onset`, or later when buckets held back as too small to open one
+    /// (see ``SpikeDetector``) became its onset; a detector pass could first report it at this bucket's end. Not part
+    /// of the contract JSON.
+    public var openedAt: Timestamp
 
     /// What made a bucket open a spike (``SpikeDetector``).
     public enum Opening: String, Hashable, Sendable {
@@ -48,7 +52,7 @@ public struct Spike: Hashable, Sendable, JSONRepresentable {
         appID: String, kind: DiagnosticKind, widgetType: String, appVersion: String?, onset: Timestamp,
         peakWindowStart: Timestamp, end: Timestamp, count: Int64, baseline: Double, ratio: Double,
         isNormalized: Bool, opening: Opening = .eventCount, suspectDeploy: SuspectDeploy?, backendReleases: [String],
-        pages: [String] = []
+        pages: [String] = [], openedAt: Timestamp? = nil
     ) {
         self.appID = appID
         self.kind = kind
@@ -65,6 +69,7 @@ public struct Spike: Hashable, Sendable, JSONRepresentable {
         self.backendReleases = backendReleases
         self.pages = pages
         self.opening = opening
+        self.openedAt = openedAt ?? onset
     }
 
     /// The contract's object, keys in its order; `appVersion` and `suspectDeploy` are `null` when absent.

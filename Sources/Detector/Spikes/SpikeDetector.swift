@@ -9,7 +9,9 @@ public import Rollups
 /// from two robust estimates, taking the larger:
 /// - **trailing**: the median of the series' previous ``Configuration/trailingBuckets`` buckets, with the spread as
 ///   1.4826 × MAD (the median absolute deviation, scaled to a standard deviation). Buckets of a spike are stepped
-///   over, so a flood never becomes its own baseline.
+///   over, so a flood never becomes its own baseline; so are buckets clearly unusual (upper tail below
+///   ``Configuration/continueSignificance``) but too small by every floor to open one (a night flood's first
+///   buckets, from one install of the few awake), which become the onset of a spike that opens right after them.
 /// - **seasonal**: the same hour of the week in up to ``Configuration/seasonalWeeks`` earlier weeks, or, when fewer
 ///   than ``Configuration/minSeasonalSamples`` of those exist, the same hour of the day in up to
 ///   ``Configuration/seasonalDays`` earlier days (hourly buckets, scaled to the bucket length). This keeps a daily
@@ -179,6 +181,8 @@ public struct SpikeDetector: Sendable {
         var series: SeriesIdentity
         var opening: Spike.Opening
         var buckets: [FlaggedBucket]
+        /// The index in `buckets` of the bucket that opened it (after the held buckets that became its onset).
+        var openingIndex = 0
     }
 
     /// The expected count for a bucket and how far counts usually stray from it.
@@ -219,6 +223,8 @@ public struct SpikeDetector: Sendable {
             guard judged else { continue }
             let dispersion = noise.dispersion(of: series)
             var flagged: Set<Int64> = []
+            // The held buckets just before this one, in a row: the onset of the spike they may turn into.
+            var held: [FlaggedBucket] = []
             var open: OpenRun?
             var start = judgeStart
             while start < end {
@@ -243,15 +249,37 @@ public struct SpikeDetector: Sendable {
                     let baseline = baseline(
                         for: series, at: start, recent: recent, hourly: hourly, excluding: flagged,
                         recentStart: recentStart)
-                else { continue }
+                else {
+                    held = []
+                    continue
+                }
                 let longRun = noise.longRunLevel(of: series, at: start)
                 let level = max(baseline.expected, baseline.trailingMean, longRun, configuration.minExpected)
+                let logThreshold = noise.logThreshold(for: series)
                 guard
                     let opening = try opening(
                         series: series, count: count, at: start, baseline: baseline, level: level,
                         isFromNothing: baseline.expected == 0 && baseline.trailingMean == 0 && longRun == 0,
-                        dispersion: dispersion, logThreshold: noise.logThreshold(for: series), evidence: evidence)
-                else { continue }
+                        dispersion: dispersion, logThreshold: logThreshold, evidence: evidence)
+                else {
+                    // Clearly unusual but too small by every floor (the first buckets of a night flood, from one
+                    // install of the few awake, or a canary's first events): held out of the baseline like a
+                    // flagged bucket, so what follows is judged against the level before it, never against its
+                    // own start; if a spike opens right after, these buckets are its onset.
+                    if isUnusual(count: count, baseline: baseline),
+                        QuasiPoisson.logUpperTail(count: Double(count), expected: level, dispersion: dispersion)
+                            <= log(configuration.continueSignificance)
+                    {
+                        flagged.insert(start)
+                        held.append(
+                            FlaggedBucket(
+                                start: start, count: count, expected: baseline.expected,
+                                ratio: Double(count) / max(baseline.expected, 1), isNormalized: baseline.isNormalized))
+                    } else {
+                        held = []
+                    }
+                    continue
+                }
                 flagged.insert(start)
                 let ratio = Double(count) / max(baseline.expected, 1)
                 let perDecode: (Double) -> Double? = { value in
@@ -260,13 +288,14 @@ public struct SpikeDetector: Sendable {
                 open = OpenRun(
                     run: Run(
                         series: series, opening: opening,
-                        buckets: [
+                        buckets: held + [
                             FlaggedBucket(
                                 start: start, count: count, expected: baseline.expected, ratio: ratio,
                                 isNormalized: baseline.isNormalized)
-                        ]),
+                        ], openingIndex: held.count),
                     level: level, levelPerDecode: perDecode(level), expected: baseline.expected,
                     expectedPerDecode: perDecode(baseline.expected))
+                held = []
             }
             if let current = open, let last = current.run.buckets.last, last.start >= firstBucket {
                 runs.append(current.run)
@@ -281,9 +310,7 @@ public struct SpikeDetector: Sendable {
         dispersion: Double, logThreshold: Double, evidence: BucketEvidence
     ) throws -> Spike.Opening? {
         let value = Double(count)
-        guard value >= configuration.minRatio * max(baseline.expected, 1),
-            value - baseline.expected >= configuration.minDeviations * baseline.spread
-        else { return nil }
+        guard isUnusual(count: count, baseline: baseline) else { return nil }
         let logTail = QuasiPoisson.logUpperTail(count: value, expected: level, dispersion: dispersion)
         if logTail <= logThreshold {
             if count >= configuration.minEvents { return .eventCount }
@@ -308,6 +335,14 @@ public struct SpikeDetector: Sendable {
             try !evidence.appSent(release, appID: series.appID, before: start)
         else { return nil }
         return .newRelease
+    }
+
+    /// Whether `count` is far enough above `baseline` to be judged at all: ``Configuration/minRatio`` times it
+    /// (floored at one event) and ``Configuration/minDeviations`` spreads above it.
+    private func isUnusual(count: Int64, baseline: Baseline) -> Bool {
+        let value = Double(count)
+        return value >= configuration.minRatio * max(baseline.expected, 1)
+            && value - baseline.expected >= configuration.minDeviations * baseline.spread
     }
 
     /// The bucket at `start` as part of the open spike `run`, or nil when it is not clearly above the spike's
@@ -492,7 +527,8 @@ public struct SpikeDetector: Sendable {
             isNormalized: peak.isNormalized, opening: run.opening,
             suspectDeploy: attributor.suspect(firstSeen: onset, earliestReleases: onsetReleases),
             backendReleases: releases.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
-                .map(\.key), pages: pages.sorted())
+                .map(\.key), pages: pages.sorted(),
+            openedAt: Timestamp(secondsSinceEpoch: run.buckets[run.openingIndex].start))
     }
 
     private static func reportOrder(_ a: Spike, _ b: Spike) -> Bool {
