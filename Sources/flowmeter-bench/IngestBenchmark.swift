@@ -340,11 +340,13 @@ enum IngestBenchmark {
             .appendingPathComponent(name).path
     }
 
-    /// The peer ships beside this repository in `../shared/bench/peer_python`, or wherever FLOWMETER_PEER_DIR says.
+    /// The peer ships in this repository's `bench/peer_python`, found from the working directory (`make bench` runs at
+    /// the root) or from the executable (`.build/<configuration>/flowmeter-bench`), or wherever FLOWMETER_PEER_DIR says.
     static func locatePeer() -> String? {
         let candidates = [
             ProcessInfo.processInfo.environment["FLOWMETER_PEER_DIR"],
-            FileManager.default.currentDirectoryPath + "/../shared/bench/peer_python",
+            FileManager.default.currentDirectoryPath + "/bench/peer_python",
+            siblingExecutable("../../bench/peer_python"),
         ].compactMap { $0 }
         return candidates.first { FileManager.default.fileExists(atPath: $0 + "/peer.py") }
             .map { URL(fileURLWithPath: $0).standardizedFileURL.path }
