@@ -87,7 +87,7 @@ import Testing
 
         // Raw malformed requests, each on its own connection (half-closed when the server waits for more).
         var cases = MalformedRequests.catalog(key: Self.ingestKey) { batches.base().bytes }
-        var random = HostileBatches.Random(state: Self.seed ^ 0xF00D)
+        var random = SeededGenerator(seed: Self.seed ^ 0xF00D)
         for index in 0..<Self.fuzzedRequestCount {
             let valid = MalformedRequests.Parts(key: Self.ingestKey, body: batches.base().bytes)
             let request = valid.head(valid.length + "\r\n") + valid.body

@@ -76,11 +76,6 @@ public struct ManifestIndex: Sendable, Hashable {
         versions[appID]?[appVersion]
     }
 
-    /// The versions of `appID` with a manifest, ordered by app version.
-    public func versionNames(of appID: String) -> [String] {
-        (versions[appID] ?? [:]).keys.sorted(by: VersionOrder.less)
-    }
-
     /// Every type some manifest of `appID` lists, with how many versions list it.
     public func knownTypes(of appID: String) -> [String: Int] {
         var known: [String: Int] = [:]
