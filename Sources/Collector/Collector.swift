@@ -219,7 +219,7 @@ public final class Collector: Sendable {
                     status: .ok, headers: ["Content-Type": MetricsRegistry.contentType],
                     body: Array(metrics.registry.render().utf8)))
         }
-        // CONTRACT §3: with an operations listener, /metrics is served there only.
+        // docs/api.md#operations-endpoints: with an operations listener, /metrics is served there only.
         let operationsServer = configuration.opsListen.map { address in
             OperationsListener.server(
                 address: address,

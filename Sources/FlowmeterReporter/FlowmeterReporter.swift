@@ -3,15 +3,15 @@ public import Foundation
 
 /// The client SDK apps embed: it writes every diagnostic to disk first, pre-aggregates identical ones, uploads
 /// them in paced, gzip-compressed batches that keep their id across retries, obeys `Retry-After`, and reports what
-/// it had to drop (CONTRACT §6).
+/// it had to drop (docs/api.md#client-sdk).
 ///
 /// ```swift
 /// let reporter = try FlowmeterReporter(configuration: ReporterConfiguration(
 ///     endpoint: URL(string: "https://diagnostics.example.com")!, ingestKey: "k-shop-…",
 ///     client: ClientInfo(appID: "com.example.shop", appVersion: "5.2.1", platform: "ios", installID: "…"),
 ///     directory: cachesDirectory.appendingPathComponent("flowmeter")))
-/// reporter.record(DiagnosticEvent(kind: .unknownType, widgetType: "hologram_projector", occurredAt: Timestamp(Date())))
-/// reporter.recordDecodes(1)
+/// reporter.record(DiagnosticEvent(kind: .unknownType, widgetType: "hologram_projector", occurredAt:
+/// Timestamp(Date()))) reporter.recordDecodes(1)
 /// ```
 ///
 /// Thread-safe: call it from any thread or task. `record` and `recordDecodes` never block on the network; what

@@ -9,8 +9,8 @@ import Testing
     import Glibc
 #endif
 
-/// RELIABILITY.md H1 end to end: thousands of seeded mutated batches and raw malformed HTTP requests against the real
-/// `flowmeter serve --kafka embedded --store`, then every query command over the store that run filled.
+/// docs/reliability.md H1 end to end: thousands of seeded mutated batches and raw malformed HTTP requests against the
+/// real `flowmeter serve --kafka embedded --store`, then every query command over the store that run filled.
 ///
 /// Passes when the process is alive, every answer was a 202 or a JSON 4xx (or one of libmicrohttpd's own pages that
 /// docs/collector.md lists), its resident memory grew less than 64 MiB, the next good batch gets 202, and every
@@ -427,7 +427,8 @@ import Testing
     static func runEveryQuery(store: String, directory: TemporaryDirectory) async throws -> [String] {
         let payload = directory.file("page.json")
         try Data(
-            #"{"page": {"sections": [{"widgets": [{"type": "title_block"}, {"type": "hologram_projector"}, {"type": "<script>alert(1)</script>|`tick`&amp;*_[x](y)"}]}]}}"#
+            #"{"page": {"sections": [{"widgets": [{"type": "title_block"}, {"type": "hologram_projector"}, {"type":
+            #"<script>alert(1)</script>|`tick`&amp;*_[x](y)"}]}]}}"#
                 .utf8
         ).write(to: URL(fileURLWithPath: payload))
         let window = ["--store", store, "--since", "3h"]

@@ -391,7 +391,7 @@ public final class CollectorMetrics: Sendable {
     private static let maxCachedApps = 1_024
     private static let maxCachedSeries = 4_096
 
-    /// The reasons of CONTRACT §6; any other reason a client sends is counted as `other`.
+    /// The reasons of docs/api.md#client-sdk; any other reason a client sends is counted as `other`.
     static let discardReasons: Set<String> = [
         "queue_overflow", "expired", "send_error", "payload_too_large", "rate_limited", "cap_exceeded", "corrupt",
     ]
