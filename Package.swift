@@ -200,7 +200,9 @@ let package = Package(
         .testTarget(name: "IngestBenchmarksTests", dependencies: ["IngestBenchmarks"], swiftSettings: strictSettings),
         .testTarget(
             name: "DetectorTests",
-            dependencies: ["Detector", "DetectorBenchmarks", "Rollups", "FlowmeterModels", "FlowmeterWire", "TestSupport"],
+            dependencies: [
+                "Detector", "DetectorBenchmarks", "Rollups", "FlowmeterModels", "FlowmeterWire", "TestSupport",
+            ],
             swiftSettings: strictSettings),
         .testTarget(
             name: "SinkTests", dependencies: ["Sink", "Collector", "TestSupport", "FuzzTargets"],

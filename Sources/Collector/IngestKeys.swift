@@ -1,8 +1,7 @@
 public import Foundation
 import Hashing
 
-/// The keys file (docs/api.md#keys-file): which bearer tokens may write which apps, at what rate, and which are admin
-/// keys.
+/// The keys file (CONTRACT §5): which bearer tokens may write which apps, at what rate, and which are admin keys.
 ///
 /// ```json
 /// {"ingestKeys": [{"key": "…", "apps": ["com.example.shop"], "rateLimit": {"eventsPerSecond": 500, "burst": 2000}}],

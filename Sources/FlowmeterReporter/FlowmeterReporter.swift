@@ -10,8 +10,8 @@ public import Foundation
 ///     endpoint: URL(string: "https://diagnostics.example.com")!, ingestKey: "k-shop-…",
 ///     client: ClientInfo(appID: "com.example.shop", appVersion: "5.2.1", platform: "ios", installID: "…"),
 ///     directory: cachesDirectory.appendingPathComponent("flowmeter")))
-/// reporter.record(DiagnosticEvent(kind: .unknownType, widgetType: "hologram_projector", occurredAt:
-/// Timestamp(Date()))) reporter.recordDecodes(1)
+/// reporter.record(DiagnosticEvent(kind: .unknownType, widgetType: "hologram_projector", occurredAt: Timestamp(Date())))
+/// reporter.recordDecodes(1)
 /// ```
 ///
 /// Thread-safe: call it from any thread or task. `record` and `recordDecodes` never block on the network; what

@@ -427,8 +427,7 @@ import Testing
     static func runEveryQuery(store: String, directory: TemporaryDirectory) async throws -> [String] {
         let payload = directory.file("page.json")
         try Data(
-            #"{"page": {"sections": [{"widgets": [{"type": "title_block"}, {"type": "hologram_projector"}, {"type":
-            #"<script>alert(1)</script>|`tick`&amp;*_[x](y)"}]}]}}"#
+            #"{"page": {"sections": [{"widgets": [{"type": "title_block"}, {"type": "hologram_projector"}, {"type": "<script>alert(1)</script>|`tick`&amp;*_[x](y)"}]}]}}"#
                 .utf8
         ).write(to: URL(fileURLWithPath: payload))
         let window = ["--store", store, "--since", "3h"]

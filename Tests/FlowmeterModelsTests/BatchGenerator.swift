@@ -217,4 +217,3 @@ final class BatchGenerator {
         return bytes
     }
 }
-

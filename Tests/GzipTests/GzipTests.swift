@@ -185,4 +185,3 @@ import Testing
         return kilobytes * 1024
     }
 }
-

@@ -418,4 +418,3 @@ final class ManualClock: Sendable {
 
     func advance(_ delta: Int64) { seconds.withLock { $0 += delta } }
 }
-

@@ -15,8 +15,8 @@ public import Rollups
 ///    never pushes the share above 1).
 /// 4. Rendering versions, among those with traffic in the window: by the version's capability manifest
 ///    (docs/api.md#capability-manifests, ``ManifestIndex``) where it uploaded one; else those whose
-/// `capabilities.registeredTypes` list the type; for
-///    versions that send no capabilities at all, those with traffic (at least one batch) and no `unknownType` for it.
+///    `capabilities.registeredTypes` list the type; for versions that send no capabilities at all, those with
+///    traffic (at least one batch) and no `unknownType` for it.
 /// 5. The suggested gate is the lowest rendering version above every affected version, which is the lowest
 ///    rendering version whenever versions only ever gain types; when an affected version is newer than every
 ///    rendering one no minimum version gates it, and the gate is nil rather than a wrong one.
