@@ -164,7 +164,7 @@ let package = Package(
         // Shared test helpers: mock-cluster fixture, HTTP test client, temp directories.
         .target(
             name: "TestSupport",
-            dependencies: ["FlowmeterModels", "Kafka", "HTTPServer"],
+            dependencies: ["FlowmeterModels", "FlowmeterWire", "Kafka", "HTTPServer"],
             swiftSettings: strictSettings
         ),
 

@@ -1,8 +1,8 @@
 /// SplitMix64: a small, fast generator whose whole sequence follows from its seed, the same on every platform, so
-/// synthetic batches, simulated traffic and benchmark histories repeat exactly.
+/// synthetic batches, simulated traffic, benchmark histories and test data repeat exactly.
 ///
-/// The one seeded generator of the server-side code (tests draw from TestSupport's `SeededGenerator`, the same
-/// algorithm); what a user needs on top of it (a normal variate, a stream of seeds) is an extension where it is used.
+/// The project's one seeded generator (tests name it `SeededGenerator`, through TestSupport); what a user needs on
+/// top of it (a normal variate, a stream of seeds, a pick from a list) is an extension where it is used.
 public struct SeededRandom: RandomNumberGenerator, Sendable {
     private var state: UInt64
 
