@@ -107,8 +107,8 @@ bench-rollups: release
 bench-store: release
 	$(RELEASE_BIN)/flowmeter-bench store --postgres $(BENCH_ARGS)
 
-# Flowmeter's collector and ../shared/bench/peer_python under the same load, the matrix of docs/performance.md;
-# BENCH_ARGS narrows it (flowmeter-bench ingest --help lists the options).
+# Flowmeter's collector and the Python peer in bench/peer_python under the same load, the matrix of
+# docs/performance.md; BENCH_ARGS narrows it (flowmeter-bench ingest --help lists the options).
 bench: release
 	$(RELEASE_BIN)/flowmeter-bench ingest $(BENCH_ARGS)
 

@@ -79,7 +79,7 @@ let package = Package(
         // Weeks of seeded synthetic traffic with planted incidents, and the detector's score on them: for
         // flowmeter-bench detector and DetectorTests, not shipped.
         .target(
-            name: "DetectorBenchmarks", dependencies: ["Detector", "Rollups", "FlowmeterModels"],
+            name: "DetectorBenchmarks", dependencies: ["Detector", "Rollups", "FlowmeterModels", "FlowmeterWire"],
             swiftSettings: strictSettings),
         // Builds the store from flowmeter.batches.v1, exactly once (dedupe, rollups and offsets in one transaction).
         .target(
@@ -164,7 +164,7 @@ let package = Package(
         // Shared test helpers: mock-cluster fixture, HTTP test client, temp directories.
         .target(
             name: "TestSupport",
-            dependencies: ["FlowmeterModels", "Kafka", "HTTPServer"],
+            dependencies: ["FlowmeterModels", "FlowmeterWire", "Kafka", "HTTPServer"],
             swiftSettings: strictSettings
         ),
 
@@ -179,7 +179,7 @@ let package = Package(
             swiftSettings: strictSettings),
         .testTarget(
             name: "HTTPServerTests", dependencies: ["HTTPServer", "TestSupport"], swiftSettings: strictSettings),
-        .testTarget(name: "GzipTests", dependencies: ["Gzip"], swiftSettings: strictSettings),
+        .testTarget(name: "GzipTests", dependencies: ["Gzip", "TestSupport"], swiftSettings: strictSettings),
         .testTarget(name: "HashingTests", dependencies: ["Hashing"], swiftSettings: strictSettings),
         .testTarget(name: "MetricsTests", dependencies: ["Metrics"], swiftSettings: strictSettings),
         .testTarget(
@@ -200,7 +200,9 @@ let package = Package(
         .testTarget(name: "IngestBenchmarksTests", dependencies: ["IngestBenchmarks"], swiftSettings: strictSettings),
         .testTarget(
             name: "DetectorTests",
-            dependencies: ["Detector", "DetectorBenchmarks", "Rollups", "FlowmeterModels", "TestSupport"],
+            dependencies: [
+                "Detector", "DetectorBenchmarks", "Rollups", "FlowmeterModels", "FlowmeterWire", "TestSupport",
+            ],
             swiftSettings: strictSettings),
         .testTarget(
             name: "SinkTests", dependencies: ["Sink", "Collector", "TestSupport", "FuzzTargets"],

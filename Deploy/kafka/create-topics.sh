@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Creates Flowmeter's five topics (CONTRACT §4, and §7's manifests) on a Kafka cluster, or checks they exist with the right settings.
+# Creates Flowmeter's five topics (docs/api.md#kafka-topics) on a Kafka cluster, or checks they exist with the right settings.
 # usage: Deploy/kafka/create-topics.sh BOOTSTRAP_SERVERS
 #   environment (defaults for production): REPLICATION=3  MIN_INSYNC=2  EVENTS_PARTITIONS=12  PARTITIONS=6
 #     EVENTS_RETENTION_MS=604800000 (7 d)  ROLLUPS_RETENTION_MS=1209600000 (14 d)  ALERTS_RETENTION_MS=2592000000

@@ -1,4 +1,4 @@
-// An app's build step that writes its capability manifest (CONTRACT §7, docs/manifests.md).
+// An app's build step that writes its capability manifest (docs/api.md#capability-manifests, docs/manifests.md).
 //
 //     swift run flowmeter-manifest-example --app-version 5.3.0 --build 5300 --platform ios --output manifest.json
 //     flowmeter manifests upload manifest.json --collector https://diagnostics.example.com   # FLOWMETER_ADMIN_KEY set

@@ -31,8 +31,8 @@ public func makeCollector(
 /// in start order: the producer's poll loop, the spool replay, the HTTP server) in a ``ServiceGroup``, which
 /// `flowmeter serve` builds with the sink and the detector around them. Stopped in reverse: the HTTP server stops
 /// intake and accepting and answers every request in flight (suspended ones from Kafka or their deadline), the
-/// producer flushes within `shutdownFlushTimeout`; the embedded cluster goes last, with this object. `start()` and `shutdown()` do the same
-/// in order for callers (tests) that hold the collector themselves; `run()` runs the group until SIGTERM or SIGINT.
+/// producer flushes within `shutdownFlushTimeout`; the embedded cluster goes last, with this object. `start()` and
+/// `shutdown()` do the same in order for callers (tests) that hold the collector themselves.
 public final class Collector: Sendable {
     /// The configuration it was built with.
     public let configuration: CollectorConfiguration
@@ -219,7 +219,7 @@ public final class Collector: Sendable {
                     status: .ok, headers: ["Content-Type": MetricsRegistry.contentType],
                     body: Array(metrics.registry.render().utf8)))
         }
-        // CONTRACT §3: with an operations listener, /metrics is served there only.
+        // docs/api.md#operations-endpoints: with an operations listener, /metrics is served there only.
         let operationsServer = configuration.opsListen.map { address in
             OperationsListener.server(
                 address: address,
@@ -274,11 +274,6 @@ public final class Collector: Sendable {
         } catch {
             throw error
         }
-    }
-
-    /// Runs the collector's services until SIGTERM or SIGINT, then stops them in reverse order.
-    public func run() async throws {
-        try await ServiceGroup(services, logger: logger).run()
     }
 
     /// Stops accepting, finishes requests in flight, spools what Kafka has not taken,

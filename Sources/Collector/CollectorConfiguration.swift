@@ -43,7 +43,7 @@ public struct CollectorConfiguration: Sendable {
 
     /// When a batch is answered 202.
     public enum AckMode: String, Sendable, Hashable {
-        /// After every accepted event's delivery report says persisted (the default; CONTRACT §1's durable 202).
+        /// After every accepted event's delivery report says persisted (the default; docs/api.md#ingest's durable 202).
         case delivery
         /// As soon as every accepted event is on the producer's queue: faster, but a crash can lose answered events.
         case enqueue
@@ -58,7 +58,7 @@ public struct CollectorConfiguration: Sendable {
         case fixed
     }
 
-    /// The disk spool (CONTRACT §5, `--spool DIR --spool-max-bytes N`): where a batch goes when Kafka does not take
+    /// The disk spool (docs/api.md#cli, `--spool DIR --spool-max-bytes N`): where a batch goes when Kafka does not take
     /// it within `threshold`, so it can still be answered 202.
     public struct DiskSpool: Sendable, Hashable {
         /// The directory of segment files; made when missing, and held by one collector at a time.
@@ -74,7 +74,7 @@ public struct CollectorConfiguration: Sendable {
         }
     }
 
-    /// The Kafka topic names (CONTRACT §4 defaults).
+    /// The Kafka topic names (defaults in docs/api.md#kafka-topics).
     public struct Topics: Sendable, Hashable {
         /// One record per accepted batch, the log the sinks build the store from; default `flowmeter.batches.v1`.
         public var batches = "flowmeter.batches.v1"
@@ -82,7 +82,7 @@ public struct CollectorConfiguration: Sendable {
         public var alerts = "flowmeter.alerts.v1"
         /// Deploy markers; default `flowmeter.deploys.v1`.
         public var deploys = "flowmeter.deploys.v1"
-        /// Capability manifests (CONTRACT §7), which every sink merges into its store; default
+        /// Capability manifests (docs/api.md#capability-manifests), which every sink merges into its store; default
         /// `flowmeter.manifests.v1`.
         public var manifests = "flowmeter.manifests.v1"
 
@@ -111,16 +111,16 @@ public struct CollectorConfiguration: Sendable {
     public var host = "127.0.0.1"
     /// The TCP port; default 8080. 0 picks a free port (tests), readable from `Collector.port`.
     public var port: UInt16 = 8080
-    /// The operations listener (`--ops-listen`, CONTRACT §3); nil (the default) serves `/metrics` on the ingest
-    /// listener. When set, `/metrics` is served there only, and `/healthz` and `/readyz` on both: keep it off the
-    /// network the apps reach.
+    /// The operations listener (`--ops-listen`, docs/api.md#operations-endpoints); nil (the default) serves `/metrics`
+    /// on the ingest listener. When set, `/metrics` is served there only, and `/healthz` and `/readyz` on both: keep it
+    /// off the network the apps reach.
     public var opsListen: ListenAddress?
     /// The most request-body bytes held at once, across every request; default 64 MiB. A request reserves its
     /// `Content-Length` before its body is read; past the budget it gets 503 + `Retry-After` from its headers.
     public var maxBodyBytesInFlight = 64 << 20
     /// The most request-body bytes held at once for one ingest key; default 32 MiB (503 past it).
     public var maxBodyBytesInFlightPerKey = 32 << 20
-    /// The ingest keys (CONTRACT §5).
+    /// The ingest keys (docs/api.md#keys-file).
     public var keys: IngestKeys
     /// Where to publish; default `.embedded`.
     public var kafka: KafkaMode = .embedded
@@ -166,7 +166,7 @@ public struct CollectorConfiguration: Sendable {
     public var defaultRateLimit: TokenBucket.Limit = .defaultIngest
     /// How many widget types per app and kind get their own metric series; the rest are `__other__`; default 50.
     public var metricsTypeCap = 50
-    /// The bound on flushing the producer at shutdown; default 30 s (RELIABILITY.md K9).
+    /// The bound on flushing the producer at shutdown; default 30 s (docs/reliability.md K9).
     public var shutdownFlushTimeout: Duration = .seconds(30)
     /// How long to remember batch ids for retries; default 10 min.
     public var batchIDRetention: Duration = .seconds(600)

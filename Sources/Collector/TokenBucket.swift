@@ -2,9 +2,9 @@ import Synchronization
 
 /// A token bucket: `burst` tokens at most, refilled at `perSecond` tokens a second.
 ///
-/// Flowmeter's tokens are events (CONTRACT §5's `eventsPerSecond`): a batch costs its event count, and at least one,
-/// so empty batches are limited too. A batch larger than the whole burst is charged the burst, so it passes once
-/// the bucket is full rather than never. A value type; `RateLimiter` shares buckets between threads.
+/// Flowmeter's tokens are events (docs/api.md#keys-file's `eventsPerSecond`): a batch costs its event count, and at
+/// least one, so empty batches are limited too. A batch larger than the whole burst is charged the burst, so it passes
+/// once the bucket is full rather than never. A value type; `RateLimiter` shares buckets between threads.
 public struct TokenBucket: Sendable {
     /// A bucket's size and refill rate.
     public struct Limit: Sendable, Hashable {

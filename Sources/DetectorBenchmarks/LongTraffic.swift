@@ -1,4 +1,5 @@
 public import FlowmeterModels
+import FlowmeterWire
 import Foundation
 public import Rollups
 

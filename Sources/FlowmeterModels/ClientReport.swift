@@ -1,4 +1,4 @@
-/// What an app's SDK dropped before sending, per reason: the optional batch-level `clientReport` (CONTRACT §1).
+/// What an app's SDK dropped before sending, per reason: the optional batch-level `clientReport` (docs/api.md#ingest).
 ///
 /// Both decode paths read it leniently and identically, and never reject a batch for it: a `clientReport` that is
 /// not an object, or whose `discarded` is not an array, is ignored; an entry that is not an object, whose `reason`
@@ -7,7 +7,7 @@
 public struct ClientReport: Hashable, Sendable, Codable {
     /// One reason and how many events it cost.
     public struct Discarded: Hashable, Sendable, Codable {
-        /// Why, in CONTRACT §6's words (`queue_overflow`, `expired`, …) or a newer SDK's.
+        /// Why, in docs/api.md#client-sdk's words (`queue_overflow`, `expired`, …) or a newer SDK's.
         public var reason: String
         /// How many events (occurrences) were dropped for it.
         public var events: Int

@@ -1,6 +1,7 @@
 public import Foundation
 
-/// When the open batch is sealed, and the pre-aggregation caps; the defaults are those of CONTRACT §6's SDK.
+/// When the open batch is sealed, and the pre-aggregation caps; the defaults are those of the SDK in
+/// docs/api.md#client-sdk.
 public struct BatchPolicy: Sendable, Hashable {
     /// Seal the open batch once it is this old (seconds).
     public var maxAge: TimeInterval = 10

@@ -1,5 +1,5 @@
-/// Why the SDK dropped diagnostics before the collector took them: the reasons of CONTRACT §6, sent in the next
-/// batch's `clientReport`.
+/// Why the SDK dropped diagnostics before the collector took them: the reasons in docs/api.md#client-sdk, sent in the
+/// next batch's `clientReport`.
 public enum DiscardReason: String, CaseIterable, Hashable, Sendable, Codable {
     /// Storage was over its byte limit (or the in-memory write buffer over its own), so the oldest batches went.
     case queueOverflow = "queue_overflow"

@@ -3,7 +3,7 @@ public import Foundation
 
 /// The client SDK apps embed: it writes every diagnostic to disk first, pre-aggregates identical ones, uploads
 /// them in paced, gzip-compressed batches that keep their id across retries, obeys `Retry-After`, and reports what
-/// it had to drop (CONTRACT §6).
+/// it had to drop (docs/api.md#client-sdk).
 ///
 /// ```swift
 /// let reporter = try FlowmeterReporter(configuration: ReporterConfiguration(

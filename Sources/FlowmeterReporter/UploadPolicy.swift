@@ -1,6 +1,6 @@
 public import Foundation
 
-/// Pacing, backoff and compression of uploads; the defaults follow CONTRACT §6.
+/// Pacing, backoff and compression of uploads; the defaults follow docs/api.md#client-sdk.
 public struct UploadPolicy: Sendable, Hashable {
     /// Seconds after start before the first upload (so app launch is not slowed by the network).
     public var initialDelay: TimeInterval = 5

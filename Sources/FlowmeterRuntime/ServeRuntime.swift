@@ -15,7 +15,7 @@ public struct ServeConfiguration: Sendable {
     public var sinkGroup = "flowmeter-sink"
     /// Where the in-process sink writes messages it cannot use; default `flowmeter-dead-letters.jsonl`.
     public var deadLetterPath: String? = "flowmeter-dead-letters.jsonl"
-    /// How long the in-process sink remembers a counted batch (CONTRACT §1's dedupe horizon); default 1 h.
+    /// How long the in-process sink remembers a counted batch (docs/api.md#ingest's dedupe horizon); default 1 h.
     public var dedupeHorizon: Duration = .seconds(3600)
     /// The detector loop's settings; it runs only with a store and a positive interval.
     public var detection = Detection()

@@ -1,7 +1,7 @@
 public import FlowmeterModels
 
-/// Writes the `flowmeter.batches.v1` record of one accepted batch (CONTRACT §4): the batch's own fields once, then
-/// its accepted events, split into parts when the batch would not fit one record.
+/// Writes the `flowmeter.batches.v1` record of one accepted batch (docs/api.md#kafka-topics): the batch's own fields
+/// once, then its accepted events, split into parts when the batch would not fit one record.
 ///
 /// The split depends only on what the app sent (the batch's fields and events, never the collector's name, clock or
 /// skew), so every retry of the batch, through any collector, splits the same way and each part dedupes against

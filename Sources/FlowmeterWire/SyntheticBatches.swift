@@ -88,34 +88,3 @@ public enum SyntheticBatches {
         return try! encoder.encode(makeValue(&random, eventCount: eventCount))
     }
 }
-
-/// SplitMix64: tiny, fast and the same on every platform, which is all reproducible fixtures need.
-struct SeededRandom {
-    var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-
-    mutating func next(below bound: Int) -> Int { Int(next() % UInt64(bound)) }
-
-    mutating func uuid() -> String {
-        let high = next()
-        let low = next()
-        let hex = Array("0123456789ABCDEF".utf8)
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(36)
-        for position in 0..<32 {
-            if position == 8 || position == 12 || position == 16 || position == 20 { bytes.append(UInt8(ascii: "-")) }
-            let word = position < 16 ? high : low
-            bytes.append(hex[Int(word >> UInt64((15 - position % 16) * 4) & 0xF)])
-        }
-        return String(decoding: bytes, as: UTF8.self)
-    }
-}

@@ -52,7 +52,7 @@ package enum BatchDecoderFuzzTarget: FuzzTarget {
             error.message.hasPrefix("Number is not representable")
         {
             // The allowed difference: Foundation misses (or reads as another type) an out-of-range number whose
-            // member a duplicate key shadows; the fast path rejects it wherever it is (RELIABILITY H4).
+            // member a duplicate key shadows; the fast path rejects it wherever it is (docs/reliability.md H4).
             return
         }
         switch (fast, reference) {

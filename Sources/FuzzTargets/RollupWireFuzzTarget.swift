@@ -1,4 +1,5 @@
 import FlowmeterModels
+import FlowmeterWire
 import Foundation
 import Rollups
 
@@ -85,15 +86,9 @@ package enum RollupWireFuzzTarget: FuzzTarget {
         var sketch = HyperLogLog()
         // Up to 765 installs, enough to cross from the sparse to the dense form at 512.
         let count = Int(source.byte()) * 3
-        var state = source.uint64()
-        for _ in 0..<count {
-            // SplitMix64: distinct, well-spread hashes from one seed.
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var mixed = state
-            mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-            sketch.insert(hash: mixed ^ (mixed >> 31))
-        }
+        // Distinct, well-spread hashes from one seed.
+        var hashes = SeededRandom(seed: source.uint64())
+        for _ in 0..<count { sketch.insert(hash: hashes.next()) }
         return sketch
     }
 

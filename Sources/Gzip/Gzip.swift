@@ -40,7 +40,7 @@ public enum Gzip {
         }
     }
 
-    /// The default cap on inflated bytes: 8 MiB, the collector's decompressed body limit (CONTRACT §1).
+    /// The default cap on inflated bytes: 8 MiB, the collector's decompressed body limit (docs/api.md#ingest).
     public static let defaultMaxOutputBytes = 8 << 20
 
     /// Inflates `bytes`, throwing `.tooLarge` as soon as the output would exceed `maxOutputBytes`.

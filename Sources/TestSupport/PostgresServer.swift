@@ -42,9 +42,6 @@ public final class PostgresServer: Sendable {
 
     deinit { stop() }
 
-    /// Whether the server binaries are installed, for tests that skip rather than fail without them.
-    public static var isAvailable: Bool { findBinDirectory() != nil }
-
     /// Runs `initdb` (once) and starts the server; returns its connection URL. Retries on a port taken meanwhile.
     @discardableResult
     public func start() throws -> String {

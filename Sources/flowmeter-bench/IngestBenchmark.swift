@@ -275,7 +275,8 @@ enum IngestBenchmark {
                     ]
                         + (options.measuresSpool
                             ? ["--spool", spool.path, "--spool-max-bytes", "16GiB"] : ["--spool", "none"]),
-                    environment: ["FLOWMETER_SALT": "62656e63682d73616c74"], cpu: options.cpu,
+                    // "bench-salt-flowmeter": serve refuses a salt under 16 bytes.
+                    environment: ["FLOWMETER_SALT": "62656e63682d73616c742d666c6f776d65746572"], cpu: options.cpu,
                     logDirectory: workDirectory)
                 try process.waitUntilServing(port: port, path: "/healthz", timeout: 20)
                 return process
@@ -340,12 +341,22 @@ enum IngestBenchmark {
             .appendingPathComponent(name).path
     }
 
-    /// The peer ships beside this repository in `../shared/bench/peer_python`, or wherever FLOWMETER_PEER_DIR says.
+    /// The peer ships in this repository's `bench/peer_python`: wherever FLOWMETER_PEER_DIR says, else under the
+    /// working directory (`make bench` runs at the root), else under the nearest directory above the executable
+    /// (`.build/<triple>/release/flowmeter-bench`) that has it.
     static func locatePeer() -> String? {
-        let candidates = [
-            ProcessInfo.processInfo.environment["FLOWMETER_PEER_DIR"],
-            FileManager.default.currentDirectoryPath + "/../shared/bench/peer_python",
-        ].compactMap { $0 }
+        var executableAncestors: [String] = []
+        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+            .deletingLastPathComponent()
+        while directory.path != "/", executableAncestors.count < 32 {
+            executableAncestors.append(directory.path + "/bench/peer_python")
+            directory = directory.deletingLastPathComponent()
+        }
+        let candidates =
+            [
+                ProcessInfo.processInfo.environment["FLOWMETER_PEER_DIR"],
+                FileManager.default.currentDirectoryPath + "/bench/peer_python",
+            ].compactMap { $0 } + executableAncestors
         return candidates.first { FileManager.default.fileExists(atPath: $0 + "/peer.py") }
             .map { URL(fileURLWithPath: $0).standardizedFileURL.path }
     }

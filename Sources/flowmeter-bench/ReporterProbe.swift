@@ -4,8 +4,8 @@ import Foundation
 
 /// `flowmeter-bench reporter-probe --directory DIR --endpoint URL --events N --id-prefix P [--repeats M]`: a test
 /// helper, not a benchmark. It records `N` events with ids `P-0`… and `M` identical events without an id through
-/// `FlowmeterReporter`, waits the one second in which CONTRACT §6 promises they are on disk, then dies by SIGKILL
-/// without `close()`. The kill-recovery tests start the next reporter on the same directory.
+/// `FlowmeterReporter`, waits the one second in which docs/api.md#client-sdk promises they are on disk, then dies by
+/// SIGKILL without `close()`. The kill-recovery tests start the next reporter on the same directory.
 enum ReporterProbe {
     static func run(_ arguments: [String]) -> Int32 {
         var values: [String: String] = [:]

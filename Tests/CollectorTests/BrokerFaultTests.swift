@@ -5,8 +5,8 @@ import Synchronization
 import TestSupport
 import Testing
 
-/// RELIABILITY.md K2, K5 and K6 through the collector: transient broker errors, a slow broker, a fatal producer error.
-/// The invariant every case checks is the same: what got a 202 is in the topic (acknowledged ⊆ consumed).
+/// docs/reliability.md K2, K5 and K6 through the collector: transient broker errors, a slow broker, a fatal producer
+/// error. The invariant every case checks is the same: what got a 202 is in the topic (acknowledged ⊆ consumed).
 @Suite(.serialized) struct BrokerFaultTests {
     /// Posts `count` batches of `events` events with ids `<prefix>-<n>`; returns the event ids that got a 202 and the
     /// statuses seen.

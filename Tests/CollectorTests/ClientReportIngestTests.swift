@@ -3,7 +3,7 @@ import Foundation
 import TestSupport
 import Testing
 
-/// CONTRACT §1's `clientReport`: counted in `/metrics` once per batch, under bounded labels, never a rejection.
+/// docs/api.md#ingest's `clientReport`: counted in `/metrics` once per batch, under bounded labels, never a rejection.
 @Suite struct ClientReportIngestTests {
     static func batch(id: String, report: String) -> [UInt8] {
         var body = Batches.batch(id: id, events: [Batches.event(id: "\(id)-0")])

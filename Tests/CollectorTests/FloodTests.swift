@@ -4,7 +4,7 @@ import Glibc
 import TestSupport
 import Testing
 
-/// RELIABILITY.md H6 and H7, scaled to a 2-core test machine: slow clients and connection floods must not starve
+/// docs/reliability.md H6 and H7, scaled to a 2-core test machine: slow clients and connection floods must not starve
 /// legitimate clients, and the server must give back every connection it took.
 @Suite(.serialized) struct FloodTests {
     /// How a slowloris client starts before it trickles one byte a second.

@@ -4,7 +4,7 @@ import Gzip
 import TestSupport
 import Testing
 
-/// RELIABILITY.md H2–H5, H8, H10, H11: each hostile request gets its answer, and a good request still succeeds.
+/// docs/reliability.md H2–H5, H8, H10, H11: each hostile request gets its answer, and a good request still succeeds.
 @Suite struct HostileInputTests {
     private func expectStillServing(_ fixture: CollectorFixture) async throws {
         #expect(try await fixture.post(Batches.good()).status == 202)

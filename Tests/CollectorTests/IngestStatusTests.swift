@@ -4,7 +4,7 @@ import Gzip
 import TestSupport
 import Testing
 
-/// CONTRACT §1's status table, case by case, in `--kafka none` mode.
+/// docs/api.md#ingest's status table, case by case, in `--kafka none` mode.
 @Suite struct IngestStatusTests {
     @Test func aGoodBatchIsAccepted() async throws {
         let fixture = try CollectorFixture()

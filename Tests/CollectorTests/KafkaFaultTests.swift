@@ -5,7 +5,7 @@ import Synchronization
 import TestSupport
 import Testing
 
-/// RELIABILITY.md K1/K5 in small: a 202 only for what Kafka has, 503 within the deadline otherwise.
+/// docs/reliability.md K1/K5 in small: a 202 only for what Kafka has, 503 within the deadline otherwise.
 @Suite struct KafkaFaultTests {
     @Test func brokersDownGive503WithinTheDeadlineAndBackUpGive202Again() async throws {
         let kafka = try KafkaFixture()

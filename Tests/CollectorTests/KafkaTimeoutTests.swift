@@ -4,8 +4,8 @@ import Kafka
 import TestSupport
 import Testing
 
-/// RELIABILITY.md K7, scaled down: a broker outage longer than `message.timeout.ms`. Batches posted during it get 503
-/// with Retry-After (never 202), each timed-out delivery report is counted, and after recovery what got a 202 is in
+/// docs/reliability.md K7, scaled down: a broker outage longer than `message.timeout.ms`. Batches posted during it get
+/// 503 with Retry-After (never 202), each timed-out delivery report is counted, and after recovery what got a 202 is in
 /// the topic.
 @Suite(.serialized) struct KafkaTimeoutTests {
     @Test func anOutageLongerThanTheMessageTimeoutGives503AndLosesNothingAcknowledged() async throws {

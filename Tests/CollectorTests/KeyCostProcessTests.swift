@@ -3,7 +3,7 @@ import Synchronization
 import TestSupport
 import Testing
 
-/// RELIABILITY.md C6 and H2, H8, H9 with the real `flowmeter serve`: what one ingest key (public once an app ships
+/// docs/reliability.md C6 and H2, H8, H9 with the real `flowmeter serve`: what one ingest key (public once an app ships
 /// it), or no key at all, can make the collector do.
 @Suite struct KeyCostProcessTests {
     /// A key sending 10,000 failing bodies, then 10,000 duplicates of a stored batch id, gets 429s: the bodies the
@@ -128,7 +128,8 @@ import Testing
         #expect(retry.body.count < 4_096)
     }
 
-    /// CONTRACT §3: with `--ops-listen`, `/metrics` is served there only; `/healthz` and `/readyz` on both.
+    /// docs/api.md#operations-endpoints: with `--ops-listen`, `/metrics` is served there only; `/healthz` and `/readyz`
+    /// on both.
     @Test func metricsAreServedOnlyOnTheOperationsListener() async throws {
         let serve = try await KeyCostServe.start()
         defer { serve.process.child.terminate(timeout: .zero) }

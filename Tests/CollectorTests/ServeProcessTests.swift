@@ -4,7 +4,7 @@ import Synchronization
 import TestSupport
 import Testing
 
-/// RELIABILITY.md K9: the real `flowmeter serve` under load, then SIGTERM: exit 0 and every 202 is in the topic.
+/// docs/reliability.md K9: the real `flowmeter serve` under load, then SIGTERM: exit 0 and every 202 is in the topic.
 @Suite struct ServeProcessTests {
     @Test func sigtermUnderLoadExitsZeroAndLosesNoAcknowledgedEvent() async throws {
         // make test builds it before the tests: a missing binary fails here rather than passing unchecked.

@@ -4,8 +4,8 @@ import Kafka
 import TestSupport
 import Testing
 
-/// RELIABILITY.md S4 with the spool: a spool that fills up (its `--spool-max-bytes`, or a small tmpfs) and one that
-/// becomes read-only. Batches that need it get 503 with Retry-After, never a 202 for what was not written, and
+/// docs/reliability.md S4 with the spool: a spool that fills up (its `--spool-max-bytes`, or a small tmpfs) and one
+/// that becomes read-only. Batches that need it get 503 with Retry-After, never a 202 for what was not written, and
 /// `/readyz` says why; when space returns it takes batches again, and everything acknowledged reaches the topic.
 @Suite struct SpoolDiskFaultTests {
     /// Posts one batch of five events; returns its status and, for a 202, its event ids.

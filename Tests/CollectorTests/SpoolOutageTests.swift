@@ -4,7 +4,7 @@ import Kafka
 import TestSupport
 import Testing
 
-/// RELIABILITY.md K1 and K7 with the disk spool, scaled to CI: every broker down under steady load. Requests keep
+/// docs/reliability.md K1 and K7 with the disk spool, scaled to CI: every broker down under steady load. Requests keep
 /// getting 202 (from the spool once the threshold passes); when the brokers are back the spool is replayed and
 /// empties, and every acknowledged event is in the events topic.
 @Suite struct SpoolOutageTests {

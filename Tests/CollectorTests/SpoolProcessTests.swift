@@ -8,7 +8,7 @@ import Testing
 #endif
 
 /// The real `flowmeter serve` binary with a spool through a broker outage: killed with SIGKILL mid-outage and
-/// restarted on the same spool (which comes up with every broker still down), and RELIABILITY.md K9, SIGTERM under
+/// restarted on the same spool (which comes up with every broker still down), and docs/reliability.md K9, SIGTERM under
 /// load with the brokers down. In both, every acknowledged event is in the topic after recovery.
 @Suite struct SpoolProcessTests {
     static func serve(_ kafka: KafkaFixture, spool: String, keys: String) async throws -> ServerProcess {
@@ -88,7 +88,7 @@ import Testing
         // SIGTERM while the load goes on into the spool.
         #expect(try await eventually { try await Self.spooledRecords(first) > 100 }, "the spool fills in the outage")
         first.child.signal(SIGTERM)
-        // RELIABILITY.md K9: exit within 35 s; with every broker down nothing is flushed, the spool has it all.
+        // docs/reliability.md K9: exit within 35 s; with every broker down nothing is flushed, the spool has it all.
         let status = await first.child.exited(within: .seconds(35))
         await load.stop()
         try #require(status != nil, "flowmeter serve did not exit within 35 s of SIGTERM")

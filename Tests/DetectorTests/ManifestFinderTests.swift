@@ -3,9 +3,9 @@ import FlowmeterModels
 import Rollups
 import Testing
 
-/// The finders read capability manifests first (CONTRACT §7): where a version uploaded one, it decides what the
-/// version renders, over the capabilities it sends and over what its traffic implies; and traffic that contradicts
-/// a manifest is drift.
+/// The finders read capability manifests first (docs/api.md#capability-manifests): where a version uploaded one, it
+/// decides what the version renders, over the capabilities it sends and over what its traffic implies; and traffic that
+/// contradicts a manifest is drift.
 @Suite struct ManifestFinderTests {
     let from = History.time("2026-11-30T06:00:00Z")
     let to = History.time("2026-11-30T10:00:00Z")
@@ -16,7 +16,8 @@ import Testing
     }
 
     /// Versions without capabilities: by traffic alone 5.3.0 would render the type (it never complained, because it
-    /// was never sent the type), and the gate would be 5.3.0; its manifest says it lacks the type, so the gate is 5.4.0.
+    /// was never sent the type), and the gate would be 5.3.0; its manifest says it lacks the type, so the gate is
+    /// 5.4.0.
     @Test func ungatedRenderingVersionsAndGateComeFromManifestsFirst() throws {
         let history = History()
         for version in ["5.2.1", "5.3.0", "5.4.0"] { history.traffic(version: version, at: at, installs: 20) }

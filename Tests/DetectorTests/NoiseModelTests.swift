@@ -1,4 +1,5 @@
 import DetectorBenchmarks
+import FlowmeterWire
 import Foundation
 import Testing
 

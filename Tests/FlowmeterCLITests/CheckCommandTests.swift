@@ -10,7 +10,7 @@ import Testing
                 + store.window)
         #expect(result.status == 3)
         let json = try CLI.json(result)
-        // CONTRACT §5's keys, and the additive `freshness`.
+        // docs/api.md#query-output's keys, and the additive `freshness`.
         #expect(json["freshness"] is [String: Any])
         #expect(
             Set(json.keys).subtracting(["freshness"]) == [

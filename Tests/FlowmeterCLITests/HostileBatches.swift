@@ -1,6 +1,7 @@
 import FlowmeterModels
 import Foundation
 import Gzip
+import TestSupport
 
 /// Seeded, reproducible hostile bodies for `POST /v1/diagnostics`: a valid batch full of legal-but-nasty strings,
 /// then mutated the ways a fuzzer or an attacker would (bit flips, truncations, splices of odd values, duplicated
@@ -19,21 +20,7 @@ struct HostileBatches {
         var mutations: [String]
     }
 
-    /// SplitMix64.
-    struct Random: RandomNumberGenerator {
-        var state: UInt64
-
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-
-        mutating func chance(_ probability: Double) -> Bool { Double.random(in: 0..<1, using: &self) < probability }
-        mutating func pick<T>(_ values: [T]) -> T { values[Int.random(in: 0..<values.count, using: &self)] }
-    }
+    typealias Random = SeededGenerator
 
     /// A JSON text being written, with the byte ranges of its scalar values and keys, where splices go.
     struct Document {
@@ -120,7 +107,7 @@ struct HostileBatches {
     let now: Int64
 
     init(seed: UInt64, now: Int64) {
-        random = Random(state: seed)
+        random = Random(seed: seed)
         self.now = now
     }
 
@@ -287,4 +274,11 @@ struct HostileBatches {
     static func time(_ seconds: Int64) -> String {
         Timestamp(secondsSinceEpoch: seconds).rfc3339String
     }
+}
+
+extension SeededGenerator {
+    /// True with probability `probability`.
+    mutating func chance(_ probability: Double) -> Bool { Double.random(in: 0..<1, using: &self) < probability }
+    /// One of `values` (not empty).
+    mutating func pick<T>(_ values: [T]) -> T { values[Int.random(in: 0..<values.count, using: &self)] }
 }

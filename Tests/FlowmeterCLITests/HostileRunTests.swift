@@ -9,8 +9,8 @@ import Testing
     import Glibc
 #endif
 
-/// RELIABILITY.md H1 end to end: thousands of seeded mutated batches and raw malformed HTTP requests against the real
-/// `flowmeter serve --kafka embedded --store`, then every query command over the store that run filled.
+/// docs/reliability.md H1 end to end: thousands of seeded mutated batches and raw malformed HTTP requests against the
+/// real `flowmeter serve --kafka embedded --store`, then every query command over the store that run filled.
 ///
 /// Passes when the process is alive, every answer was a 202 or a JSON 4xx (or one of libmicrohttpd's own pages that
 /// docs/collector.md lists), its resident memory grew less than 64 MiB, the next good batch gets 202, and every
@@ -87,7 +87,7 @@ import Testing
 
         // Raw malformed requests, each on its own connection (half-closed when the server waits for more).
         var cases = MalformedRequests.catalog(key: Self.ingestKey) { batches.base().bytes }
-        var random = HostileBatches.Random(state: Self.seed ^ 0xF00D)
+        var random = SeededGenerator(seed: Self.seed ^ 0xF00D)
         for index in 0..<Self.fuzzedRequestCount {
             let valid = MalformedRequests.Parts(key: Self.ingestKey, body: batches.base().bytes)
             let request = valid.head(valid.length + "\r\n") + valid.body

@@ -1,10 +1,11 @@
 import Foundation
 import Testing
 
-/// `flowmeter check` with capability manifests (CONTRACT §7) against the seeded store (``SeededStore``: shop 5.2.1
-/// with 40 installs, 5.3.0 with 50, 5.4.0 with 10): payloads that drop a key only old versions require, nest it in an
-/// accordion or a sheet, add keys no version knows, use an arrangement old versions lack, and send a type only the
-/// newest version registers; and versions without a manifest, judged as before and marked so.
+/// `flowmeter check` with capability manifests (docs/api.md#capability-manifests) against the seeded store
+/// (``SeededStore``: shop 5.2.1 with 40 installs, 5.3.0 with 50, 5.4.0 with 10): payloads that drop a key only old
+/// versions require, nest it in an accordion or a sheet, add keys no version knows, use an arrangement old versions
+/// lack, and send a type only the newest version registers; and versions without a manifest, judged as before and
+/// marked so.
 @Suite struct ManifestCheckTests {
     /// The seeded store with the shop's manifests uploaded through `flowmeter manifests upload`.
     static func store(versions: [String] = ["5.2.1", "5.3.0", "5.4.0"]) async throws -> SeededStore {

@@ -8,7 +8,7 @@ import Testing
         let result = await CLI.run(["ungated", "--format", "json"] + store.window)
         #expect(result.status == 3)
         let json = try CLI.json(result)
-        // CONTRACT §5's keys, and the additive `freshness`.
+        // docs/api.md#query-output's keys, and the additive `freshness`.
         #expect(json["freshness"] is [String: Any])
         #expect(Set(json.keys).subtracting(["freshness"]) == ["from", "to", "ungated"])
         #expect(json["from"] as? String == SeededStore.from)
@@ -30,7 +30,7 @@ import Testing
         let deploy = try #require(type["suspectDeploy"] as? [String: Any])
         #expect(Set(deploy.keys) == ["service", "version", "finishedAt", "lagSeconds"])
         #expect(deploy["version"] as? String == "2026.11.30-2")
-        // Key order is CONTRACT §5's.
+        // Key order is docs/api.md#query-output's.
         let order = [
             "\"appID\"", "\"widgetType\"", "\"events\"", "\"affectedVersions\"", "\"suggestedGate\"",
             "\"suspectDeploy\"", "\"likelyTypoOf\"",
@@ -67,7 +67,7 @@ import Testing
         let result = await CLI.run(["spikes", "--format", "json", "--app", "com.example.shop"] + store.window)
         #expect(result.status == 3, "\(result.standardOutput)\(result.standardError)")
         let json = try CLI.json(result)
-        // CONTRACT §5's keys, and the additive `freshness`.
+        // docs/api.md#query-output's keys, and the additive `freshness`.
         #expect(json["freshness"] is [String: Any])
         #expect(Set(json.keys).subtracting(["freshness"]) == ["from", "to", "spikes", "incidents"])
         // Two causes since issue 39: the video_tile jump, and hologram_projector from nothing on 30 of the app's 100
@@ -156,7 +156,7 @@ import Testing
         let result = await CLI.run(["top", "--format", "json"] + store.window)
         #expect(result.status == 0)
         let json = try CLI.json(result)
-        // CONTRACT §5's keys, and the additive `freshness`.
+        // docs/api.md#query-output's keys, and the additive `freshness`.
         #expect(json["freshness"] is [String: Any])
         #expect(Set(json.keys).subtracting(["freshness"]) == ["from", "to", "previousFrom", "previousTo", "top"])
         #expect(json["previousFrom"] as? String == "2026-11-30T02:00:00Z")
@@ -186,7 +186,7 @@ import Testing
         let result = await CLI.run(["versions", "--format", "json"] + store.window)
         #expect(result.status == 0)
         let json = try CLI.json(result)
-        // CONTRACT §5's keys, and the additive `freshness`.
+        // docs/api.md#query-output's keys, and the additive `freshness`.
         #expect(json["freshness"] is [String: Any])
         #expect(Set(json.keys).subtracting(["freshness"]) == ["from", "to", "versions"])
         let rows = try #require(json["versions"] as? [[String: Any]])
@@ -216,7 +216,7 @@ import Testing
         let result = await CLI.run(["types", "--format", "json"] + store.window)
         #expect(result.status == 0)
         let json = try CLI.json(result)
-        // CONTRACT §5's keys, and the additive `freshness`.
+        // docs/api.md#query-output's keys, and the additive `freshness`.
         #expect(json["freshness"] is [String: Any])
         #expect(Set(json.keys).subtracting(["freshness"]) == ["from", "to", "types"])
         let rows = try #require(json["types"] as? [[String: Any]])

@@ -1,8 +1,9 @@
 import Foundation
+import TestSupport
 
 /// Seeded generator of valid, odd and broken batch documents for the differential test.
 final class BatchGenerator {
-    var random: TestRandom
+    var random: SeededGenerator
 
     static let oddStrings = [
         "", "plain", "ünïcödé", "emoji 😀👍🏽", "🇫🇷 flag", "quote \" and \\ backslash", "line\nbreak\ttab", "nul\u{0}byte",
@@ -27,7 +28,7 @@ final class BatchGenerator {
     ]
     static let kinds = ["unknownType", "malformedPayload", "droppedElement", "duplicateID", "unknownArrangement", ""]
 
-    init(seed: UInt64) { random = TestRandom(seed: seed) }
+    init(seed: UInt64) { random = SeededGenerator(seed: seed) }
 
     func string() -> TestJSON {
         .string(
@@ -216,5 +217,3 @@ final class BatchGenerator {
         return bytes
     }
 }
-
-extension TestRandom: RandomNumberGenerator {}

@@ -3,8 +3,8 @@ import FlowmeterWire
 import Foundation
 import Testing
 
-/// The split of a batch record into parts (CONTRACT §4): the same on every retry through any collector, every part
-/// under the limit, and an event too big for any part in a part of its own.
+/// The split of a batch record into parts (docs/api.md#kafka-topics): the same on every retry through any collector,
+/// every part under the limit, and an event too big for any part in a part of its own.
 @Suite struct BatchRecordWriterTests {
     static let client = ClientInfo(
         appID: "com.example.shop", appVersion: "5.2.1", platform: "ios", buildConfiguration: .release)

@@ -3,8 +3,9 @@ import Testing
 
 @testable import FlowmeterModels
 
-/// Capability manifests (CONTRACT §7): the contract's example decodes, every required field is required, names follow
-/// the identifier rule, key paths are well formed, and a manifest over a limit is refused whole with a clear error.
+/// Capability manifests (docs/api.md#capability-manifests): the contract's example decodes, every required field is
+/// required, names follow the identifier rule, key paths are well formed, and a manifest over a limit is refused whole
+/// with a clear error.
 @Suite struct CapabilityManifestTests {
     static let example = #"""
         {"appID": "com.example.shop", "appVersion": "5.3.0", "platform": "ios", "build": "5300",

@@ -4,8 +4,8 @@ import Testing
 @testable import FlowmeterModels
 @testable import FlowmeterWire
 
-/// The identifier rule (CONTRACT §1): no control characters, not blank; one bad identifier drops its event, or fails
-/// the batch when it is in `client`; free text keeps what it can. Both decode paths agree on every case.
+/// The identifier rule (docs/api.md#ingest): no control characters, not blank; one bad identifier drops its event, or
+/// fails the batch when it is in `client`; free text keeps what it can. Both decode paths agree on every case.
 @Suite struct IdentifierRuleTests {
     @Test(arguments: [
         ("\u{0}", IdentifierRule.Violation.controlCharacter), ("a\u{1F}b", .controlCharacter),

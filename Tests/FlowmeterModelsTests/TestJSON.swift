@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 
 /// A JSON tree for building hostile documents: ordered members (so duplicates survive), raw number literals, and
 /// strings whose escaping the writer chooses.
@@ -11,13 +12,13 @@ indirect enum TestJSON {
     case null
 
     /// Serializes; with `escapeAll`, every non-ASCII scalar is written as `\u` escapes (surrogate pairs above BMP).
-    func bytes(random: inout TestRandom, escapeChance: Int = 0) -> [UInt8] {
+    func bytes(random: inout SeededGenerator, escapeChance: Int = 0) -> [UInt8] {
         var out: [UInt8] = []
         write(to: &out, random: &random, escapeChance: escapeChance)
         return out
     }
 
-    func write(to out: inout [UInt8], random: inout TestRandom, escapeChance: Int) {
+    func write(to out: inout [UInt8], random: inout SeededGenerator, escapeChance: Int) {
         switch self {
         case .object(let members):
             out.append(UInt8(ascii: "{"))
@@ -46,7 +47,7 @@ indirect enum TestJSON {
         }
     }
 
-    static func writeString(_ string: String, to out: inout [UInt8], random: inout TestRandom, escapeChance: Int) {
+    static func writeString(_ string: String, to out: inout [UInt8], random: inout SeededGenerator, escapeChance: Int) {
         out.append(UInt8(ascii: "\""))
         for scalar in string.unicodeScalars {
             let mustEscape = scalar.value < 0x20 || scalar == "\"" || scalar == "\\"
@@ -83,18 +84,9 @@ indirect enum TestJSON {
     }
 }
 
-/// SplitMix64 for reproducible test data.
-struct TestRandom {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func next(below bound: Int) -> Int { Int(next() % UInt64(max(bound, 1))) }
+extension SeededGenerator {
+    /// True `percent` times in 100.
     mutating func chance(_ percent: Int) -> Bool { next(below: 100) < percent }
+    /// One of `items` (not empty).
     mutating func pick<T>(_ items: [T]) -> T { items[next(below: items.count)] }
 }

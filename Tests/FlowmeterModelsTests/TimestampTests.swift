@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 
 @testable import FlowmeterModels
@@ -40,7 +41,7 @@ import Testing
     }
 
     @Test func formattingRoundTripsEveryInstant() throws {
-        var random = TestRandom(seed: 3)
+        var random = SeededGenerator(seed: 3)
         for _ in 0..<2000 {
             let seconds = Int64(random.next(below: 253_402_300_799 + 62_167_219_200)) - 62_167_219_200
             let time = Timestamp(secondsSinceEpoch: seconds, nanoseconds: Int32(random.next(below: 1_000_000_000)))
@@ -69,7 +70,7 @@ import Testing
             "2026-11-30T08-59:58Z", "2026-11-30T08:59-58Z", "2026-11-30T08:60:00Z", "2026-11-31T08:59:58Z",
             "2026-11-3xT08:59:58Z", "2026-11-30T00:00:00Z",
         ]
-        var random = TestRandom(seed: 11)
+        var random = SeededGenerator(seed: 11)
         var cache = Timestamp.DatePrefixCache()
         for round in 0..<4 {
             let order = round == 0 ? texts : texts.shuffled(using: &random)

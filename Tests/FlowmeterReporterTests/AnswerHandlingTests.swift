@@ -5,8 +5,8 @@ import Testing
 
 @testable import FlowmeterReporter
 
-/// CONTRACT §6's answer table end to end: a real reporter uploading to a real HTTP server on 127.0.0.1 that gives
-/// the scripted answers, with the reporter's clock moved by hand (no sleeps).
+/// docs/api.md#client-sdk's answer table end to end: a real reporter uploading to a real HTTP server on 127.0.0.1 that
+/// gives the scripted answers, with the reporter's clock moved by hand (no sleeps).
 @Suite struct AnswerHandlingTests {
     /// Records one event and starts a flush; returns once its first upload has reached the stub.
     private func firstAttempt(

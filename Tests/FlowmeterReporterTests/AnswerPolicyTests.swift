@@ -3,7 +3,7 @@ import Testing
 
 @testable import FlowmeterReporter
 
-/// CONTRACT §6's answer table and `Retry-After`, as pure functions.
+/// docs/api.md#client-sdk's answer table and `Retry-After`, as pure functions.
 @Suite struct AnswerPolicyTests {
     static let now = Date(timeIntervalSince1970: 784_111_777)  // Sun, 06 Nov 1994 08:49:37 GMT
 

@@ -96,7 +96,7 @@ import Testing
         let missing = sent.filter { seen[$0] == nil }
         let duplicates = seen.filter { $0.value > 1 }
         #expect(missing.isEmpty, "\(missing.count) of \(sent.count) never consumed, first \(missing.prefix(5))")
-        // At-least-once (RELIABILITY.md): a duplicate is allowed but must be seen and reported, never silent.
+        // At-least-once (docs/reliability.md): a duplicate is allowed but must be seen and reported, never silent.
         if !duplicates.isEmpty {
             print("reporter 10,000-event run: \(duplicates.count) events consumed more than once (allowed, reported)")
         }

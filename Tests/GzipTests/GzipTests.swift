@@ -1,5 +1,6 @@
 import Foundation
 import Gzip
+import TestSupport
 import Testing
 
 /// Serialized: the bomb test measures the process's peak RSS, which parallel round trips would inflate.
@@ -182,22 +183,5 @@ import Testing
         let line = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") })
         let kilobytes = try #require(Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]))
         return kilobytes * 1024
-    }
-}
-
-/// SplitMix64, so failures reproduce.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -113,7 +113,7 @@ import Testing
             RollupFactory.series(app: "com.example.news", kind: .malformedPayload, widget: ""),
         ]
         var rollups: [PartialRollup.Rollup] = []
-        var generator = SplitMix(seed: 42)
+        var generator = SeededGenerator(seed: 42)
         // Five hours and a bit, with gaps, so ragged edges and empty buckets both occur.
         for minute in Int64(0)..<320 where generator.next() % 3 != 0 {
             let series = seriesList[Int(generator.next() % 3)]
@@ -417,19 +417,4 @@ final class ManualClock: Sendable {
     func now() -> Timestamp { Timestamp(secondsSinceEpoch: seconds.withLock { $0 }) }
 
     func advance(_ delta: Int64) { seconds.withLock { $0 += delta } }
-}
-
-/// SplitMix64: a tiny seeded generator so the generated histories are the same on every run.
-struct SplitMix {
-    private var state: UInt64
-
-    init(seed: UInt64) { state = seed }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }

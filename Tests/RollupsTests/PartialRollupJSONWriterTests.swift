@@ -1,5 +1,6 @@
 import FlowmeterModels
 import Foundation
+import TestSupport
 import Testing
 
 @testable import Rollups

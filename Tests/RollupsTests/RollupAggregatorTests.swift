@@ -2,6 +2,7 @@ import Dispatch
 import FlowmeterModels
 import Foundation
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import Rollups

@@ -1,4 +1,5 @@
 import FlowmeterModels
+import TestSupport
 
 @testable import Rollups
 

@@ -1,6 +1,7 @@
 import FlowmeterModels
 import Metrics
 import Synchronization
+import TestSupport
 import Testing
 
 @testable import Rollups

@@ -1,4 +1,5 @@
 import FlowmeterModels
+import TestSupport
 import Testing
 
 @testable import Rollups

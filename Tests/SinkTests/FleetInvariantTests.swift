@@ -184,7 +184,7 @@ final class FleetLoad: Sendable {
 
     /// Posts batches until stopped (on the calling thread).
     func run() {
-        var generator = SplitMix(seed: 35)
+        var generator = SeededGenerator(seed: 35)
         var next = 0
         var resend: [(batch: Int, after: Int)] = []
         while !state.withLock({ $0.isStopping }) {
@@ -205,7 +205,7 @@ final class FleetLoad: Sendable {
 
     /// Posts `batch` until a collector answers 202 (through another one after each failure); false when stopped
     /// first.
-    private func deliver(_ batch: Int, generator: inout SplitMix) -> Bool {
+    private func deliver(_ batch: Int, generator: inout SeededGenerator) -> Bool {
         let body = Self.body(batch)
         var attempt = 0
         while !state.withLock({ $0.isStopping }) || attempt > 0 && attempt < 50 {
@@ -244,7 +244,7 @@ final class FleetLoad: Sendable {
     static let start = Int64(Date().timeIntervalSince1970) / 60 * 60 - 600
 
     static func batch(_ index: Int) -> Batch {
-        var generator = SplitMix(seed: UInt64(index) &+ 1000)
+        var generator = SeededGenerator(seed: UInt64(index) &+ 1000)
         let count = Int(generator.next() % 6)
         let events = (0..<count).map { _ in
             (

@@ -107,7 +107,7 @@ final class SinkFixture: Sendable {
 
     /// A 32-hex install hash for install number `index`.
     static func installHash(_ index: Int) -> String {
-        var generator = SplitMix(seed: UInt64(index) &+ 1)
+        var generator = SeededGenerator(seed: UInt64(index) &+ 1)
         return (0..<2).map { _ in
             let hex = String(generator.next(), radix: 16)
             return String(repeating: "0", count: 16 - hex.count) + hex
@@ -150,23 +150,6 @@ final class SinkFixture: Sendable {
         var installs = HyperLogLog()
         for version in versions { installs.merge(version.installs) }
         return (series.reduce(0) { $0 + $1.events }, versions.reduce(0) { $0 + $1.batches }, installs.estimate)
-    }
-}
-
-/// A tiny deterministic generator for install hashes.
-struct SplitMix {
-    var state: UInt64
-
-    init(seed: UInt64) {
-        state = seed
-    }
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var value = state
-        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
-        return value ^ (value >> 31)
     }
 }
 

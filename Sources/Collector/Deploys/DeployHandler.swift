@@ -6,8 +6,9 @@ import Kafka
 import Logging
 import Rollups
 
-/// `POST /v1/deploys` (CONTRACT §2): an admin key records a deploy marker in the store (when the collector has one)
-/// and publishes it to `flowmeter.deploys.v1` (key = service), answering 201 `{"id": "…"}` once both are done.
+/// `POST /v1/deploys` (docs/api.md#deploy-markers): an admin key records a deploy marker in the store (when the
+/// collector has one) and publishes it to `flowmeter.deploys.v1` (key = service), answering 201 `{"id": "…"}` once both
+/// are done.
 ///
 /// 401 without a known key, 403 for an ingest key that is not an admin key, 415 for a non-JSON body, 400
 /// `invalid_json` with the `path` of the missing or bad key, 503 when the store or Kafka fails. Deploys are rare: the

@@ -1,7 +1,7 @@
 import FlowmeterModels
 import FlowmeterWire
 
-/// The 202 body of CONTRACT §1: `{"accepted":N,"dropped":M,"diagnostics":[{"kind","path","message"}]}`.
+/// The 202 body of docs/api.md#ingest: `{"accepted":N,"dropped":M,"diagnostics":[{"kind","path","message"}]}`.
 enum AcceptedAnswer {
     /// The most bytes of diagnostics a stored answer keeps (``stored(accepted:diagnostics:)``).
     static let maxStoredDiagnosticBytes = 1_024

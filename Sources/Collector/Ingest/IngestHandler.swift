@@ -286,8 +286,8 @@ final class IngestHandler: Sendable {
         }
     }
 
-    /// The headers of a batch record (CONTRACT §4): content type and schema, and the app, version, platform and
-    /// event count, so a consumer can route without parsing.
+    /// The headers of a batch record (docs/api.md#kafka-topics): content type and schema, and the app, version,
+    /// platform and event count, so a consumer can route without parsing.
     private static func headers(topic: String, client: ClientInfo, events: Int) -> [KafkaHeader] {
         KafkaHeader.json(schema: topic) + [
             KafkaHeader(name: "app-id", value: Array(client.appID.utf8)),

@@ -2,7 +2,7 @@ import FlowmeterModels
 import HTTPServer
 
 /// Why an ingest request was refused: the single place where the collector's failures become status codes and
-/// JSON bodies (CONTRACT §1's table).
+/// JSON bodies (docs/api.md#ingest's table).
 ///
 /// Messages are written for clients: they never name internal types, files, Kafka errors or keys.
 enum IngestRejection: Error, Sendable, Hashable {

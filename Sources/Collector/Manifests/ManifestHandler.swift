@@ -5,9 +5,9 @@ import HTTPServer
 import Kafka
 import Logging
 
-/// `POST /v1/manifests` (CONTRACT §7): an admin key uploads one app build's capability manifest; it is validated,
-/// stamped with the time it was taken (`uploadedAt`), recorded in the store (when the collector has one) and
-/// published to `flowmeter.manifests.v1` (key = appID), so every sink's store gets it; 201 once both are done.
+/// `POST /v1/manifests` (docs/api.md#capability-manifests): an admin key uploads one app build's capability manifest;
+/// it is validated, stamped with the time it was taken (`uploadedAt`), recorded in the store (when the collector has
+/// one) and published to `flowmeter.manifests.v1` (key = appID), so every sink's store gets it; 201 once both are done.
 ///
 /// The same appID + appVersion + platform + build uploaded again replaces the earlier manifest. 401 without a known
 /// key, 403 for an ingest key that is not an admin key, 415 for a body that is not plain JSON, 400 `invalid_json`

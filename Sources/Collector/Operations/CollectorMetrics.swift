@@ -55,7 +55,6 @@ public final class CollectorMetrics: Sendable {
     /// bounded by ``kindLimiter`` (32 kinds and `__other__`), so this holds at most 33 pairs.
     private let kindOutcomes = Mutex<[String: KindOutcomeCounters]>([:])
     private let rebuildsSeen = Atomic<UInt64>(0)
-    private let overflowSeen = Atomic<UInt64>(0)
     private let sinkSeen = Mutex<SinkCounters>(SinkCounters())
     private let sinkSource = Mutex<(@Sendable () -> SinkCounters)?>(nil)
 
@@ -377,22 +376,6 @@ public final class CollectorMetrics: Sendable {
         return counter
     }
 
-    /// The `flowmeter_diagnostic_events_total` child of one raw app, build, kind and widget type, from the same
-    /// cache as ``recordDiagnostics(_:appID:build:)`` (the rollup aggregator holds it per series, see
-    /// ``DiagnosticSeriesCounters``).
-    func diagnosticCounter(
-        appID: String, build: BuildConfiguration, kind: DiagnosticKind, widgetType: String?
-    ) -> Counter {
-        diagnosticSeries.withLock { cache in
-            if cache.count > Self.maxCachedApps { cache.removeAll() }
-            let appKey = DiagnosticAppKey(appID: appID, build: build)
-            let typeKey = DiagnosticTypeKey(kind: kind, widgetType: widgetType)
-            if let counter = cache[appKey]?[typeKey] { return counter }
-            var app: String?
-            return resolve(typeKey, appID: appID, build: build, app: &app, into: &cache[appKey, default: [:]])
-        }
-    }
-
     /// A raw app and build configuration, the outer key of the diagnostic-series cache.
     private struct DiagnosticAppKey: Hashable {
         var appID: String
@@ -408,7 +391,7 @@ public final class CollectorMetrics: Sendable {
     private static let maxCachedApps = 1_024
     private static let maxCachedSeries = 4_096
 
-    /// The reasons of CONTRACT §6; any other reason a client sends is counted as `other`.
+    /// The reasons of docs/api.md#client-sdk; any other reason a client sends is counted as `other`.
     static let discardReasons: Set<String> = [
         "queue_overflow", "expired", "send_error", "payload_too_large", "rate_limited", "cap_exceeded", "corrupt",
     ]
@@ -455,14 +438,4 @@ public final class CollectorMetrics: Sendable {
 struct KindOutcomeCounters: Sendable {
     let accepted: Counter
     let unavailable: Counter
-}
-
-/// The diagnostics metric as the rollup aggregator's ``SeriesCounterSource``: a durable batch's events are counted
-/// in `flowmeter_diagnostic_events_total` as the aggregator records them, through a child each series holds.
-struct DiagnosticSeriesCounters: SeriesCounterSource {
-    let metrics: CollectorMetrics
-
-    func counter(appID: String, build: BuildConfiguration, kind: DiagnosticKind, widgetType: String?) -> Counter {
-        metrics.diagnosticCounter(appID: appID, build: build, kind: kind, widgetType: widgetType)
-    }
 }

@@ -1,7 +1,7 @@
 import HTTPServer
 
-/// The operations listener of CONTRACT §3 (`--ops-listen`): `/metrics`, `/healthz` and `/readyz` on an address of
-/// their own, so the per-app and per-type series never reach the network the apps post to.
+/// The operations listener of docs/api.md#operations-endpoints (`--ops-listen`): `/metrics`, `/healthz` and `/readyz`
+/// on an address of their own, so the per-app and per-type series never reach the network the apps post to.
 ///
 /// A small server: two threads, a few connections, small bodies (its routes take none).
 enum OperationsListener {

@@ -42,9 +42,6 @@ final class SpoolReplay: Sendable {
         self.window = max(Self.probeWindow, window)
     }
 
-    /// Records produced and not yet reported.
-    var recordsInFlight: Int { inFlight.load(ordering: .relaxed) }
-
     /// Starts the replay thread.
     func start() {
         guard !isStarted.exchange(true, ordering: .acquiringAndReleasing) else { return }

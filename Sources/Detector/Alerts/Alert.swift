@@ -25,7 +25,7 @@ public struct Alert: Hashable, Sendable {
     public var startsAt: Timestamp
     /// When it resolved; nil while firing.
     public var endsAt: Timestamp?
-    /// The finding's CONTRACT §5 object, as last seen.
+    /// The finding's docs/api.md#query-output object, as last seen.
     public var payload: JSONValue
 
     /// Creates an alert.

@@ -18,7 +18,7 @@ public struct AlertFinding: Hashable, Sendable {
     public var description: String
     /// The measured value (a spike's ratio, an ungated type's events).
     public var value: Double
-    /// The finding's CONTRACT §5 object.
+    /// The finding's docs/api.md#query-output object.
     public var payload: JSONValue
     /// The stable identity; the key of `flowmeter.alerts.v1`.
     public var fingerprint: String

@@ -1,9 +1,9 @@
-/// One `flowmeter.alerts.v1` message: key the alert's fingerprint, value the alert as JSON (CONTRACT §4).
+/// One `flowmeter.alerts.v1` message: key the alert's fingerprint, value the alert as JSON (docs/api.md#kafka-topics).
 ///
 /// The value is `{"fingerprint", "status": "firing"|"resolved", "kind": "spike"|"ungatedType"|"newType",
 /// "labels": {...}, "annotations": {"summary", "description"}, "startsAt", "endsAt": null|time, "finding": {...}}`,
-/// where `finding` is the spike or ungated-type object of CONTRACT §5. Whoever produces it sets the topic's headers
-/// (`KafkaHeader.json(schema:)` in the Kafka target).
+/// where `finding` is the spike or ungated-type object of docs/api.md#query-output. Whoever produces it sets the
+/// topic's headers (`KafkaHeader.json(schema:)` in the Kafka target).
 public struct AlertMessage: Hashable, Sendable {
     /// The topic's default name.
     public static let topic = "flowmeter.alerts.v1"

@@ -3,8 +3,8 @@ public import Rollups
 /// Which widget types each app version renders: the input of ``GateFinder``.
 ///
 /// Built from the capabilities apps send (`registeredTypes` in their version rollups) and from the manifests app
-/// builds upload (CONTRACT §7, ``ManifestIndex/renderedTypes``), the better source: ``merging(preferring:)`` gives
-/// every version a manifest describes the manifest's list.
+/// builds upload (docs/api.md#capability-manifests, ``ManifestIndex/renderedTypes``), the better source:
+/// ``merging(preferring:)`` gives every version a manifest describes the manifest's list.
 public struct RenderedTypes: Sendable, Hashable {
     /// Per app, per version, the types it renders; a version that is absent says nothing (no capabilities, no
     /// manifest).

@@ -1,7 +1,7 @@
 public import FlowmeterModels
 
 /// One cause seen as spikes: the spikes of one (appID, kind, widgetType) that overlap in time, across versions and
-/// in single versions, as an element of CONTRACT §5's `incidents`.
+/// in single versions, as an element of docs/api.md#query-output's `incidents`.
 ///
 /// A backend deploy that breaks a type shows as a spike of the series across versions and one of every version it
 /// reaches; listing each as its own finding says "five spikes" where there is one problem. The incident's headline

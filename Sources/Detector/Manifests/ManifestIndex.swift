@@ -2,7 +2,7 @@ public import FlowmeterModels
 public import Rollups
 
 /// The stored capability manifests, indexed per app and app version for the finders: what each version renders and
-/// which keys it requires, by the manifests its builds uploaded (CONTRACT §7).
+/// which keys it requires, by the manifests its builds uploaded (docs/api.md#capability-manifests).
 ///
 /// The finders merge platforms per app version, so one version's manifests (every platform and build) are combined
 /// cautiously: a version renders a type only when every one of its manifests lists it; a key is required when any of
@@ -74,11 +74,6 @@ public struct ManifestIndex: Sendable, Hashable {
     /// The combined manifests of `appVersion` of `appID`, nil when it uploaded none.
     public func shape(appID: String, appVersion: String) -> VersionShape? {
         versions[appID]?[appVersion]
-    }
-
-    /// The versions of `appID` with a manifest, ordered by app version.
-    public func versionNames(of appID: String) -> [String] {
-        (versions[appID] ?? [:]).keys.sorted(by: VersionOrder.less)
     }
 
     /// Every type some manifest of `appID` lists, with how many versions list it.

@@ -1,6 +1,6 @@
 public import FlowmeterModels
 
-/// A series whose events rose sharply above its baseline, as an element of CONTRACT §5's `spikes`.
+/// A series whose events rose sharply above its baseline, as an element of docs/api.md#query-output's `spikes`.
 public struct Spike: Hashable, Sendable, JSONRepresentable {
     /// The app.
     public var appID: String

@@ -1,6 +1,7 @@
 public import FlowmeterModels
 
-/// What `flowmeter spikes --format json` prints: `{"from", "to", "spikes": [...], "incidents": [...]}` (CONTRACT §5).
+/// What `flowmeter spikes --format json` prints: `{"from", "to", "spikes": [...], "incidents": [...]}`
+/// (docs/api.md#query-output).
 public struct SpikesReport: Hashable, Sendable, JSONRepresentable {
     /// The window's start, inclusive.
     public var from: Timestamp

@@ -3,9 +3,9 @@ public import Rollups
 
 /// Attributes a finding to a backend deploy: by the release its earliest events carry first, by time second.
 ///
-/// CONTRACT §5: the recorded deploy whose `service@version` is the `backendRelease` carried by the earliest events
-/// wins, even when another deploy finished closer in time; only when no carried release names a recorded deploy does
-/// the deploy that finished closest before `firstSeen`, within `deployWindow`, stand in.
+/// docs/api.md#query-output: the recorded deploy whose `service@version` is the `backendRelease` carried by the
+/// earliest events wins, even when another deploy finished closer in time; only when no carried release names a
+/// recorded deploy does the deploy that finished closest before `firstSeen`, within `deployWindow`, stand in.
 public struct DeployAttributor: Sendable {
     /// The recorded deploys to choose from.
     public let deploys: [DeployMarker]

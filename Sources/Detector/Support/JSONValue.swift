@@ -3,8 +3,8 @@ import FlowmeterWire
 
 /// A JSON value whose objects keep their keys in the order they were built.
 ///
-/// Report types render through it so the CLI's JSON shows keys in CONTRACT §5's order and writes absent values as
-/// `null` rather than leaving the key out, which `JSONEncoder` does not promise.
+/// Report types render through it so the CLI's JSON shows keys in docs/api.md#query-output's order and writes absent
+/// values as `null` rather than leaving the key out, which `JSONEncoder` does not promise.
 public enum JSONValue: Hashable, Sendable {
     /// `null`.
     case null

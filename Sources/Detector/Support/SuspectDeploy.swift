@@ -1,6 +1,6 @@
 public import FlowmeterModels
 
-/// The backend deploy a finding is attributed to, as CONTRACT §5's `suspectDeploy` object.
+/// The backend deploy a finding is attributed to, as docs/api.md#query-output's `suspectDeploy` object.
 public struct SuspectDeploy: Hashable, Sendable, JSONRepresentable {
     /// How the deploy was chosen.
     public enum Evidence: String, Hashable, Sendable {

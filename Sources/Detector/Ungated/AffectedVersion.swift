@@ -1,4 +1,4 @@
-/// One app version that reports an ungated type, as an element of CONTRACT §5's `affectedVersions`.
+/// One app version that reports an ungated type, as an element of docs/api.md#query-output's `affectedVersions`.
 public struct AffectedVersion: Hashable, Sendable, JSONRepresentable {
     /// The app version as the app sent it.
     public var appVersion: String

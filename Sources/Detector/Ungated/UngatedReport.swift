@@ -1,6 +1,6 @@
 public import FlowmeterModels
 
-/// What `flowmeter ungated --format json` prints: `{"from", "to", "ungated": [...]}` (CONTRACT §5).
+/// What `flowmeter ungated --format json` prints: `{"from", "to", "ungated": [...]}` (docs/api.md#query-output).
 public struct UngatedReport: Hashable, Sendable, JSONRepresentable {
     /// The window's start, inclusive.
     public var from: Timestamp

@@ -1,6 +1,7 @@
 public import FlowmeterModels
 
-/// A widget type that release builds of some app version cannot render, as an element of CONTRACT §5's `ungated`.
+/// A widget type that release builds of some app version cannot render, as an element of docs/api.md#query-output's
+/// `ungated`.
 public struct UngatedType: Hashable, Sendable, JSONRepresentable {
     /// The app.
     public var appID: String

@@ -1,7 +1,7 @@
 public import FlowmeterModels
 public import Rollups
 
-/// Finds widget types that release builds cannot render (CONTRACT §5, `flowmeter ungated`).
+/// Finds widget types that release builds cannot render (docs/api.md#query-output, `flowmeter ungated`).
 ///
 /// The algorithm, per (appID, widgetType), over release builds only (debug builds are a developer trying something
 /// and never count):
@@ -13,9 +13,10 @@ public import Rollups
 /// 3. Every version that reported it is an affected version; its install share divides its reporting installs by
 ///    its installs in the window (version rollups, unioned with the reporting installs themselves so sketch error
 ///    never pushes the share above 1).
-/// 4. Rendering versions, among those with traffic in the window: by the version's capability manifest (CONTRACT §7,
-///    ``ManifestIndex``) where it uploaded one; else those whose `capabilities.registeredTypes` list the type; for
-///    versions that send no capabilities at all, those with traffic (at least one batch) and no `unknownType` for it.
+/// 4. Rendering versions, among those with traffic in the window: by the version's capability manifest
+///    (docs/api.md#capability-manifests, ``ManifestIndex``) where it uploaded one; else those whose
+///    `capabilities.registeredTypes` list the type; for versions that send no capabilities at all, those with
+///    traffic (at least one batch) and no `unknownType` for it.
 /// 5. The suggested gate is the lowest rendering version above every affected version, which is the lowest
 ///    rendering version whenever versions only ever gain types; when an affected version is newer than every
 ///    rendering one no minimum version gates it, and the gate is nil rather than a wrong one.

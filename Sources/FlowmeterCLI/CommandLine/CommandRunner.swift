@@ -2,7 +2,8 @@ public import Foundation
 
 /// Parses a command line against a command tree, prints help and usage errors, and runs the selected command.
 ///
-/// Exit statuses follow CONTRACT §5: the command's own status on success, 1 on an error, 2 on a usage error.
+/// Exit statuses follow docs/api.md#exit-statuses: the command's own status on success, 1 on an error, 2 on a usage
+/// error.
 public struct CommandRunner: Sendable {
     /// The root of the tree, named after the executable.
     public let root: Command

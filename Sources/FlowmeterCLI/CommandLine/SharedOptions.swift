@@ -117,7 +117,7 @@ enum SharedOptions {
         return .seconds(seconds ?? 3600)
     }
 
-    /// `--dedupe-horizon`: how long a sink remembers a counted batch (CONTRACT §1), for `sink`, `serve` and
+    /// `--dedupe-horizon`: how long a sink remembers a counted batch (docs/api.md#ingest), for `sink`, `serve` and
     /// `store rebuild`.
     static let dedupeHorizon = CommandOption.value(
         "dedupe-horizon", "DURATION",

@@ -5,8 +5,8 @@ import Kafka
 import RollupStore
 import Rollups
 
-/// `flowmeter deploys add|list`: records deploy markers (CONTRACT §2, §5) in the store and, with `--kafka`, in
-/// `flowmeter.deploys.v1`; lists them.
+/// `flowmeter deploys add|list`: records deploy markers (docs/api.md#deploy-markers) in the store and, with `--kafka`,
+/// in `flowmeter.deploys.v1`; lists them.
 enum DeploysCommand {
     static var command: Command {
         Command(

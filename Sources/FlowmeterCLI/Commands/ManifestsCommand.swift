@@ -5,8 +5,8 @@ import Kafka
 import RollupStore
 import Rollups
 
-/// `flowmeter manifests upload|list|check`: capability manifests (CONTRACT §7, docs/manifests.md) uploaded from a
-/// build pipeline, listed, and checked against what the traffic of each version says.
+/// `flowmeter manifests upload|list|check`: capability manifests (docs/api.md#capability-manifests, docs/manifests.md)
+/// uploaded from a build pipeline, listed, and checked against what the traffic of each version says.
 enum ManifestsCommand {
     static var command: Command {
         Command(

@@ -7,8 +7,8 @@ import RollupStore
 import Rollups
 import Sink
 
-/// `flowmeter serve`: the collector of CONTRACT §1, §3–§5, and with `--store` the sink and the detector; this file
-/// only maps options onto a `ServeConfiguration` and runs the group `makeServe` builds.
+/// `flowmeter serve`: the collector of docs/api.md (ingest, operations endpoints, topics), and with `--store` the sink
+/// and the detector; this file only maps options onto a `ServeConfiguration` and runs the group `makeServe` builds.
 enum ServeCommand {
     static var command: Command {
         Command(

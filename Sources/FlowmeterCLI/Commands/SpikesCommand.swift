@@ -2,7 +2,7 @@ import Detector
 import FlowmeterModels
 
 /// `flowmeter spikes`: diagnostics series whose count jumped well above both their recent and their usual level
-/// (CONTRACT §5, docs/detector.md).
+/// (docs/api.md#query-output, docs/detector.md).
 enum SpikesCommand {
     static var command: Command {
         Command(
@@ -12,7 +12,7 @@ enum SpikesCommand {
                 Five-minute buckets per (app, kind, type) and per app version, against the larger of the trailing
                 median and the same hour in earlier weeks or days (docs/detector.md); a series silent while its app
                 was live has a baseline of zeros. Spikes of one (app, kind, type) that overlap in time are one
-                incident, printed once with its versions. JSON is CONTRACT §5's (spikes and incidents).
+                incident, printed once with its versions. JSON as in docs/api.md#query-output (spikes and incidents).
                 Exit status: 0 no spike, 3 some spike, 1 error, 2 usage error.
                 """,
             options: QueryOptions.common() + [
@@ -109,7 +109,8 @@ enum SpikesCommand {
     }
 
     /// The deploy's lag from the onset in words. The onset is a bucket's start, so a deploy that finished inside
-    /// the onset bucket has a small negative lag (CONTRACT §5); a larger one is events that came before the marker.
+    /// the onset bucket has a small negative lag (docs/api.md#query-output); a larger one is events that came before
+    /// the marker.
     static func lag(_ seconds: Int64, bucketSeconds: Int64 = 300) -> String {
         if seconds >= 0 { return "finished \(seconds) s before the onset" }
         if -seconds < bucketSeconds { return "finished inside the onset's \(bucketSeconds / 60)-minute bucket" }

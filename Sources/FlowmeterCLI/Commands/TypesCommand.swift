@@ -7,9 +7,9 @@ enum TypesCommand {
             discussion: """
                 A version renders a type when its capability manifest lists it (flowmeter manifests upload); without
                 a manifest, when its capabilities register it, or, when it sends no capabilities, when it had
-                traffic and reported no unknownType for it (CONTRACT §5). FROM says which of the three answered for
-                the app's versions. Types only ever reported as unknown are listed with KNOWN = no. Exit status: 0,
-                1 error, 2 usage error.
+                traffic and reported no unknownType for it (docs/api.md#query-output). FROM says which of the three
+                answered for the app's versions. Types only ever reported as unknown are listed with KNOWN = no.
+                Exit status: 0, 1 error, 2 usage error.
                 """,
             options: QueryOptions.common(since: "7d"),
             run: { arguments in try await run(arguments) }

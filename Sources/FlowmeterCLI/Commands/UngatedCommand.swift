@@ -2,7 +2,7 @@ import Detector
 import FlowmeterModels
 
 /// `flowmeter ungated`: widget types that release builds report as `unknownType` often enough to matter, with the
-/// gate that would stop them (CONTRACT §5).
+/// gate that would stop them (docs/api.md#query-output).
 enum UngatedCommand {
     static var command: Command {
         Command(
@@ -12,9 +12,9 @@ enum UngatedCommand {
                 A type is ungated when release builds of some app version report it as unknownType from at least
                 --min-installs installs and --min-events events in the window. Its status is new (never reported
                 before the window), ongoing, or regressed (back after --regression-quiet without any report, so
-                the backend had gated or fixed it). JSON is CONTRACT §5's, with how fresh the store is under
-                "freshness"; when a collector is behind for the window, a warning on standard error says the answer
-                (a gate above all) may be missing its events.
+                the backend had gated or fixed it). JSON as in docs/api.md#query-output, with how fresh the store is
+                under "freshness"; when a collector is behind for the window, a warning on standard error says the
+                answer (a gate above all) may be missing its events.
                 Exit status: 0 nothing flagged, 3 something flagged, 1 error, 2 usage error.
                 """,
             options: QueryOptions.common() + [

@@ -20,7 +20,7 @@ struct ManifestUpload: Sendable {
 
     /// The collector's base URL, such as `https://diagnostics.example.com`.
     var collector: URL
-    /// An admin key (CONTRACT §5's keys file, `adminKeys`).
+    /// An admin key (the keys file's `adminKeys`, docs/api.md#keys-file).
     var adminKey: String
     /// How long the request may take.
     var timeout: TimeInterval = 30

@@ -5,7 +5,7 @@ import Rollups
 /// One app's release traffic in a window, indexed for the questions `versions`, `types` and `check` ask: which
 /// versions are live, how many installs each has, and which widget types each registers or renders.
 ///
-/// Platforms are merged per app version, as the detector does. Rendering follows CONTRACT §7 first, then §5: a
+/// Platforms are merged per app version, as the detector does. Rendering follows docs/api.md#query-output: a
 /// version with a capability manifest renders what its manifest lists (``ManifestIndex``); otherwise it renders a
 /// type when its capabilities register it, or, when it sends no capabilities, when it had traffic and reported no
 /// `unknownType` for it.
@@ -59,7 +59,7 @@ struct AppTraffic: Sendable {
         self.appID = appID
     }
 
-    /// App versions, oldest first by CONTRACT §1's numeric order.
+    /// App versions, oldest first by docs/api.md#ingest's numeric order.
     var orderedVersions: [String] { versions.keys.sorted(by: VersionOrder.less) }
 
     /// Installs of the whole app in the window (an install seen in two versions counts once).
@@ -73,7 +73,8 @@ struct AppTraffic: Sendable {
         return versions[version]?.sendsCapabilities == true ? .capabilities : .traffic
     }
 
-    /// Whether `version` renders `widgetType`: by its manifest where it has one, else by CONTRACT §5's rule.
+    /// Whether `version` renders `widgetType`: by its manifest where it has one, else by docs/api.md#query-output's
+    /// rule.
     func renders(_ version: String, _ widgetType: String) -> Bool {
         if let manifest = manifests[version] { return manifest.renders(widgetType) }
         guard let traffic = versions[version] else { return false }

@@ -5,15 +5,16 @@ import Rollups
 /// What `flowmeter check` found: for each widget type a payload would send, the share of each app's recent installs
 /// whose version would not render it, or would find a key it requires missing.
 ///
-/// Each live version is judged by its capability manifest where its build uploaded one (CONTRACT §7): the type is
-/// unknown when the manifest lacks it, malformed when a widget's content lacks a key the manifest requires (named
-/// with the path of the object that lacks it), fine otherwise; keys no manifest names are additive and listed as such;
-/// a section `arrangement` a version's manifest does not know falls back to vertical. A version without a manifest
-/// is judged as before, and marked so (`source`): by CONTRACT §5's rule (``AppTraffic/renders(_:_:)``), except that a
-/// type the app does not know at all (``AppTraffic/isKnown(_:)``) is unknown to every version: versions without
-/// capabilities "render" anything they never complained about, which says nothing about a type nobody has sent yet.
-/// Shares weigh versions by installs: the installs of the versions in question ÷ all the app's installs in the window
-/// (HyperLogLog unions, so an install seen in two versions counts once).
+/// Each live version is judged by its capability manifest where its build uploaded one
+/// (docs/api.md#capability-manifests): the type is unknown when the manifest lacks it, malformed when a widget's
+/// content lacks a key the manifest requires (named with the path of the object that lacks it), fine otherwise; keys no
+/// manifest names are additive and listed as such; a section `arrangement` a version's manifest does not know falls
+/// back to vertical. A version without a manifest is judged as before, and marked so (`source`): by
+/// docs/api.md#query-output's rule (``AppTraffic/renders(_:_:)``), except that a type the app does not know at all
+/// (``AppTraffic/isKnown(_:)``) is unknown to every version: versions without capabilities "render" anything they never
+/// complained about, which says nothing about a type nobody has sent yet. Shares weigh versions by installs: the
+/// installs of the versions in question ÷ all the app's installs in the window (HyperLogLog unions, so an install seen
+/// in two versions counts once).
 struct CheckReport: Sendable, JSONRepresentable {
     /// One live version's view of one type.
     struct VersionVerdict: Sendable, Hashable {

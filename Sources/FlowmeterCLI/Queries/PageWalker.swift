@@ -10,8 +10,8 @@ package import Foundation
 ///   element of the page's `sections` array that holds a `widgets` array): their `type`, if any, names a layout.
 /// - Values under `action`, `actions`, `analytics`, `style` and `tracking` are not walked: their `type`s name actions
 ///   and styles, which no app registers as widgets.
-/// - A widget's content, what its manifest's keys are looked up in (CONTRACT §7), is its `data` object when it has
-///   one, else the widget object itself without `type`, `id` and the skipped keys.
+/// - A widget's content, what its manifest's keys are looked up in (docs/api.md#capability-manifests), is its `data`
+///   object when it has one, else the widget object itself without `type`, `id` and the skipped keys.
 /// - A section's `arrangement` string names its layout (`vertical`, `grid`, …).
 /// Paths are spelled like Flow-UI's coding paths (`page.sections.Index 0.widgets.Index 1`), so they match the
 /// `codingPath` of diagnostics.

@@ -35,7 +35,7 @@ enum QueryOptions {
     static func window(_ arguments: ParsedArguments, now: Date = Date()) throws(CommandUsageError) -> QueryWindow {
         let path = arguments.commandPath
         let time = "an RFC 3339 time such as 2026-11-30T08:44:10Z"
-        // "now" is taken to the whole second, so windows print as CONTRACT §5 shows them (`…T10:00:00Z`).
+        // "now" is taken to the whole second, so windows print as docs/api.md#query-output shows them (`…T10:00:00Z`).
         let wholeNow = Timestamp(secondsSinceEpoch: Int64(now.timeIntervalSince1970.rounded(.down)))
         let to =
             try arguments.parsed("to", as: time + ", or now") { text in

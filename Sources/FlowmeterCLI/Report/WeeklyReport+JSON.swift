@@ -5,7 +5,8 @@ import Rollups
 extension WeeklyReport: JSONRepresentable {
     /// The report as JSON, keys in the order docs/report.md documents, absent values as `null`.
     ///
-    /// Ungated findings, new types, spikes and suspect deploys keep the shapes of CONTRACT §5 and docs/detector.md.
+    /// Ungated findings, new types, spikes and suspect deploys keep the shapes of docs/api.md#query-output and
+    /// docs/detector.md.
     public var jsonValue: JSONValue {
         guard case .object(let fields) = reportFields else { return reportFields }
         let manifests = JSONValue.object([

@@ -95,7 +95,7 @@ public struct WeeklyReport: Sendable {
         public var batches: Int64
         /// Batches without any diagnostic.
         public var cleanBatches: Int64
-        /// Ungated types (CONTRACT §5 thresholds) over the week.
+        /// Ungated types (the thresholds of docs/api.md#query-output) over the week.
         public var ungatedTypes: Int
 
         /// Creates a summary.

@@ -5,8 +5,8 @@ import Hashing
 import Kafka
 
 /// Weeks of the simulated fleet's past, as the collector would have written them: one `flowmeter.batches.v1` record
-/// per batch (CONTRACT §4), each with the `receivedAt` of its day, so the sink builds them into the store like any
-/// other records (the log is the source of truth).
+/// per batch (docs/api.md#kafka-topics), each with the `receivedAt` of its day, so the sink builds them into the store
+/// like any other records (the log is the source of truth).
 ///
 /// The same installs as ``TrafficScenario`` (the same install ids, so the same salted pseudonyms, platforms and debug
 /// builds) at the same pace: the simulated hours are the fleet's busiest of the day, and the history follows a daily
@@ -15,13 +15,13 @@ import Kafka
 /// the simulation's batches from one install, as if its SDK had gathered them into one upload: decodes summed, and
 /// identical diagnostics pre-aggregated into one event whose `count` is their sum, dated at the upload. The spike
 /// detector compares the simulated hours with the same hours of earlier days and weeks, so the history's diagnostics
-/// per hour must be at the simulation's level. Versions are adopted over time: the share of installs on each version or newer is a logistic curve (a straight line in
-/// log-odds) that reaches, at the start of the simulated hours, exactly the mix the simulation begins with, and each
-/// install moves up when its own point (the simulation's) falls under the curve, so it never moves down. The newest
-/// version came out ``newestAgeDays`` before the simulated hours. Diagnostics are the simulation's steady background
-/// only (old payload bugs, duplicate ids, dropped elements, debug builds' playground type, the newest version's
-/// unknown arrangement), at the simulation's rate per batch, plus the hour of the earlier `hologram_projector`
-/// episode that the simulation's late uploads come from.
+/// per hour must be at the simulation's level. Versions are adopted over time: the share of installs on each version or
+/// newer is a logistic curve (a straight line in log-odds) that reaches, at the start of the simulated hours, exactly
+/// the mix the simulation begins with, and each install moves up when its own point (the simulation's) falls under the
+/// curve, so it never moves down. The newest version came out ``newestAgeDays`` before the simulated hours. Diagnostics
+/// are the simulation's steady background only (old payload bugs, duplicate ids, dropped elements, debug builds'
+/// playground type, the newest version's unknown arrangement), at the simulation's rate per batch, plus the hour of the
+/// earlier `hologram_projector` episode that the simulation's late uploads come from.
 struct SeededHistory: Sendable {
     let scenario: TrafficScenario
     /// First and last second of the history's receipt times.
@@ -258,7 +258,8 @@ struct SeededHistory: Sendable {
         }
     }
 
-    /// The records of `batches` for `topic`, as the collector writes them (CONTRACT §4): key, value parts, headers.
+    /// The records of `batches` for `topic`, as the collector writes them (docs/api.md#kafka-topics): key, value parts,
+    /// headers.
     func records(of batches: [Batch], topic: String, collector: String, maxRecordBytes: Int) -> [KafkaProducerMessage] {
         let hasher = InstallIDHasher(salt: salt)
         var messages: [KafkaProducerMessage] = []

@@ -1,7 +1,8 @@
 import FlowmeterModels
 
-/// The capability manifests the simulated fleet's build pipelines would upload (CONTRACT §7): one per app version
-/// and platform, listing exactly the types the version registers, with the keys each type's content reads.
+/// The capability manifests the simulated fleet's build pipelines would upload (docs/api.md#capability-manifests): one
+/// per app version and platform, listing exactly the types the version registers, with the keys each type's content
+/// reads.
 ///
 /// They agree with the traffic the scenario plants, so `flowmeter manifests check` finds no drift in it: every key a
 /// planted `malformedPayload` names (`imageURL`, `title`) is required, and no version lists a type it reports unknown.

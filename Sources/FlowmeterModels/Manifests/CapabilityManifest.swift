@@ -1,4 +1,5 @@
-/// What one app build can render, uploaded from its build pipeline like debug symbols (CONTRACT §7).
+/// What one app build can render, uploaded from its build pipeline like debug symbols
+/// (docs/api.md#capability-manifests).
 ///
 /// One manifest per app id, app version, platform and build: the widget types the build registered, each with the
 /// data keys its content requires and the ones it reads when present, and the section arrangements it lays out.

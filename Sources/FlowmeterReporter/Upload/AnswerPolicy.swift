@@ -1,6 +1,6 @@
 import Foundation
 
-/// What the reporter does with a batch after an upload attempt: CONTRACT §6's table, as a pure function.
+/// What the reporter does with a batch after an upload attempt: docs/api.md#client-sdk's table, as a pure function.
 enum AnswerPolicy {
     /// The decision for one answer.
     enum Decision: Equatable, Sendable {

@@ -1,6 +1,6 @@
 import FlowmeterModels
 
-/// The request body of one batch (CONTRACT §1), spliced from the batch file's JSON without re-encoding events.
+/// The request body of one batch (docs/api.md#ingest), spliced from the batch file's JSON without re-encoding events.
 enum UploadBody {
     static func make(id: String, sentAt: Timestamp, batch: StoredBatch) -> [UInt8] {
         var body: [UInt8] = []

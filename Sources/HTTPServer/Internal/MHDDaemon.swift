@@ -10,7 +10,8 @@ struct MHDDaemon: @unchecked Sendable {
     static func start(core: ServerCore, listenSocket: ListenSocket) throws(HTTPServerError) -> MHDDaemon {
         let configuration = core.configuration
         let context = Unmanaged.passUnretained(core).toOpaque()
-        // Poll, not epoll: in 0.9.75 epoll mode starves accepts when many clients connect at once (RELIABILITY.md).
+        // Poll, not epoll: in 0.9.75 epoll mode starves accepts when many clients connect at once
+        // (docs/reliability.md).
         var flags =
             MHD_USE_INTERNAL_POLLING_THREAD.rawValue | MHD_USE_POLL.rawValue
             | MHD_ALLOW_SUSPEND_RESUME.rawValue | MHD_USE_ITC.rawValue
