@@ -65,8 +65,11 @@ final class RDKafkaClient: @unchecked Sendable {
         for (key, value) in properties.sorted(by: { $0.key < $1.key }) {
             if rd_kafka_conf_set(configuration, key, value, &buffer, buffer.count) != RD_KAFKA_CONF_OK {
                 rd_kafka_conf_destroy(configuration)
+                // A secret's value is neither quoted nor left in librdkafka's message.
+                let message = KafkaClientOptions.redacting(value, in: RDKafkaError.string(from: buffer), for: key)
                 throw KafkaError(
-                    .invalidArgument, "\(key)=\(value): \(RDKafkaError.string(from: buffer))", isRetriable: false)
+                    .invalidArgument, "\(key)=\(KafkaClientOptions.printable(value, for: key)): \(message)",
+                    isRetriable: false)
             }
         }
         return configuration
