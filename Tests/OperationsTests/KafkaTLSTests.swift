@@ -7,13 +7,14 @@ import Testing
 /// and in `/readyz`; a password never shows in the log, `/metrics`, `/readyz` or `--help`.
 @Suite(.serialized) struct KafkaTLSTests {
     static let ingestKey = "k-tls-0123456789"
+    static let salt = "00112233445566778899aabbccddeeff"
 
     @Test func aBatchTravelsThroughTLSFromTheCollectorToTheSinksStore() async throws {
         let cluster = try await TLSKafkaCluster()
         let scratch = try TemporaryDirectory(prefix: "flowmeter-kafka-tls-run")
         defer { scratch.remove() }
         let collector = try await FlowmeterExecutable.serve(
-            ["--kafka", cluster.bootstrapServers.joined(separator: ","), "--keys", try keys(in: scratch)]
+            ["--kafka", cluster.bootstrapServers.joined(separator: ","), "--keys", try keys(in: scratch), "--salt", Self.salt]
                 + cluster.tlsArguments(trusting: cluster.caPath) + ["--spool", "none", "--log-level", "info"],
             within: .seconds(60))
         defer { collector.child.terminate(timeout: .seconds(10)) }
@@ -43,7 +44,7 @@ import Testing
         let scratch = try TemporaryDirectory(prefix: "flowmeter-kafka-tls-run")
         defer { scratch.remove() }
         let collector = try await FlowmeterExecutable.serve(
-            ["--kafka", cluster.bootstrapServers.joined(separator: ","), "--keys", try keys(in: scratch)]
+            ["--kafka", cluster.bootstrapServers.joined(separator: ","), "--keys", try keys(in: scratch), "--salt", Self.salt]
                 + cluster.tlsArguments(trusting: cluster.otherCAPath), within: .seconds(60))
         defer { collector.child.terminate(timeout: .seconds(10)) }
 
@@ -69,7 +70,7 @@ import Testing
         try Data((fromFile + "\n").utf8).write(to: URL(fileURLWithPath: scratch.file("password")))
         // SASL over TLS against brokers that do not check it: the handshake is attempted with the credentials.
         let collector = try await FlowmeterExecutable.serve(
-            ["--kafka", cluster.bootstrapServers.joined(separator: ","), "--keys", try keys(in: scratch)]
+            ["--kafka", cluster.bootstrapServers.joined(separator: ","), "--keys", try keys(in: scratch), "--salt", Self.salt]
                 + [
                     "--kafka-option", "security.protocol=SASL_SSL", "--kafka-option", "ssl.ca.location=\(cluster.caPath)",
                     "--kafka-option", "sasl.mechanisms=PLAIN", "--kafka-option", "sasl.username=flowmeter",
@@ -89,6 +90,38 @@ import Testing
             #expect(!text.contains(fromFile))
         }
         #expect(help.contains("--kafka-option"))
+    }
+
+    /// SASL settings reach librdkafka and a SASL login against a listener that speaks none fails clearly: the
+    /// embedded cluster has plain listeners only.
+    @Test func aSASLLoginAgainstAPlainListenerFailsWithTheReasonInReadiness() async throws {
+        let scratch = try TemporaryDirectory(prefix: "flowmeter-kafka-sasl-run")
+        defer { scratch.remove() }
+        let collector = try await FlowmeterExecutable.serve(
+            [
+                "--kafka", "embedded", "--keys", try keys(in: scratch), "--kafka-option",
+                "security.protocol=SASL_PLAINTEXT", "--kafka-option", "sasl.mechanisms=SCRAM-SHA-256", "--kafka-option",
+                "sasl.username=flowmeter", "--kafka-option-file", "sasl.password=\(try password(in: scratch))",
+            ], within: .seconds(60))
+        defer { collector.child.terminate(timeout: .seconds(10)) }
+        var body = ""
+        let refused = await eventually {
+            guard let answer = try? await collector.get("/readyz"), answer.status == 503 else { return false }
+            body = answer.bodyText
+            return body.contains("kafka_authentication_failed")
+        }
+        #expect(refused, "readyz: \(body); log: \(collector.child.errors.suffix(3000))")
+        #expect(body.contains("SASL"), "\(body)")
+        #expect(collector.child.errors.contains("kafka connection failed"))
+        #expect(!(body + collector.child.errors).contains(Self.filePassword))
+    }
+
+    static let filePassword = "file-password-8c1e0f"
+
+    private func password(in directory: TemporaryDirectory) throws -> String {
+        let path = directory.file("kafka-password")
+        try Data((Self.filePassword + "\n").utf8).write(to: URL(fileURLWithPath: path))
+        return path
     }
 
     private func keys(in directory: TemporaryDirectory) throws -> String {
