@@ -75,7 +75,7 @@ import Testing
                     "--kafka-option", "security.protocol=SASL_SSL", "--kafka-option", "ssl.ca.location=\(cluster.caPath)",
                     "--kafka-option", "sasl.mechanisms=PLAIN", "--kafka-option", "sasl.username=flowmeter",
                     "--kafka-option", "sasl.password=\(password)", "--kafka-option-file",
-                    "sasl.password=\(scratch.file("password"))", "--log-level", "debug",
+                    "sasl.password=\(scratch.file("password"))", "--log-level", "debug", "--response-deadline", "1s",
                 ], within: .seconds(60))
         defer { collector.child.terminate(timeout: .seconds(10)) }
         _ = try? await post(batchID: "tls-secret-1", to: collector.port)

@@ -2,6 +2,10 @@ import Foundation
 import TestSupport
 import Testing
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// librdkafka's mock cluster behind a TLS endpoint, with certificates made for the test: Kafka over TLS with
 /// certificate verification on loopback, no broker installed.
 ///
@@ -52,7 +56,8 @@ final class TLSKafkaCluster: Sendable {
         }
         guard started, let line else {
             let log = (try? String(contentsOfFile: directory.file("cluster.log"), encoding: .utf8)) ?? ""
-            child.terminate(timeout: .seconds(10))
+            child.signal(SIGKILL)
+            _ = child.waitForExit(timeout: .seconds(10))
             throw ChildProcess.Failure(
                 "the TLS cluster did not start: \(child.errors.suffix(2000)) cluster log: \(log.suffix(2000))")
         }
@@ -60,7 +65,9 @@ final class TLSKafkaCluster: Sendable {
     }
 
     deinit {
-        child.terminate(timeout: .seconds(10))
+        // unshare --fork ignores SIGTERM while it waits for its child: SIGKILL it, and the kernel ends the rest.
+        child.signal(SIGKILL)
+        _ = child.waitForExit(timeout: .seconds(10))
         directory.remove()
     }
 
@@ -79,10 +86,10 @@ final class TLSKafkaCluster: Sendable {
         flowmeter=$2
         cd "$dir"
         quiet() { "$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; exit 1; }; }
-        quiet openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=flowmeter-test-ca -keyout ca.key -out ca.pem
-        quiet openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=other-ca -keyout other-ca.key \
-            -out other-ca.pem
-        quiet openssl req -newkey rsa:2048 -nodes -subj /CN=localhost -keyout server.key -out server.csr
+        ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
+        quiet openssl req -x509 "${ec[@]}" -days 2 -subj /CN=flowmeter-test-ca -keyout ca.key -out ca.pem
+        quiet openssl req -x509 "${ec[@]}" -days 2 -subj /CN=other-ca -keyout other-ca.key -out other-ca.pem
+        quiet openssl req "${ec[@]}" -subj /CN=localhost -keyout server.key -out server.csr
         printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' > san.ext
         quiet openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -extfile san.ext \
             -out server.pem
