@@ -32,7 +32,6 @@ public struct KafkaClientOptions: Sendable, Hashable, CustomStringConvertible {
         "acks": "every write is acknowledged by all in-sync replicas (acks=all) before a 202",
         "enable.auto.commit": "the sink commits offsets in the store, in the same transaction as the rollups",
         "enable.auto.offset.store": "the sink commits offsets in the store, in the same transaction as the rollups",
-        "partitioner": "batch records are partitioned by their key so every copy of a retried batch meets its first",
     ]
 
     /// Whether `key` names a secret (a password, a private key, a token): its value is never logged, printed or put
