@@ -11,8 +11,10 @@ import Testing
         ["sink", "--kafka", "127.0.0.1:1", "--store", "/nonexistent/dir/s.sqlite"],
         ["store", "rebuild", "--kafka", "127.0.0.1:1", "--store", "/nonexistent/dir/s.sqlite"],
         ["watch", "--kafka", "127.0.0.1:1", "--store", "/nonexistent/dir/s.sqlite", "--once"],
-        ["deploys", "add", "--kafka", "127.0.0.1:1", "--no-store", "--service", "api", "--version", "1",
-            "--finished-at", "now"],
+        [
+            "deploys", "add", "--kafka", "127.0.0.1:1", "--no-store", "--service", "api", "--version", "1",
+            "--finished-at", "now",
+        ],
     ]
 
     @Test(arguments: commands)
@@ -56,15 +58,18 @@ import Testing
             environment: ["FLOWMETER_KAFKA_OPTION_SASL_PASSWORD_FILE": "/nonexistent/from-env"])
         #expect(result.status == 2)
         #expect(
-            result.standardError.contains("--kafka-option-file sasl.password: cannot read the file '/nonexistent/from-env'"),
+            result.standardError.contains(
+                "--kafka-option-file sasl.password: cannot read the file '/nonexistent/from-env'"),
             "\(result.standardError)")
     }
 
     @Test func theCommandLineOverridesTheEnvironmentKeyByKey() async {
         // The environment's bad value is replaced by the command line's good one; its other key still applies.
         let result = await CLI.run(
-            ["sink", "--kafka", "127.0.0.1:1", "--store", "/nonexistent/dir/s.sqlite", "--kafka-option",
-                "security.protocol=SSL"],
+            [
+                "sink", "--kafka", "127.0.0.1:1", "--store", "/nonexistent/dir/s.sqlite", "--kafka-option",
+                "security.protocol=SSL",
+            ],
             environment: [
                 "FLOWMETER_KAFKA_OPTION_SECURITY_PROTOCOL": "tls", "FLOWMETER_KAFKA_OPTION_SOCKET_TIMEOUT_MS": "soon",
             ])
@@ -91,8 +96,10 @@ import Testing
     @Test func aSecretIsNeverEchoedAndOnTheCommandLineIsWarnedAbout() async {
         let password = "pw-\(UUID().uuidString)"
         let result = await CLI.run(
-            ["sink", "--kafka", "127.0.0.1:1", "--store", "/nonexistent/dir/s.sqlite", "--kafka-option",
-                "sasl.password=\(password)", "--kafka-option", "security.protocol=tls"])
+            [
+                "sink", "--kafka", "127.0.0.1:1", "--store", "/nonexistent/dir/s.sqlite", "--kafka-option",
+                "sasl.password=\(password)", "--kafka-option", "security.protocol=tls",
+            ])
         #expect(result.status == 2)
         #expect(result.standardError.contains("--kafka-option was given on the command line"))
         #expect(result.standardError.contains("security.protocol"))

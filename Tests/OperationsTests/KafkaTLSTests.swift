@@ -14,15 +14,20 @@ import Testing
         let scratch = try TemporaryDirectory(prefix: "flowmeter-kafka-tls-run")
         defer { scratch.remove() }
         let collector = try await FlowmeterExecutable.serve(
-            ["--kafka", cluster.bootstrapServers.joined(separator: ","), "--keys", try keys(in: scratch), "--salt", Self.salt]
+            [
+                "--kafka", cluster.bootstrapServers.joined(separator: ","), "--keys", try keys(in: scratch), "--salt",
+                Self.salt,
+            ]
                 + cluster.tlsArguments(trusting: cluster.caPath) + ["--spool", "none", "--log-level", "info"],
             within: .seconds(60))
         defer { collector.child.terminate(timeout: .seconds(10)) }
         let store = scratch.file("store.sqlite")
         let sink = try ChildProcess(
             try FlowmeterExecutable.requiredPath(),
-            ["sink", "--kafka", cluster.bootstrapServers.joined(separator: ","), "--store", store, "--dead-letters",
-                scratch.file("dead.jsonl")] + cluster.tlsArguments(trusting: cluster.caPath))
+            [
+                "sink", "--kafka", cluster.bootstrapServers.joined(separator: ","), "--store", store, "--dead-letters",
+                scratch.file("dead.jsonl"),
+            ] + cluster.tlsArguments(trusting: cluster.caPath))
         defer { sink.terminate(timeout: .seconds(15)) }
 
         // Without a spool a 202 means Kafka acknowledged the batch: it went through the TLS endpoint.
@@ -44,7 +49,10 @@ import Testing
         let scratch = try TemporaryDirectory(prefix: "flowmeter-kafka-tls-run")
         defer { scratch.remove() }
         let collector = try await FlowmeterExecutable.serve(
-            ["--kafka", cluster.bootstrapServers.joined(separator: ","), "--keys", try keys(in: scratch), "--salt", Self.salt]
+            [
+                "--kafka", cluster.bootstrapServers.joined(separator: ","), "--keys", try keys(in: scratch), "--salt",
+                Self.salt,
+            ]
                 + cluster.tlsArguments(trusting: cluster.otherCAPath), within: .seconds(60))
         defer { collector.child.terminate(timeout: .seconds(10)) }
 
@@ -70,9 +78,13 @@ import Testing
         try Data((fromFile + "\n").utf8).write(to: URL(fileURLWithPath: scratch.file("password")))
         // SASL over TLS against brokers that do not check it: the handshake is attempted with the credentials.
         let collector = try await FlowmeterExecutable.serve(
-            ["--kafka", cluster.bootstrapServers.joined(separator: ","), "--keys", try keys(in: scratch), "--salt", Self.salt]
+            [
+                "--kafka", cluster.bootstrapServers.joined(separator: ","), "--keys", try keys(in: scratch), "--salt",
+                Self.salt,
+            ]
                 + [
-                    "--kafka-option", "security.protocol=SASL_SSL", "--kafka-option", "ssl.ca.location=\(cluster.caPath)",
+                    "--kafka-option", "security.protocol=SASL_SSL", "--kafka-option",
+                    "ssl.ca.location=\(cluster.caPath)",
                     "--kafka-option", "sasl.mechanisms=PLAIN", "--kafka-option", "sasl.username=flowmeter",
                     "--kafka-option", "sasl.password=\(password)", "--kafka-option-file",
                     "sasl.password=\(scratch.file("password"))", "--log-level", "debug", "--response-deadline", "1s",

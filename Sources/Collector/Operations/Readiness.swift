@@ -32,7 +32,8 @@ struct Readiness: Sendable {
         if let problem, problem.code.isConfigurationFault {
             let (reason, what) =
                 problem.code == .ssl
-                ? ("kafka_tls_failed", "The TLS connection to Kafka failed") : ("kafka_authentication_failed", "Kafka refused the SASL login")
+                ? ("kafka_tls_failed", "The TLS connection to Kafka failed")
+                : ("kafka_authentication_failed", "Kafka refused the SASL login")
             return .notReady(reason: reason, message: "\(what): \(problem.message)")
         }
         guard let spool else {

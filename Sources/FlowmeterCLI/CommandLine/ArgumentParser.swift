@@ -120,7 +120,8 @@ enum ArgumentParser {
                 target = sibling.name
             }
             guard !suffix.isEmpty else { continue }
-            pairs[target, default: []].append(suffix.lowercased().replacingOccurrences(of: "_", with: ".") + "=" + value)
+            pairs[target, default: []].append(
+                suffix.lowercased().replacingOccurrences(of: "_", with: ".") + "=" + value)
         }
         return pairs
     }

@@ -183,20 +183,21 @@ enum SharedOptions {
 
     /// What a sink reads and how, for `sink` and `store rebuild` (after `--kafka` and `--store`): the topics, the
     /// dedupe horizon, the poll size, the dead-letter file and the Kafka client's properties.
-    static let sinkReading: [CommandOption] = [
-        .value("batches-topic", "NAME", help: "Topic of batch records.", default: "flowmeter.batches.v1"),
-        dedupeHorizon,
-        .value(
-            "deploys-topic", "NAME", help: "Topic of deploy markers (\"none\" reads none).",
-            default: "flowmeter.deploys.v1"),
-        .value(
-            "manifests-topic", "NAME", help: "Topic of capability manifests (\"none\" reads none).",
-            default: "flowmeter.manifests.v1"),
-        .value(
-            "max-batch", "N", help: "Most messages per poll (one store transaction per partition).",
-            default: "5000"),
-        deadLetters,
-    ] + kafkaClient
+    static let sinkReading: [CommandOption] =
+        [
+            .value("batches-topic", "NAME", help: "Topic of batch records.", default: "flowmeter.batches.v1"),
+            dedupeHorizon,
+            .value(
+                "deploys-topic", "NAME", help: "Topic of deploy markers (\"none\" reads none).",
+                default: "flowmeter.deploys.v1"),
+            .value(
+                "manifests-topic", "NAME", help: "Topic of capability manifests (\"none\" reads none).",
+                default: "flowmeter.manifests.v1"),
+            .value(
+                "max-batch", "N", help: "Most messages per poll (one store transaction per partition).",
+                default: "5000"),
+            deadLetters,
+        ] + kafkaClient
 
     /// A sink's configuration from `--kafka` and the options of ``sinkReading`` (``kafkaClient`` as its consumer's
     /// properties), or a usage error.
