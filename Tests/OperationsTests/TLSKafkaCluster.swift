@@ -20,9 +20,11 @@ import Testing
 ///            ──▶ 127.0.0.1:P (socat UNIX-LISTEN → TCP, cluster's namespace) ──▶ mock broker
 ///
 /// so every address the cluster advertises is a TLS endpoint whose certificate (for IP 127.0.0.1 and localhost) a
-/// throwaway CA signed. Everything runs under `unshare --pid --fork --kill-child`: the script is the first process
-/// of a PID namespace, and when the test's child (unshare) dies, even by SIGKILL, the kernel kills every process in
-/// it, so no broker or socat outlives the test. The script prints `bootstrap: …` once each TLS port listens (the
+/// throwaway CA signed. Everything runs under `unshare --pid --fork --kill-child --mount-proc`: the script is the
+/// first process of a PID namespace, and when the test's child (unshare) dies, even by SIGKILL, the kernel kills
+/// every process in it, so no broker or socat outlives the test. `--mount-proc` gives the namespace a `/proc` of its
+/// own: with the host's, a process there that reads `/proc/<its pid>/…` reads another process's files, or none (a
+/// Swift runtime trap was seen so). The script prints `bootstrap: …` once each TLS port listens (the
 /// event the fixture waits for), and exits when any bridge does, which the tests see as a failure.
 final class TLSKafkaCluster: Sendable {
     /// The TLS bootstrap servers, `127.0.0.1:PORT` each.
@@ -45,7 +47,10 @@ final class TLSKafkaCluster: Sendable {
             .write(to: URL(fileURLWithPath: directory.file("keys.json")))
         child = try ChildProcess(
             "/usr/bin/unshare",
-            ["--pid", "--fork", "--kill-child", "/bin/bash", directory.file("outer.sh"), directory.path, executable])
+            [
+                "--pid", "--fork", "--kill-child", "--mount-proc", "/bin/bash", directory.file("outer.sh"),
+                directory.path, executable,
+            ])
         caPath = directory.file("ca.pem")
         otherCAPath = directory.file("other-ca.pem")
         var line: Substring?
@@ -59,7 +64,7 @@ final class TLSKafkaCluster: Sendable {
             child.signal(SIGKILL)
             _ = child.waitForExit(timeout: .seconds(10))
             throw ChildProcess.Failure(
-                "the TLS cluster did not start: \(child.errors.suffix(2000)) cluster log: \(log.suffix(2000))")
+                "the TLS cluster did not start: \(child.errors.suffix(2000)) cluster log: \(log.prefix(5000))")
         }
         bootstrapServers = line.dropFirst("bootstrap: ".count).split(separator: ",").map(String.init)
     }
