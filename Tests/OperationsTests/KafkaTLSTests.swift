@@ -104,6 +104,38 @@ import Testing
         #expect(help.contains("--kafka-option"))
     }
 
+    @Test func mutualTLSNeedsTheClientCertificate() async throws {
+        let cluster = try await TLSKafkaCluster(requiresClientCertificate: true)
+        let scratch = try TemporaryDirectory(prefix: "flowmeter-kafka-mtls-run")
+        defer { scratch.remove() }
+        let servers = cluster.bootstrapServers.joined(separator: ",")
+        let anonymous = try await FlowmeterExecutable.serve(
+            ["--kafka", servers, "--keys", try keys(in: scratch), "--salt", Self.salt]
+                + cluster.tlsArguments(trusting: cluster.caPath), within: .seconds(60))
+        defer { anonymous.child.terminate(timeout: .seconds(10)) }
+        var body = ""
+        let refused = await eventually {
+            guard let answer = try? await anonymous.get("/readyz"), answer.status == 503 else { return false }
+            body = answer.bodyText
+            return body.contains("kafka_tls_failed")
+        }
+        #expect(refused, "readyz: \(body); log: \(anonymous.child.errors.suffix(3000))")
+        // TLS 1.3: the broker's refusal is an alert after the client's side of the handshake, a _TRANSPORT error.
+        #expect(body.contains("certificate required"), "\(body)")
+
+        let identified = try await FlowmeterExecutable.serve(
+            ["--kafka", servers, "--keys", try keys(in: scratch), "--salt", Self.salt, "--spool", "none"]
+                + cluster.tlsArguments(trusting: cluster.caPath)
+                + [
+                    "--kafka-option", "ssl.certificate.location=\(cluster.clientCertificatePath)", "--kafka-option",
+                    "ssl.key.location=\(cluster.clientKeyPath)",
+                ], within: .seconds(60))
+        defer { identified.child.terminate(timeout: .seconds(10)) }
+        // Without a spool, a 202 is Kafka's acknowledgement through the mutually authenticated endpoint.
+        let status = try await post(batchID: "mtls-batch-1", to: identified.port)
+        #expect(status == 202, "collector log: \(identified.child.errors.suffix(3000))")
+    }
+
     /// SASL settings reach librdkafka and a SASL login against a listener that speaks none fails clearly: the
     /// embedded cluster has plain listeners only.
     @Test func aSASLLoginAgainstAPlainListenerFailsWithTheReasonInReadiness() async throws {

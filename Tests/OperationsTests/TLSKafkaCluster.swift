@@ -33,12 +33,16 @@ final class TLSKafkaCluster: Sendable {
     let caPath: String
     /// A CA that signed nothing here: trusting it alone must fail verification.
     let otherCAPath: String
+    /// A client certificate and its key, signed by the same CA, for mutual TLS.
+    let clientCertificatePath: String
+    let clientKeyPath: String
     /// The working directory (certificates, sockets, the cluster's log), removed with the fixture.
     let directory: TemporaryDirectory
     private let child: ChildProcess
 
-    /// Makes the certificates, starts the cluster and its bridges, and waits (bounded) for the bootstrap line.
-    init() async throws {
+    /// Makes the certificates, starts the cluster and its bridges, and waits (bounded) for the bootstrap line. With
+    /// `requiresClientCertificate` the TLS endpoints accept only clients with a certificate the CA signed.
+    init(requiresClientCertificate: Bool = false) async throws {
         directory = try TemporaryDirectory(prefix: "flowmeter-kafka-tls")
         let executable = try FlowmeterExecutable.requiredPath()
         try Data(Self.outerScript.utf8).write(to: URL(fileURLWithPath: directory.file("outer.sh")))
@@ -49,10 +53,12 @@ final class TLSKafkaCluster: Sendable {
             "/usr/bin/unshare",
             [
                 "--pid", "--fork", "--kill-child", "--mount-proc", "/bin/bash", directory.file("outer.sh"),
-                directory.path, executable,
+                directory.path, executable, requiresClientCertificate ? "verify=1,cafile=ca.pem" : "verify=0",
             ])
         caPath = directory.file("ca.pem")
         otherCAPath = directory.file("other-ca.pem")
+        clientCertificatePath = directory.file("client.pem")
+        clientKeyPath = directory.file("client.key")
         var line: Substring?
         let child = child
         let started = await eventually {
@@ -89,6 +95,7 @@ final class TLSKafkaCluster: Sendable {
         set -euo pipefail
         dir=$1
         flowmeter=$2
+        verify=$3
         cd "$dir"
         quiet() { "$@" >/dev/null 2>&1 || { echo "failed: $*" >&2; exit 1; }; }
         ec=(-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes)
@@ -98,6 +105,8 @@ final class TLSKafkaCluster: Sendable {
         printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\n' > san.ext
         quiet openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -extfile san.ext \
             -out server.pem
+        quiet openssl req "${ec[@]}" -subj /CN=flowmeter-client -keyout client.key -out client.csr
+        quiet openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -out client.pem
         unshare --net /bin/bash inner.sh "$dir" "$flowmeter" &
         inner=$!
         until [ -s ports ]; do
@@ -107,7 +116,7 @@ final class TLSKafkaCluster: Sendable {
         servers=$(cat ports)
         for address in ${servers//,/ }; do
             port=${address##*:}
-            socat OPENSSL-LISTEN:"$port",bind=127.0.0.1,reuseaddr,fork,cert=server.pem,key=server.key,verify=0 \
+            socat OPENSSL-LISTEN:"$port",bind=127.0.0.1,reuseaddr,fork,cert=server.pem,key=server.key,"$verify" \
                 UNIX-CONNECT:"$dir/b$port.sock" 2>>bridges.log &
             bridge=$!
             until ss -Hltn "sport = :$port" | grep -q .; do

@@ -29,9 +29,9 @@ struct Readiness: Sendable {
     func verdict() -> Verdict {
         if kafkaMode == .none { return .ready(isSpooling: false) }
         let problem = producer?.connectionProblem
-        if let problem, problem.code.isConfigurationFault {
+        if let problem, problem.isConnectionSettingsFault {
             let (reason, what) =
-                problem.code == .ssl
+                problem.isTLSFailure
                 ? ("kafka_tls_failed", "The TLS connection to Kafka failed")
                 : ("kafka_authentication_failed", "Kafka refused the SASL login")
             return .notReady(reason: reason, message: "\(what): \(problem.message)")

@@ -28,8 +28,8 @@ final class ConnectionWatch: Sendable {
     func reported(_ error: KafkaError) {
         guard Self.connectionCodes.contains(error.code) else { return }
         let isNews = problem.withLock { current in
-            if let kept = current, kept.code.isConfigurationFault, !error.code.isConfigurationFault { return false }
-            let isNews = current?.code != error.code
+            if let kept = current, kept.isConnectionSettingsFault, !error.isConnectionSettingsFault { return false }
+            let isNews = current?.code != error.code || current?.isTLSFailure != error.isTLSFailure
             current = error
             hasProblem.store(true, ordering: .releasing)
             return isNews
@@ -55,7 +55,20 @@ final class ConnectionWatch: Sendable {
     }
 }
 
-extension KafkaError.Code {
-    /// Whether the code says the client's own connection settings are wrong (TLS, SASL), not that brokers are away.
-    public var isConfigurationFault: Bool { self == .ssl || self == .authentication }
+extension KafkaError {
+    /// Whether the error says the client's own connection settings are wrong (TLS, SASL), not that brokers are away:
+    /// a failed TLS handshake (`_SSL`), a refused SASL login (`_AUTHENTICATION`), or a connection the broker ended
+    /// with a TLS alert (`_TRANSPORT` quoting OpenSSL's `SSL alert number`, such as TLS 1.3's `certificate required`
+    /// to a client without a certificate, which arrives after the client's side of the handshake is done).
+    public var isConnectionSettingsFault: Bool {
+        code == .ssl || code == .authentication || isTLSAlert
+    }
+
+    /// Whether the error is a TLS failure: `_SSL`, or a connection ended by the broker's TLS alert.
+    public var isTLSFailure: Bool { code == .ssl || isTLSAlert }
+
+    private var isTLSAlert: Bool {
+        // A close_notify alert is a normal end of a connection, not a refusal.
+        code == .transport && message.contains("SSL alert number") && !message.contains("close notify")
+    }
 }
