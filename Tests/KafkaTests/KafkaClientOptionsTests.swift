@@ -40,6 +40,24 @@ import Testing
         #expect(!KafkaClientOptions.isSecret("ssl.ca.location"))
     }
 
+    @Test(arguments: [
+        (KafkaError(.ssl, "SSL handshake failed: certificate verify failed"), true, true),
+        (KafkaError(.authentication, "SASL authentication error: Authentication failed"), true, false),
+        (
+            KafkaError(
+                .transport,
+                "Receive failed: error:0A00045C:SSL routines::tlsv13 alert certificate required: "
+                    + "SSL alert number 116"), true, true
+        ),
+        (KafkaError(.transport, "Receive failed: SSL alert number 0: close notify"), false, false),
+        (KafkaError(.transport, "Connection refused (after 0ms in state CONNECT)"), false, false),
+        (KafkaError(.allBrokersDown, "3/3 brokers are down"), false, false),
+    ])
+    func connectionSettingsFaultsAreTLSAndSASLRefusals(error: KafkaError, isSettingsFault: Bool, isTLS: Bool) {
+        #expect(error.isConnectionSettingsFault == isSettingsFault)
+        #expect(error.isTLSFailure == isTLS)
+    }
+
     /// SASL settings reach librdkafka: the producer asks the plain listener of the mock cluster for a SASL handshake
     /// it cannot complete (the mock broker speaks no SCRAM), and the failure is the producer's connection problem,
     /// with librdkafka's reason, not a silent retry.

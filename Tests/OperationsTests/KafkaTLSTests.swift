@@ -69,6 +69,28 @@ import Testing
         #expect(log.contains("certificate verify failed"), "\(log.suffix(3000))")
     }
 
+    /// RELIABILITY H13: with librdkafka's defaults (the system's CA store), a broker certificate from a private CA
+    /// is refused.
+    @Test func aPrivateCAIsNotTrustedByDefault() async throws {
+        let cluster = try await TLSKafkaCluster()
+        let scratch = try TemporaryDirectory(prefix: "flowmeter-kafka-tls-run")
+        defer { scratch.remove() }
+        let collector = try await FlowmeterExecutable.serve(
+            [
+                "--kafka", cluster.bootstrapServers.joined(separator: ","), "--keys", try keys(in: scratch), "--salt",
+                Self.salt, "--kafka-option", "security.protocol=SSL",
+            ], within: .seconds(60))
+        defer { collector.child.terminate(timeout: .seconds(10)) }
+        var body = ""
+        let refused = await eventually {
+            guard let answer = try? await collector.get("/readyz"), answer.status == 503 else { return false }
+            body = answer.bodyText
+            return body.contains("kafka_tls_failed")
+        }
+        #expect(refused, "readyz: \(body); log: \(collector.child.errors.suffix(3000))")
+        #expect(body.contains("certificate verify failed"), "\(body)")
+    }
+
     @Test func aPasswordNeverShowsInTheLogMetricsReadinessOrHelp() async throws {
         let cluster = try await TLSKafkaCluster()
         let scratch = try TemporaryDirectory(prefix: "flowmeter-kafka-tls-run")
