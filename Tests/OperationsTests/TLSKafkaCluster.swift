@@ -36,43 +36,57 @@ final class TLSKafkaCluster: Sendable {
     /// A client certificate and its key, signed by the same CA, for mutual TLS.
     let clientCertificatePath: String
     let clientKeyPath: String
-    /// The working directory (certificates, sockets, the cluster's log), removed with the fixture.
+    /// The working directory (certificates, sockets, the cluster's log, one folder per attempt), removed with the
+    /// fixture.
     let directory: TemporaryDirectory
     private let child: ChildProcess
 
     /// Makes the certificates, starts the cluster and its bridges, and waits (bounded) for the bootstrap line. With
     /// `requiresClientCertificate` the TLS endpoints accept only clients with a certificate the CA signed.
+    ///
+    /// A broker port of the cluster's namespace may be taken in the test's (by another test's connection): the
+    /// script then exits with 75 before the bootstrap line, and a new cluster, with new ports, is tried, up to three.
     init(requiresClientCertificate: Bool = false) async throws {
         directory = try TemporaryDirectory(prefix: "flowmeter-kafka-tls")
         let executable = try FlowmeterExecutable.requiredPath()
-        try Data(Self.outerScript.utf8).write(to: URL(fileURLWithPath: directory.file("outer.sh")))
-        try Data(Self.innerScript.utf8).write(to: URL(fileURLWithPath: directory.file("inner.sh")))
-        try Data(#"{"ingestKeys": [{"key": "k-cluster-only", "apps": ["*"]}]}"#.utf8)
-            .write(to: URL(fileURLWithPath: directory.file("keys.json")))
-        child = try ChildProcess(
-            "/usr/bin/unshare",
-            [
-                "--pid", "--fork", "--kill-child", "--mount-proc", "/bin/bash", directory.file("outer.sh"),
-                directory.path, executable, requiresClientCertificate ? "verify=1,cafile=ca.pem" : "verify=0",
-            ])
-        caPath = directory.file("ca.pem")
-        otherCAPath = directory.file("other-ca.pem")
-        clientCertificatePath = directory.file("client.pem")
-        clientKeyPath = directory.file("client.key")
-        var line: Substring?
-        let child = child
-        let started = await eventually {
-            line = child.output.split(separator: "\n").first { $0.hasPrefix("bootstrap: ") }
-            return line != nil || !child.isRunning
-        }
-        guard started, let line else {
-            let log = (try? String(contentsOfFile: directory.file("cluster.log"), encoding: .utf8)) ?? ""
+        let verify = requiresClientCertificate ? "verify=1,cafile=ca.pem" : "verify=0"
+        var attempt = 0
+        while true {
+            attempt += 1
+            let folder = directory.file("attempt-\(attempt)")
+            try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: false)
+            try Data(Self.outerScript.utf8).write(to: URL(fileURLWithPath: folder + "/outer.sh"))
+            try Data(Self.innerScript.utf8).write(to: URL(fileURLWithPath: folder + "/inner.sh"))
+            try Data(#"{"ingestKeys": [{"key": "k-cluster-only", "apps": ["*"]}]}"#.utf8)
+                .write(to: URL(fileURLWithPath: folder + "/keys.json"))
+            let child = try ChildProcess(
+                "/usr/bin/unshare",
+                [
+                    "--pid", "--fork", "--kill-child", "--mount-proc", "/bin/bash", folder + "/outer.sh", folder,
+                    executable, verify,
+                ])
+            var line: Substring?
+            let started = await eventually {
+                line = child.output.split(separator: "\n").first { $0.hasPrefix("bootstrap: ") }
+                return line != nil || !child.isRunning
+            }
+            if started, let line {
+                self.child = child
+                caPath = folder + "/ca.pem"
+                otherCAPath = folder + "/other-ca.pem"
+                clientCertificatePath = folder + "/client.pem"
+                clientKeyPath = folder + "/client.key"
+                bootstrapServers = line.dropFirst("bootstrap: ".count).split(separator: ",").map(String.init)
+                return
+            }
             child.signal(SIGKILL)
-            _ = child.waitForExit(timeout: .seconds(10))
+            let status = child.waitForExit(timeout: .seconds(10))
+            if status == 75 && attempt < 3 { continue }
+            let log = (try? String(contentsOfFile: folder + "/cluster.log", encoding: .utf8)) ?? ""
+            directory.remove()
             throw ChildProcess.Failure(
                 "the TLS cluster did not start: \(child.errors.suffix(2000)) cluster log: \(log.prefix(5000))")
         }
-        bootstrapServers = line.dropFirst("bootstrap: ".count).split(separator: ",").map(String.init)
     }
 
     deinit {
@@ -120,7 +134,7 @@ final class TLSKafkaCluster: Sendable {
                 UNIX-CONNECT:"$dir/b$port.sock" 2>>bridges.log &
             bridge=$!
             until ss -Hltn "sport = :$port" | grep -q .; do
-                kill -0 "$bridge" 2>/dev/null || { echo "no TLS listener on port $port" >&2; exit 1; }
+                kill -0 "$bridge" 2>/dev/null || { echo "no TLS listener on port $port" >&2; exit 75; }
                 sleep 0.05
             done
         done
