@@ -63,6 +63,22 @@ import Testing
             "\(result.standardError)")
     }
 
+    @Test func theWholeVariableHoldsOnePairALine() async {
+        // A value may hold commas (debug=broker,security): pairs are separated by newlines, not commas.
+        let result = await CLI.run(
+            ["sink", "--kafka", "127.0.0.1:1", "--store", "/nonexistent/dir/s.sqlite"],
+            environment: ["FLOWMETER_KAFKA_OPTION": "debug=broker,security\nsasl.usernme=flowmeter"])
+        #expect(result.status == 2)
+        #expect(result.standardError.contains("unknown Kafka property 'sasl.usernme'"), "\(result.standardError)")
+        #expect(!result.standardError.contains("'debug'"), "\(result.standardError)")
+    }
+
+    @Test func helpNamesThePerKeyVariables() async {
+        let help = await CLI.run(["serve", "--help"]).standardOutput
+        #expect(help.contains("[env: FLOWMETER_KAFKA_OPTION_<KEY>]"))
+        #expect(help.contains("[env: FLOWMETER_KAFKA_OPTION_<KEY>_FILE]"))
+    }
+
     @Test func theCommandLineOverridesTheEnvironmentKeyByKey() async {
         // The environment's bad value is replaced by the command line's good one; its other key still applies.
         let result = await CLI.run(

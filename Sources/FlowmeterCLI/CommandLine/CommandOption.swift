@@ -55,6 +55,14 @@ public struct CommandOption: Sendable, Hashable {
     /// Whether this option is a flag that takes no value.
     public var isFlag: Bool { valueName == nil }
 
+    /// The variable help names: ``environmentName``, or for a key-value option the per-key form,
+    /// `FLOWMETER_KAFKA_OPTION_<KEY>` (and `FLOWMETER_KAFKA_OPTION_<KEY>_FILE` for its `-file` sibling).
+    var helpEnvironmentName: String {
+        guard isKeyValue else { return environmentName }
+        if environmentName.hasSuffix("_FILE") { return environmentName.dropLast(5) + "_<KEY>_FILE" }
+        return environmentName + "_<KEY>"
+    }
+
     /// The environment variable that sets this option.
     public var environmentName: String {
         "FLOWMETER_" + name.uppercased().replacingOccurrences(of: "-", with: "_")
