@@ -17,7 +17,8 @@ public final class KafkaConsumer: Sendable {
     /// Makes a consumer; throws when librdkafka rejects the configuration. It reads nothing until `subscribe`.
     public init(configuration: KafkaConsumerConfiguration) throws {
         self.configuration = configuration
-        let client = try RDKafkaClient.make(.consumer, properties: configuration.librdkafkaProperties())
+        let client = try RDKafkaClient.make(
+            .consumer, properties: configuration.librdkafkaProperties(), connection: connection)
         client.redirectEventsToConsumer()
         current = Mutex(client)
     }

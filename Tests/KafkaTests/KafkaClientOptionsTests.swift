@@ -77,6 +77,25 @@ import Testing
         _ = await producer.shutdown(timeout: .zero)
     }
 
+    @Test func aConsumersTLSFailureIsItsConnectionProblem() async throws {
+        let cluster = try KafkaMockCluster(brokers: 1)
+        try cluster.createTopic("flowmeter.tls-probe", partitions: 1)
+        var configuration = KafkaConsumerConfiguration(bootstrapServers: cluster.bootstrapServers, groupID: "tls")
+        configuration.additionalProperties = ["security.protocol": "SSL"]
+        let consumer = try KafkaConsumer(configuration: configuration)
+        defer { consumer.close() }
+        try consumer.subscribe(topics: ["flowmeter.tls-probe"])
+        #expect(consumer.connectionProblem == nil)
+        // Errors reach the consumer as events of its queue: polled without waiting, the problem is noted.
+        let noted = await eventually {
+            _ = try? consumer.poll(timeout: .zero)
+            return consumer.connectionProblem != nil
+        }
+        #expect(noted)
+        let problem = try #require(consumer.connectionProblem)
+        #expect(ConnectionCodes.all.contains(problem.code), "\(problem)")
+    }
+
     @Test func aTLSClientAgainstAPlainListenerIsAConnectionProblem() async throws {
         let cluster = try KafkaMockCluster(brokers: 1)
         var configuration = KafkaProducerConfiguration(bootstrapServers: cluster.bootstrapServers)
