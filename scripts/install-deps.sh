@@ -6,13 +6,13 @@
 #          and libcurl, which FoundationNetworking loads
 #   test   build, plus what the tests start: PostgreSQL (initdb, pg_ctl), Prometheus and promtool, Alertmanager,
 #          headless Chromium (renders the HTML report), python3-yaml, binutils (readelf) and systemd (systemd-analyze)
-#          for the operations tests
+#          for the operations tests, socat, openssl and iproute2 (the Kafka TLS tests' endpoint and network namespace)
 #   demo   build
 #   bench  build, plus Valgrind (callgrind and vgdb) for make bench-instructions
 set -euo pipefail
 
 build_packages=(pkg-config librdkafka-dev libmicrohttpd-dev libsqlite3-dev zlib1g-dev libdeflate-dev libpq-dev libssl-dev libmimalloc-dev libcurl4)
-test_packages=(postgresql prometheus prometheus-alertmanager chromium python3-yaml binutils systemd)
+test_packages=(postgresql prometheus prometheus-alertmanager chromium python3-yaml binutils systemd socat openssl iproute2)
 bench_packages=(valgrind)
 
 case "${1:-build}" in

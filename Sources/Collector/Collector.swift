@@ -101,10 +101,22 @@ public final class Collector: Sendable {
             producerConfiguration.queueBufferingMaxKilobytes = max(1, configuration.kafkaQueueMaxBytes >> 10)
             producerConfiguration.additionalProperties = configuration.kafkaProperties
             do {
-                producer = try KafkaProducer(configuration: producerConfiguration) { report in
-                    metrics.recordDelivery(report)
-                    health.reported(success: report.error == nil)
-                }
+                producer = try KafkaProducer(
+                    configuration: producerConfiguration,
+                    deliveryObserver: { report in
+                        metrics.recordDelivery(report)
+                        health.reported(success: report.error == nil)
+                    },
+                    connectionObserver: { problem in
+                        // librdkafka's sentence names the broker and what failed; it holds no credentials.
+                        if let problem {
+                            logger.error(
+                                "kafka connection failed",
+                                ["code": problem.code.description, "reason": problem.message])
+                        } else {
+                            logger.info("kafka connection restored")
+                        }
+                    })
             } catch {
                 throw CollectorError(.kafkaUnavailable, "could not make the Kafka producer: \(error)")
             }
@@ -201,7 +213,7 @@ public final class Collector: Sendable {
         let kafkaMode = configuration.kafka
         let producerForMetrics = producer
         let isUp: @Sendable () -> Bool = { kafkaMode == .none || health.isUp }
-        let readiness = Readiness(kafkaMode: kafkaMode, health: health, spool: delivery?.spool)
+        let readiness = Readiness(kafkaMode: kafkaMode, health: health, spool: delivery?.spool, producer: producer)
         var router = HTTPRouter()
         router.add(.post, "/v1/diagnostics") { request, responder in ingest.handle(request, responder) }
         router.add(.post, "/v1/deploys") { request, responder in deploys.handle(request, responder) }

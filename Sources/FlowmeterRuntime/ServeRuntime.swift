@@ -105,6 +105,8 @@ public func makeServe(_ configuration: ServeConfiguration, logger: Logger) throw
         sinkConfiguration.manifestsTopic = configuration.collector.topics.manifests
         sinkConfiguration.deadLetterPath = configuration.deadLetterPath
         sinkConfiguration.dedupeHorizon = configuration.dedupeHorizon
+        // The same TLS and SASL settings as the collector's producer: one cluster, one set of credentials.
+        sinkConfiguration.consumerProperties = configuration.collector.kafkaProperties
         let made = try RollupSink(configuration: sinkConfiguration, store: store, log: sinkLog)
         collector.metrics.attachSink {
             let counters = made.counters

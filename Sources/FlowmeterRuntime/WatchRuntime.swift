@@ -10,6 +10,9 @@ public struct WatchConfiguration: Sendable {
     public var storeURL: String
     /// Bootstrap servers to publish alerts to; empty publishes to Kafka nothing.
     public var bootstrapServers: [String] = []
+    /// librdkafka properties for the alerts producer (TLS, SASL), applied after Flowmeter's own; validated by the
+    /// caller (``KafkaClientOptions/validated()``).
+    public var kafkaProperties: [String: String] = [:]
     /// The alerts topic; default `flowmeter.alerts.v1`.
     public var alertsTopic = "flowmeter.alerts.v1"
     /// Time between passes; default 60 s.
@@ -51,6 +54,7 @@ public func makeWatch(_ configuration: WatchConfiguration, logger: Logger) throw
         producerConfiguration.clientID = "flowmeter-watch"
         producerConfiguration.messageTimeout = .seconds(30)
         producerConfiguration.statisticsInterval = .zero
+        producerConfiguration.additionalProperties = configuration.kafkaProperties
         producer = try KafkaProducer(configuration: producerConfiguration)
     }
     let pass = DetectorPass(

@@ -12,11 +12,13 @@ public final class KafkaConsumer: Sendable {
     // its own reference until it returns.
     private let current: Mutex<RDKafkaClient?>
     private let isClosed = Atomic<Bool>(false)
+    private let connection = ConnectionWatch()
 
     /// Makes a consumer; throws when librdkafka rejects the configuration. It reads nothing until `subscribe`.
     public init(configuration: KafkaConsumerConfiguration) throws {
         self.configuration = configuration
-        let client = try RDKafkaClient.make(.consumer, properties: configuration.librdkafkaProperties())
+        let client = try RDKafkaClient.make(
+            .consumer, properties: configuration.librdkafkaProperties(), connection: connection)
         client.redirectEventsToConsumer()
         current = Mutex(client)
     }
@@ -49,13 +51,20 @@ public final class KafkaConsumer: Sendable {
         while messages.count < maxMessages {
             let remaining = messages.isEmpty ? max(.zero, deadline - .now) : .zero
             let milliseconds = Int32(clamping: remaining.kafkaMilliseconds)
-            if let message = try client.consumerPoll(milliseconds: milliseconds) {
+            if let message = try client.consumerPoll(milliseconds: milliseconds, connection: connection) {
                 messages.append(message)
             } else if !messages.isEmpty || ContinuousClock.now >= deadline {
                 break
             }
         }
         return messages
+    }
+
+    /// Why the brokers cannot be reached now, from the errors `poll` skipped: a TLS handshake that failed, SASL
+    /// credentials refused, dropped connections, every broker down (librdkafka's sentence in the reason); nil once a
+    /// message arrives, and before anything failed.
+    public var connectionProblem: KafkaError? {
+        connection.current
     }
 
     /// Commits the offsets of every message returned by `poll` so far; blocks until the coordinator answers.

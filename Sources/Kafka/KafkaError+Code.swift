@@ -38,6 +38,11 @@ extension KafkaError {
 
         /// No error.
         public static let noError = Code(RD_KAFKA_RESP_ERR_NO_ERROR)
+        /// A TLS handshake failed (`_SSL`): a certificate not trusted, a hostname that does not match, a TLS
+        /// client talking to a plain listener.
+        public static let ssl = Code(RD_KAFKA_RESP_ERR__SSL)
+        /// SASL authentication failed (`_AUTHENTICATION`): wrong credentials or mechanism.
+        public static let authentication = Code(RD_KAFKA_RESP_ERR__AUTHENTICATION)
         /// A broker connection failed or was closed mid-request.
         public static let transport = Code(RD_KAFKA_RESP_ERR__TRANSPORT)
         /// The producer's local queue is full (`queue.buffering.max.messages` or `.kbytes`): answer 503, retry later.

@@ -18,16 +18,20 @@ public final class KafkaProducer: Sendable {
 
     /// Makes a producer and starts its poll thread; throws when librdkafka rejects the configuration.
     ///
-    /// - Parameter deliveryObserver: called on the poll thread for every delivery report (for a latency histogram or
-    ///   outcome counters); keep it cheap, it runs up to once per message.
+    /// - Parameters:
+    ///   - deliveryObserver: called on the poll thread for every delivery report (for a latency histogram or
+    ///     outcome counters); keep it cheap, it runs up to once per message.
+    ///   - connectionObserver: called on librdkafka's threads when a ``connectionProblem`` begins or changes its code,
+    ///     and with nil when it is over (for a log line; not at every reconnect).
     public init(
         configuration: KafkaProducerConfiguration,
-        deliveryObserver: (@Sendable (KafkaDeliveryReport) -> Void)? = nil
+        deliveryObserver: (@Sendable (KafkaDeliveryReport) -> Void)? = nil,
+        connectionObserver: (@Sendable (KafkaError?) -> Void)? = nil
     ) throws {
         self.configuration = configuration
         self.core = try ProducerCore(
             properties: configuration.librdkafkaProperties(),
-            events: ProducerEvents(deliveryObserver: deliveryObserver))
+            events: ProducerEvents(deliveryObserver: deliveryObserver, connectionObserver: connectionObserver))
         core.startPolling()
     }
 
@@ -127,6 +131,14 @@ public final class KafkaProducer: Sendable {
     /// The last error librdkafka reported on its own (broker down, fatal), for logs and readiness; `nil` if none.
     public var lastError: KafkaError? {
         core.events.lastError.withLock { $0 }
+    }
+
+    /// Why the brokers cannot be reached now, as librdkafka last reported it: a TLS handshake that failed (``KafkaError/Code/ssl``),
+    /// SASL credentials refused (``KafkaError/Code/authentication``), dropped connections or every broker down; nil
+    /// once a message is delivered or the statistics list a broker as up, and before anything was tried. The reason is
+    /// librdkafka's sentence, which names the broker and, for TLS, what failed to verify.
+    public var connectionProblem: KafkaError? {
+        core.events.connection.current
     }
 
     /// Waits up to `timeout` for every enqueued message to be reported; returns how many are still outstanding.

@@ -1,12 +1,15 @@
 import FlowmeterModels
 import FlowmeterWire
 import HTTPServer
+import Kafka
 
 /// `GET /readyz`: whether this collector can take batches now, and if not, why.
 ///
 /// Ready while a 202 is possible: Kafka answers, or the disk spool can hold what Kafka does not take. Not ready
 /// (503, with a JSON `reason`) while the spool is full or its last write failed, or, without a spool, while Kafka
-/// is down (``KafkaHealth``). Always ready in `--kafka none` mode.
+/// is down (``KafkaHealth``). Never ready while librdkafka reports that this collector's connection settings are
+/// refused (a TLS handshake that failed, SASL credentials rejected): a spool would only fill until someone fixes them.
+/// Always ready in `--kafka none` mode.
 struct Readiness: Sendable {
     /// The verdict.
     enum Verdict: Sendable, Hashable {
@@ -19,13 +22,26 @@ struct Readiness: Sendable {
     let kafkaMode: CollectorConfiguration.KafkaMode
     let health: KafkaHealth
     let spool: Spool?
+    /// The events producer, for the connection problem librdkafka reports; nil without Kafka.
+    var producer: KafkaProducer?
 
     /// The verdict now.
     func verdict() -> Verdict {
         if kafkaMode == .none { return .ready(isSpooling: false) }
+        let problem = producer?.connectionProblem
+        if let problem, problem.isConnectionSettingsFault {
+            let (reason, what) =
+                problem.isTLSFailure
+                ? ("kafka_tls_failed", "The TLS connection to Kafka failed")
+                : ("kafka_authentication_failed", "Kafka refused the SASL login")
+            return .notReady(reason: reason, message: "\(what): \(problem.message)")
+        }
         guard let spool else {
             return health.isUp
-                ? .ready(isSpooling: false) : .notReady(reason: "kafka_unavailable", message: "Kafka is not answering.")
+                ? .ready(isSpooling: false)
+                : .notReady(
+                    reason: "kafka_unavailable",
+                    message: "Kafka is not answering" + (problem.map { ": \($0.message)" } ?? "."))
         }
         let status = spool.status
         if let failure = status.failure {

@@ -17,6 +17,11 @@ public struct CommandOption: Sendable, Hashable {
     /// Whether the value is a secret (a salt, an admin key): given on the command line, where every local user can
     /// read it (`ps`, `/proc/<pid>/cmdline`), it is taken with a loud warning; the environment or a file is the way.
     public var isSecret = false
+    /// Whether each value is a `KEY=VALUE` pair of an open set of keys (librdkafka's properties): the values from the
+    /// configuration file, the environment and the command line are all kept, in that order, so a later one
+    /// overrides only the same key. Such an option also reads `FLOWMETER_<NAME>_<KEY>` variables, the key
+    /// lower-cased with underscores as dots (`FLOWMETER_KAFKA_OPTION_SASL_USERNAME` sets `sasl.username`).
+    public var isKeyValue = false
 
     /// Creates an option that takes a value.
     public static func value(
@@ -35,6 +40,13 @@ public struct CommandOption: Sendable, Hashable {
         return option
     }
 
+    /// Creates a repeatable `KEY=VALUE` option (see ``isKeyValue``).
+    public static func keyValues(_ name: String, _ valueName: String, help: String) -> CommandOption {
+        var option = CommandOption(name: name, valueName: valueName, help: help, defaultValue: nil, isRepeatable: true)
+        option.isKeyValue = true
+        return option
+    }
+
     /// Creates a boolean flag, false unless given.
     public static func flag(_ name: String, help: String) -> CommandOption {
         CommandOption(name: name, valueName: nil, help: help, defaultValue: nil, isRepeatable: false)
@@ -42,6 +54,14 @@ public struct CommandOption: Sendable, Hashable {
 
     /// Whether this option is a flag that takes no value.
     public var isFlag: Bool { valueName == nil }
+
+    /// The variable help names: ``environmentName``, or for a key-value option the per-key form,
+    /// `FLOWMETER_KAFKA_OPTION_<KEY>` (and `FLOWMETER_KAFKA_OPTION_<KEY>_FILE` for its `-file` sibling).
+    var helpEnvironmentName: String {
+        guard isKeyValue else { return environmentName }
+        if environmentName.hasSuffix("_FILE") { return environmentName.dropLast(5) + "_<KEY>_FILE" }
+        return environmentName + "_<KEY>"
+    }
 
     /// The environment variable that sets this option.
     public var environmentName: String {

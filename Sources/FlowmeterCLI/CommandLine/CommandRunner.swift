@@ -73,7 +73,7 @@ public struct CommandRunner: Sendable {
                 let option = command.options.first { $0.name == name }
                 output.printError(
                     "warning: --\(name) was given on the command line, where every user of this machine can read it "
-                        + "(ps, /proc/<pid>/cmdline): pass it in \(option?.environmentName ?? "the environment")"
+                        + "(ps, /proc/<pid>/cmdline): pass it in \(option.map { $0.environmentName + ($0.isKeyValue ? "_<KEY>" : "") } ?? "the environment")"
                         + (command.options.contains { $0.name == name + "-file" } ? " or with --\(name)-file" : "")
                         + " instead (docs/collector.md, Secrets)")
             }

@@ -37,7 +37,7 @@ enum HelpRenderer {
                 var words = option.help.split(separator: " ").map(String.init)
                 // The default and the variable each stay on one line, so they read (and grep) whole.
                 if let defaultValue = option.defaultValue { words.append("(default: \(defaultValue))") }
-                words.append("[env: \(option.environmentName)]")
+                words.append("[env: \(option.helpEnvironmentName)]")
                 lines += wrap(words: words, indent: 8, first: String(repeating: " ", count: 8))
             }
         }

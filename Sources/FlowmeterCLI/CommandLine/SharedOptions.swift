@@ -1,6 +1,7 @@
 import Collector
 import Detector
 import Foundation
+import Kafka
 import RollupStore
 import Sink
 
@@ -31,6 +32,63 @@ enum SharedOptions {
                 commandPath: arguments.commandPath)
         }
         return servers
+    }
+
+    /// `--kafka-option KEY=VALUE` and `--kafka-option-file KEY=PATH`: librdkafka properties for every Kafka client the
+    /// command makes (TLS, SASL, timeouts), also read from `FLOWMETER_KAFKA_OPTION_<KEY>` (and `…_<KEY>_FILE`) and
+    /// from a `kafka` object in `--config`. docs/collector.md, Kafka connection, lists them.
+    static let kafkaClient: [CommandOption] = [
+        .keyValues(
+            "kafka-option", "KEY=VALUE",
+            help: "A librdkafka property for every Kafka client (security.protocol=SASL_SSL, …); repeatable."),
+        .keyValues(
+            "kafka-option-file", "KEY=PATH",
+            help: "A librdkafka property whose value is a file's content (a password); repeatable."),
+    ]
+
+    /// `--config FILE` for commands other than `serve`: a JSON object of option names, where `kafka` may be an
+    /// object of librdkafka properties.
+    static let configFile = CommandOption.value(
+        "config", "FILE", help: "JSON object of option names to values (\"kafka\": {librdkafka properties}).")
+
+    /// The librdkafka properties of ``kafkaClient`` (command line over environment over `--config`, per key; a file's
+    /// value over a plain one), checked by librdkafka; a malformed pair, an unreadable file, or a key that is
+    /// reserved, unknown or wrongly valued is a usage error. Secret values never appear in the error.
+    static func kafkaClientOptions(_ arguments: ParsedArguments) throws(CommandUsageError) -> KafkaClientOptions {
+        var options = KafkaClientOptions()
+        for pair in arguments.values("kafka-option") {
+            let (key, value) = try keyValue(pair, option: "kafka-option", arguments)
+            options.set(key, to: value)
+        }
+        for pair in arguments.values("kafka-option-file") {
+            let (key, path) = try keyValue(pair, option: "kafka-option-file", arguments)
+            guard let data = FileManager.default.contents(atPath: path) else {
+                throw CommandUsageError(
+                    "--kafka-option-file \(key): cannot read the file '\(path)'", commandPath: arguments.commandPath)
+            }
+            // A secret file written by `echo` ends in a newline that is not part of the password.
+            var value = String(decoding: data, as: UTF8.self)
+            while let last = value.last, last == "\n" || last == "\r" { value.removeLast() }
+            options.set(key, to: value)
+        }
+        do {
+            return try options.validated()
+        } catch {
+            throw CommandUsageError("Kafka options: \(error.message)", commandPath: arguments.commandPath)
+        }
+    }
+
+    private static func keyValue(
+        _ pair: String, option: String, _ arguments: ParsedArguments
+    ) throws(CommandUsageError) -> (key: String, value: String) {
+        guard let equals = pair.firstIndex(of: "="), equals != pair.startIndex else {
+            // The text is not quoted: it may be a password given without its key.
+            throw CommandUsageError(
+                "invalid value for --\(option): expected KEY=\(option.hasSuffix("-file") ? "PATH" : "VALUE")",
+                commandPath: arguments.commandPath)
+        }
+        let key = pair[..<equals].trimmingCharacters(in: .whitespaces)
+        return (key, String(pair[pair.index(after: equals)...]))
     }
 
     /// Opens the store `--store` names (default `FLOWMETER_STORE`, then `./flowmeter.sqlite`); a bad URL is a
@@ -124,25 +182,28 @@ enum SharedOptions {
         help: "How long a counted batch id is remembered, so a retried copy is not counted again.", default: "1h")
 
     /// What a sink reads and how, for `sink` and `store rebuild` (after `--kafka` and `--store`): the topics, the
-    /// dedupe horizon, the poll size and the dead-letter file.
-    static let sinkReading: [CommandOption] = [
-        .value("batches-topic", "NAME", help: "Topic of batch records.", default: "flowmeter.batches.v1"),
-        dedupeHorizon,
-        .value(
-            "deploys-topic", "NAME", help: "Topic of deploy markers (\"none\" reads none).",
-            default: "flowmeter.deploys.v1"),
-        .value(
-            "manifests-topic", "NAME", help: "Topic of capability manifests (\"none\" reads none).",
-            default: "flowmeter.manifests.v1"),
-        .value(
-            "max-batch", "N", help: "Most messages per poll (one store transaction per partition).",
-            default: "5000"),
-        deadLetters,
-    ]
+    /// dedupe horizon, the poll size, the dead-letter file and the Kafka client's properties.
+    static let sinkReading: [CommandOption] =
+        [
+            .value("batches-topic", "NAME", help: "Topic of batch records.", default: "flowmeter.batches.v1"),
+            dedupeHorizon,
+            .value(
+                "deploys-topic", "NAME", help: "Topic of deploy markers (\"none\" reads none).",
+                default: "flowmeter.deploys.v1"),
+            .value(
+                "manifests-topic", "NAME", help: "Topic of capability manifests (\"none\" reads none).",
+                default: "flowmeter.manifests.v1"),
+            .value(
+                "max-batch", "N", help: "Most messages per poll (one store transaction per partition).",
+                default: "5000"),
+            deadLetters,
+        ] + kafkaClient
 
-    /// A sink's configuration from `--kafka` and the options of ``sinkReading``, or a usage error.
+    /// A sink's configuration from `--kafka` and the options of ``sinkReading`` (``kafkaClient`` as its consumer's
+    /// properties), or a usage error.
     static func sinkConfiguration(_ arguments: ParsedArguments) throws(CommandUsageError) -> RollupSinkConfiguration {
         var configuration = RollupSinkConfiguration(bootstrapServers: try brokers(arguments))
+        configuration.consumerProperties = try kafkaClientOptions(arguments).properties
         configuration.deadLetterPath = try arguments.required("dead-letters")
         configuration.batchesTopic = try arguments.required("batches-topic")
         configuration.dedupeHorizon = try dedupeHorizon(arguments)

@@ -37,7 +37,7 @@ enum DeploysCommand {
                 .flag("no-store", help: "Record in Kafka only (needs --kafka)."),
                 .value("kafka", "HOST:PORT[,…]", help: "Also publish to the deploys topic."),
                 .value("deploys-topic", "NAME", help: "Topic of deploy markers.", default: "flowmeter.deploys.v1"),
-            ],
+            ] + SharedOptions.kafkaClient,
             run: { arguments in try await runAdd(arguments) }
         )
     }
@@ -82,6 +82,7 @@ enum DeploysCommand {
             configuration.clientID = "flowmeter-deploys"
             configuration.messageTimeout = .seconds(30)
             configuration.statisticsInterval = .zero
+            configuration.additionalProperties = try SharedOptions.kafkaClientOptions(arguments).properties
             let producer = try KafkaProducer(configuration: configuration)
             let topic = try arguments.required("deploys-topic")
             _ = try await producer.send(

@@ -38,7 +38,7 @@ enum ManifestsCommand {
                 .value(
                     "manifests-topic", "NAME", help: "Topic of capability manifests.", default: "flowmeter.manifests.v1"
                 ),
-            ],
+            ] + SharedOptions.kafkaClient,
             run: { arguments in try await runUpload(arguments) }
         )
     }
@@ -133,6 +133,7 @@ enum ManifestsCommand {
             configuration.clientID = "flowmeter-manifests"
             configuration.messageTimeout = .seconds(30)
             configuration.statisticsInterval = .zero
+            configuration.additionalProperties = try SharedOptions.kafkaClientOptions(arguments).properties
             let producer = try KafkaProducer(configuration: configuration)
             let topic = try arguments.required("manifests-topic")
             _ = try await producer.send(

@@ -41,6 +41,8 @@ enum ServeCommand {
                     "keys", "FILE",
                     help: "Keys file: {\"ingestKeys\": [{\"key\", \"apps\"}], \"readKeys\", \"adminKeys\"}."),
                 .value("kafka", "MODE", help: "embedded | none | HOST:PORT[,HOST:PORT...].", default: "embedded"),
+                SharedOptions.kafkaClient[0],
+                SharedOptions.kafkaClient[1],
                 .value("ack", "MODE", help: "delivery (202 after Kafka persisted) | enqueue.", default: "delivery"),
                 .value("salt-file", "FILE", help: "File holding the secret install-ID salt (raw bytes or hex)."),
                 .secret("salt", "HEX", help: "The salt as hex: set FLOWMETER_SALT (on argv it is warned about)."),
@@ -173,6 +175,8 @@ enum ServeCommand {
     /// Maps the parsed options onto a collector configuration; usage errors name the option.
     static func configuration(from arguments: ParsedArguments) throws(CommandUsageError) -> CollectorConfiguration {
         let path = arguments.commandPath
+        // Checked first: a misspelled Kafka property is the same usage error whatever else is wrong.
+        let kafkaProperties = try SharedOptions.kafkaClientOptions(arguments).properties
         let keysPath = try arguments.required("keys")
         let keys: IngestKeys
         do {
@@ -191,6 +195,7 @@ enum ServeCommand {
             try arguments.parsed("kafka", as: "embedded, none or HOST:PORT,...") {
                 CollectorConfiguration.KafkaMode($0)
             } ?? configuration.kafka
+        configuration.kafkaProperties = kafkaProperties
         configuration.ackMode =
             try arguments.parsed("ack", as: "delivery or enqueue") {
                 CollectorConfiguration.AckMode(rawValue: $0)

@@ -24,6 +24,7 @@ enum SinkCommand {
                 after the current poll. See docs/sink.md.
                 """,
             options: [
+                SharedOptions.configFile,
                 .value("kafka", "HOST:PORT[,…]", help: "Bootstrap servers."),
                 SharedOptions.store,
                 .value("group", "NAME", help: "Consumer group.", default: "flowmeter-sink"),

@@ -27,6 +27,7 @@ extension StoreCommand {
                 when they write the same store. Exit status: 0 done, 1 error, 2 usage error.
                 """,
             options: [
+                SharedOptions.configFile,
                 .value("kafka", "HOST:PORT[,…]", help: "Bootstrap servers."),
                 SharedOptions.store,
             ] + SharedOptions.sinkReading + [

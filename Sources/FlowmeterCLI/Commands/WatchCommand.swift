@@ -23,6 +23,7 @@ enum WatchCommand {
                 SIGTERM or SIGINT stops the loop between passes.
                 """,
             options: [
+                SharedOptions.configFile,
                 SharedOptions.store,
                 .value("kafka", "HOST:PORT[,…]", help: "Publish alerts to the alerts topic."),
                 .value("alerts-topic", "NAME", help: "Topic of alerts.", default: "flowmeter.alerts.v1"),
@@ -38,7 +39,7 @@ enum WatchCommand {
                 OwnerOptions.owners,
                 .flag("once", help: "Run one pass and exit."),
                 .value("log-format", "FORMAT", help: "json | logfmt.", default: "json"),
-            ],
+            ] + SharedOptions.kafkaClient,
             run: { arguments in try await run(arguments) }
         )
     }
@@ -53,6 +54,7 @@ enum WatchCommand {
         configuration.notifier = try SharedOptions.alertmanager(arguments)
         if let text = arguments.value("kafka"), !text.isEmpty {
             configuration.bootstrapServers = try SharedOptions.brokers(arguments)
+            configuration.kafkaProperties = try SharedOptions.kafkaClientOptions(arguments).properties
         }
         configuration.alertsTopic = try arguments.required("alerts-topic")
         configuration.appID = arguments.value("app")

@@ -14,6 +14,8 @@ final class ProducerEvents: Sendable {
     let fatalPending = Atomic<Bool>(false)
     let lastError = Mutex<KafkaError?>(nil)
     let latestStatistics = Mutex<String?>(nil)
+    /// Why the brokers cannot be reached now, for readiness.
+    let connection: ConnectionWatch
     let deliveryObserver: (@Sendable (KafkaDeliveryReport) -> Void)?
     /// One header-list pool per set of headers produced with (a handful: one per topic); they live as long as the
     /// producer, so a message's slot may point at its pool unretained.
@@ -21,8 +23,12 @@ final class ProducerEvents: Sendable {
     /// The most header sets pooled; messages with others get their lists built by librdkafka.
     static let maxHeaderPools = 16
 
-    init(deliveryObserver: (@Sendable (KafkaDeliveryReport) -> Void)?) {
+    init(
+        deliveryObserver: (@Sendable (KafkaDeliveryReport) -> Void)?,
+        connectionObserver: (@Sendable (KafkaError?) -> Void)? = nil
+    ) {
         self.deliveryObserver = deliveryObserver
+        self.connection = ConnectionWatch(onChange: connectionObserver)
     }
 
     /// The pool of lists holding `headers`, made on first use.
@@ -70,6 +76,7 @@ final class ProducerEvents: Sendable {
             latencyNanoseconds: MonotonicClock.nanoseconds() - tracker.enqueuedAt
         )
         if error == nil {
+            connection.answered()
             delivered.wrappingAdd(1, ordering: .relaxed)
         } else {
             failed.wrappingAdd(1, ordering: .relaxed)
@@ -87,11 +94,14 @@ final class ProducerEvents: Sendable {
             lastError.withLock { $0 = error }
             fatalPending.store(true, ordering: .releasing)
         } else {
-            lastError.withLock { $0 = RDKafkaError.make(code, reason: reason) }
+            let error = RDKafkaError.make(code, reason: reason)
+            lastError.withLock { $0 = error }
+            connection.reported(error)
         }
     }
 
     func statisticsReported(_ json: String) {
         latestStatistics.withLock { $0 = json }
+        connection.statisticsReported(json)
     }
 }

@@ -38,6 +38,18 @@ private func statisticsCallback(
     return 0
 }
 
+private func consumerErrorCallback(
+    _ handle: OpaquePointer?,
+    _ code: Int32,
+    _ reason: UnsafePointer<CChar>?,
+    _ opaque: UnsafeMutableRawPointer?
+) {
+    guard let opaque else { return }
+    let text = reason.map { String(cString: $0) } ?? ""
+    Unmanaged<ConnectionWatch>.fromOpaque(opaque).takeUnretainedValue()
+        .reported(RDKafkaError.make(rd_kafka_resp_err_t(rawValue: code), reason: text))
+}
+
 enum RDKafkaCallbacks {
     /// Points a producer configuration's callbacks at `events`, which must outlive the handle made from it.
     static func install(on configuration: OpaquePointer, events: ProducerEvents) {
@@ -45,5 +57,12 @@ enum RDKafkaCallbacks {
         rd_kafka_conf_set_dr_msg_cb(configuration, deliveryReportCallback)
         rd_kafka_conf_set_error_cb(configuration, errorCallback)
         rd_kafka_conf_set_stats_cb(configuration, statisticsCallback)
+    }
+
+    /// Points a consumer configuration's error callback at `connection`, which must outlive the handle made from it.
+    /// Without an error callback librdkafka only logs the errors a consumer meets (a TLS handshake, a broker down).
+    static func install(on configuration: OpaquePointer, connection: ConnectionWatch) {
+        rd_kafka_conf_set_opaque(configuration, Unmanaged.passUnretained(connection).toOpaque())
+        rd_kafka_conf_set_error_cb(configuration, consumerErrorCallback)
     }
 }

@@ -21,18 +21,22 @@ extension RDKafkaClient {
 
     /// Waits up to `milliseconds` for one message; `nil` when none came or the event was not a message.
     ///
-    /// Transient errors (a broker away, the end of a partition) are skipped; permanent ones throw.
-    func consumerPoll(milliseconds: Int32) throws(KafkaError) -> KafkaConsumerMessage? {
+    /// Transient errors (a broker away, the end of a partition) are skipped; permanent ones throw. Errors about the
+    /// connection (TLS, SASL, brokers down) go to `connection`, and so does the good news of a message.
+    func consumerPoll(milliseconds: Int32, connection: ConnectionWatch) throws(KafkaError) -> KafkaConsumerMessage? {
         guard let message = rd_kafka_consumer_poll(handle, milliseconds) else { return nil }
         defer { rd_kafka_message_destroy(message) }
         let error = message.pointee.err
         if error != RD_KAFKA_RESP_ERR_NO_ERROR {
-            let made = RDKafkaError.make(error)
+            // An error event carries librdkafka's sentence (which broker, what failed) in place of a payload.
+            let made = RDKafkaError.make(error, reason: rd_kafka_message_errstr(message).map { String(cString: $0) })
+            connection.reported(made)
             if made.code.isPermanent {
                 throw made
             }
             return nil
         }
+        connection.answered()
         return Self.convert(message)
     }
 

@@ -10,15 +10,17 @@ final class RDKafkaClient: @unchecked Sendable {
     }
 
     let handle: OpaquePointer
-    // Keeps the callbacks' opaque alive as long as the handle.
+    // Keep the callbacks' opaque alive as long as the handle.
     private let events: ProducerEvents?
+    private let connection: ConnectionWatch?
     /// A producer's main queue, the one `rd_kafka_poll` serves, held to wake a poller waiting on it; nil for a
     /// consumer, which is polled through its own queue.
     private let mainQueue: OpaquePointer?
 
-    private init(handle: OpaquePointer, events: ProducerEvents?, kind: Kind) {
+    private init(handle: OpaquePointer, events: ProducerEvents?, connection: ConnectionWatch?, kind: Kind) {
         self.handle = handle
         self.events = events
+        self.connection = connection
         self.mainQueue = kind == .producer ? rd_kafka_queue_get_main(handle) : nil
     }
 
@@ -38,12 +40,16 @@ final class RDKafkaClient: @unchecked Sendable {
         events?.headerPool(for: headers)
     }
 
-    /// Makes a handle; for a producer, `events` receives delivery reports, errors and statistics.
-    static func make(_ kind: Kind, properties: [String: String], events: ProducerEvents? = nil) throws -> RDKafkaClient
-    {
+    /// Makes a handle; for a producer, `events` receives delivery reports, errors and statistics; for a consumer,
+    /// `connection` receives the errors librdkafka reports on its own.
+    static func make(
+        _ kind: Kind, properties: [String: String], events: ProducerEvents? = nil, connection: ConnectionWatch? = nil
+    ) throws -> RDKafkaClient {
         let configuration = try makeConfiguration(properties)
         if let events {
             RDKafkaCallbacks.install(on: configuration, events: events)
+        } else if let connection {
+            RDKafkaCallbacks.install(on: configuration, connection: connection)
         }
         if kind == .producer && RDKafkaPartitioner.applies(to: properties) {
             RDKafkaPartitioner.install(on: configuration)
@@ -55,7 +61,7 @@ final class RDKafkaClient: @unchecked Sendable {
             rd_kafka_conf_destroy(configuration)
             throw KafkaError(.invalidArgument, RDKafkaError.string(from: buffer), isRetriable: false)
         }
-        return RDKafkaClient(handle: handle, events: events, kind: kind)
+        return RDKafkaClient(handle: handle, events: events, connection: connection, kind: kind)
     }
 
     /// Builds an `rd_kafka_conf_t`; the caller owns it.
@@ -65,8 +71,11 @@ final class RDKafkaClient: @unchecked Sendable {
         for (key, value) in properties.sorted(by: { $0.key < $1.key }) {
             if rd_kafka_conf_set(configuration, key, value, &buffer, buffer.count) != RD_KAFKA_CONF_OK {
                 rd_kafka_conf_destroy(configuration)
+                // A secret's value is neither quoted nor left in librdkafka's message.
+                let message = KafkaClientOptions.redacting(value, in: RDKafkaError.string(from: buffer), for: key)
                 throw KafkaError(
-                    .invalidArgument, "\(key)=\(value): \(RDKafkaError.string(from: buffer))", isRetriable: false)
+                    .invalidArgument, "\(key)=\(KafkaClientOptions.printable(value, for: key)): \(message)",
+                    isRetriable: false)
             }
         }
         return configuration
