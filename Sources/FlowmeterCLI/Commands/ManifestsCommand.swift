@@ -160,7 +160,9 @@ enum ManifestsCommand {
             throw CommandUsageError("invalid value '\(format)' for --format: expected table or json", commandPath: path)
         }
         let appID = arguments.value("app").flatMap { $0.isEmpty ? nil : $0 }
-        let manifests = try SharedOptions.openStore(arguments).manifests(appID: appID)
+        let manifests = try SharedOptions.openStore(arguments).manifests(appID: appID).filter {
+            arguments.mayRead($0.appID)
+        }
         if format == "json" {
             var text = #"{"manifests":["#
             text += manifests.map { String(decoding: $0.jsonBytes(), as: UTF8.self) }.joined(separator: ",")
