@@ -47,7 +47,7 @@ import Testing
         let versions = try Self.get(serve, "/v1/query/versions?\(Self.window)", key: Self.allKey)
         #expect(versions.text.contains("com.example.reader"))
         let spikes = try Self.get(serve, "/v1/query/spikes?\(Self.window)&app=com.example.shop", key: Self.shopKey)
-        #expect(spikes.text.contains("video_tile"), spikes.text)
+        #expect(spikes.text.contains("video_tile"), "\(spikes.text)")
     }
 
     @Test func errorsAnswerWithTheErrorBody() async throws {
@@ -55,11 +55,11 @@ import Testing
         let serve = try await Self.serve(seeded)
         defer { _ = serve.child.terminate(timeout: .seconds(20)) }
         let noKey = try Self.get(serve, "/v1/query/spikes", key: nil)
-        #expect(noKey.status == 401 && noKey.text.contains(#""error":"unauthorized""#), noKey.text)
+        #expect(noKey.status == 401 && noKey.text.contains(#""error":"unauthorized""#), "\(noKey.text)")
         let ingest = try Self.get(serve, "/v1/query/spikes", key: Self.ingestKey)
         #expect(ingest.status == 401, "an ingest key reads nothing: \(ingest.text)")
         let other = try Self.get(serve, "/v1/query/top?app=com.example.reader", key: Self.shopKey)
-        #expect(other.status == 403 && other.text.contains(#""error":"forbidden""#), other.text)
+        #expect(other.status == 403 && other.text.contains(#""error":"forbidden""#), "\(other.text)")
         for (path, parameter) in [
             ("/v1/query/spikes?since=soon", "since"), ("/v1/query/top?limit=-1", "limit"),
             ("/v1/query/spikes?kind=unknownType", "kind"), ("/v1/query/top?color=red", "color"),
@@ -88,7 +88,7 @@ import Testing
         }
         // The shop key reads one app: its report is the shop's.
         let shop = try Self.get(serve, "/v1/query/report?week=2026-W49&format=json", key: Self.shopKey)
-        #expect(shop.status == 200 && !shop.text.contains("com.example.reader"), shop.text)
+        #expect(shop.status == 200 && !shop.text.contains("com.example.reader"), "\(shop.text)")
     }
 
     // MARK: helpers

@@ -83,7 +83,8 @@ struct ConsolePage {
         form += "placeholder=\"2026-11-30T06:00:00Z\" size=\"20\"></label>\n"
         form += "<label>To <input name=\"to\" id=\"filter-to\" value=\"\(e(filters.to ?? ""))\" placeholder=\"now\" "
         form += "size=\"20\"></label>\n"
-        form += "<label>App <input name=\"app\" id=\"filter-app\" value=\"\(e(filters.app ?? ""))\" size=\"18\"></label>\n"
+        form +=
+            "<label>App <input name=\"app\" id=\"filter-app\" value=\"\(e(filters.app ?? ""))\" size=\"18\"></label>\n"
         form += "<label>Team <input name=\"team\" id=\"filter-team\" value=\"\(e(filters.team ?? ""))\" size=\"10\">"
         form += "</label>\n<button type=\"submit\" id=\"filter-apply\">Apply</button>\n</form>\n"
         return form

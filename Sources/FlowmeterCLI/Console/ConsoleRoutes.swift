@@ -69,7 +69,8 @@ struct ConsoleRoutes: Sendable {
                 switch page {
                 case "now":
                     let content = try await views.now(filters)
-                    return Self.page(ConsolePage(title: "Now", section: "now", filters: filters, content: content, refreshes: true))
+                    return Self.page(
+                        ConsolePage(title: "Now", section: "now", filters: filters, content: content, refreshes: true))
                 case "incident":
                     let (title, content) = try await views.incident(
                         filters, kind: request.queryValue("kind") ?? "", type: request.queryValue("type") ?? "",
@@ -80,10 +81,12 @@ struct ConsoleRoutes: Sendable {
                     let content = try await views.type(filters, type: type)
                     return Self.page(
                         ConsolePage(
-                            title: type.isEmpty ? "(no type)" : type, section: "now", filters: filters, content: content))
+                            title: type.isEmpty ? "(no type)" : type, section: "now", filters: filters, content: content
+                        ))
                 case "deploys":
                     let content = try await views.deploys(filters)
-                    return Self.page(ConsolePage(title: "Deploys", section: "deploys", filters: filters, content: content))
+                    return Self.page(
+                        ConsolePage(title: "Deploys", section: "deploys", filters: filters, content: content))
                 case "gates":
                     let content = try await views.gates(filters)
                     return Self.page(ConsolePage(title: "Gates", section: "gates", filters: filters, content: content))

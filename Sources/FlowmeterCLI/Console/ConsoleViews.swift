@@ -12,7 +12,7 @@ struct ConsoleViews: Sendable {
     let storeURL: String
     let owners: OwnerRules?
 
-    private static let e = HTMLEscaping.escape
+    private static func e(_ text: String) -> String { HTMLEscaping.escape(text) }
 
     /// Now: ongoing incidents, ungated types, decode-clean rate per live version, freshness.
     func now(_ filters: ConsoleFilters) async throws(ConsoleData.Failure) -> String {
@@ -58,7 +58,8 @@ struct ConsoleViews: Sendable {
             for type in types {
                 let gate = type.object("suggestedGate").map { "≥ " + $0.string("minAppVersion") }
                 let typo = type.optionalString("likelyTypoOf").map { " (typo of \($0)?)" } ?? ""
-                html += "<tr><td><a href=\"\(Self.e(typeLink(type.string("appID"), type.string("widgetType"), filters)))\">"
+                html +=
+                    "<tr><td><a href=\"\(Self.e(typeLink(type.string("appID"), type.string("widgetType"), filters)))\">"
                 html += "\(Self.e(typeName(type.string("widgetType"))))</a>\(Self.e(typo))</td>"
                 html += "<td><span class=\"status status-\(Self.e(type.string("status")))\">"
                 html += "\(Self.e(type.string("status")))</span></td>"
@@ -76,7 +77,7 @@ struct ConsoleViews: Sendable {
         if rows.isEmpty {
             html += "<p class=\"empty\">No traffic in this window.</p>\n"
         } else {
-            let bars = rows.prefix(24).map { row in
+            let bars: [(label: String, share: Double?, caption: String, color: String)] = rows.prefix(24).map { row in
                 let rate = row.number("decodeCleanRate")
                 return (
                     label: "\(row.string("appID")) \(row.string("appVersion"))", share: rate,
@@ -84,7 +85,8 @@ struct ConsoleViews: Sendable {
                     color: ReportCharts.goodness(rate)
                 )
             }
-            html += "<figure class=\"chart-card\">" + ReportCharts.bars(title: "Decode-clean rate by version", rows: bars)
+            html +=
+                "<figure class=\"chart-card\">" + ReportCharts.bars(title: "Decode-clean rate by version", rows: bars)
             html += "<figcaption>Share of batches that decoded without a diagnostic, per app version.</figcaption>"
             html += "</figure>\n"
         }
@@ -112,7 +114,9 @@ struct ConsoleViews: Sendable {
         let windowTo = Timestamp(rfc3339: spikes.string("to")) ?? onsetTime
         let chartFrom = max(windowFrom, Timestamp(secondsSinceEpoch: onsetTime.secondsSinceEpoch - 3 * 3600))
         let chartTo = min(windowTo, Timestamp(secondsSinceEpoch: onsetTime.secondsSinceEpoch + 3 * 3600))
-        let diagnosticKind = DiagnosticKind(rawValue: kind)
+        guard let diagnosticKind = DiagnosticKind(rawValue: kind) else {
+            throw ConsoleData.Failure(status: 400, message: "kind: '\(kind)' is not a diagnostic kind.")
+        }
         let storeURL = storeURL
         let bucketSeconds: Int64 = 300
         let read = try? await onThread(named: "flowmeter-console") {
@@ -164,16 +168,19 @@ struct ConsoleViews: Sendable {
         html += "<dl class=\"facts\">\n"
         html += "<dt>Versions hit</dt><dd>\(Self.e(incident.strings("versions").joined(separator: ", ")))</dd>\n"
         let releases = incident.strings("backendReleases")
-        html += "<dt>Backend releases</dt><dd>\(Self.e(releases.isEmpty ? "none carried" : releases.joined(separator: ", ")))</dd>\n"
+        html +=
+            "<dt>Backend releases</dt><dd>\(Self.e(releases.isEmpty ? "none carried" : releases.joined(separator: ", ")))</dd>\n"
         html += "<dt>Suspect deploy</dt><dd>\(deployCell(incident.object("suspectDeploy"), filters))"
         if let deploy = incident.object("suspectDeploy") {
             html += "<br><span class=\"why\">\(Self.e(why(deploy, releases: releases)))</span>"
         }
         html += "</dd>\n<dt>Team</dt><dd>\(Self.e(team(incident) ?? "no owner rule"))</dd>\n"
-        html += "<dt>Type</dt><dd><a href=\"\(Self.e(typeLink(app, type, filters)))\">\(Self.e(typeName(type)))</a></dd>\n"
+        html +=
+            "<dt>Type</dt><dd><a href=\"\(Self.e(typeLink(app, type, filters)))\">\(Self.e(typeName(type)))</a></dd>\n"
         html += "</dl>\n"
         let samples = read?.samples ?? []
-        html += "<section aria-labelledby=\"samples-heading\"><h2 id=\"samples-heading\">Sampled paths and messages</h2>\n"
+        html +=
+            "<section aria-labelledby=\"samples-heading\"><h2 id=\"samples-heading\">Sampled paths and messages</h2>\n"
         if samples.isEmpty {
             html += "<p class=\"empty\">No samples kept for this incident's first hour.</p>\n"
         } else {
@@ -225,7 +232,8 @@ struct ConsoleViews: Sendable {
         if let gate {
             let forecast = gate.object("forecast")
             html += "<dt>Gate</dt><dd>≥ \(Self.e(gate.string("minAppVersion"))); "
-            html += "\(ReportFormatting.fixed((gate.number("belowShare") ?? 0) * 100, places: 1))% of installs below it; "
+            html +=
+                "\(ReportFormatting.fixed((gate.number("belowShare") ?? 0) * 100, places: 1))% of installs below it; "
             html += "droppable \(Self.e(forecast?.optionalString("date").map(Self.time) ?? "not yet forecast"))</dd>\n"
         } else {
             html += "<dt>Gate</dt><dd>No gate to drop in this window.</dd>\n"
@@ -247,14 +255,16 @@ struct ConsoleViews: Sendable {
         for bucket in buckets {
             byKind[bucket.series.kind.rawValue, default: [:]][bucket.bucketStart, default: 0] += bucket.events
         }
-        html += "<section aria-labelledby=\"weeks-heading\"><h2 id=\"weeks-heading\">Diagnostics by kind, by week</h2>\n"
+        html +=
+            "<section aria-labelledby=\"weeks-heading\"><h2 id=\"weeks-heading\">Diagnostics by kind, by week</h2>\n"
         if byKind.isEmpty {
             html += "<p class=\"empty\">No diagnostics of this type in the last 8 weeks.</p>\n"
         } else {
-            let starts = stride(from: weeksFrom.secondsSinceEpoch, to: now.secondsSinceEpoch, by: week).map { $0 }
+            let starts = stride(from: weeksFrom.secondsSinceEpoch, to: now.secondsSinceEpoch, by: Int(week)).map { $0 }
             html += "<div class=\"table-scroll\"><table id=\"weeks\"><thead><tr><th scope=\"col\">Kind</th>"
             for start in starts {
-                html += "<th scope=\"col\">\(Self.e(String(Timestamp(secondsSinceEpoch: start).rfc3339String.prefix(10))))</th>"
+                html +=
+                    "<th scope=\"col\">\(Self.e(String(Timestamp(secondsSinceEpoch: start).rfc3339String.prefix(10))))</th>"
             }
             html += "</tr></thead><tbody>\n"
             for (kind, counts) in byKind.sorted(by: { $0.key < $1.key }) {
@@ -265,7 +275,9 @@ struct ConsoleViews: Sendable {
             html += "</tbody></table></div>\n"
         }
         html += "</section>\n<section aria-labelledby=\"type-incidents\"><h2 id=\"type-incidents\">Incidents</h2>\n"
-        html += incidents.isEmpty ? "<p class=\"empty\">No incident in this window.</p>\n" : incidentList(incidents, filters)
+        html +=
+            incidents.isEmpty
+            ? "<p class=\"empty\">No incident in this window.</p>\n" : incidentList(incidents, filters)
         html += "</section>\n"
         var command = filters
         command.app = app
@@ -293,7 +305,9 @@ struct ConsoleViews: Sendable {
                 if let environment = deploy.optionalString("environment") { html += " · \(Self.e(environment))" }
                 if let commit = deploy.optionalString("commit") { html += " · commit <code>\(Self.e(commit))</code>" }
                 html += "</p>"
-                html += attributed.isEmpty ? "<p class=\"empty\">No incident attributed.</p>" : incidentList(attributed, filters)
+                html +=
+                    attributed.isEmpty
+                    ? "<p class=\"empty\">No incident attributed.</p>" : incidentList(attributed, filters)
                 html += "</li>\n"
             }
             html += "</ol>\n"
@@ -335,7 +349,8 @@ struct ConsoleViews: Sendable {
         html += "<th scope=\"col\">Types</th><th scope=\"col\">Uploaded</th></tr></thead><tbody>\n"
         for manifest in manifests {
             html += "<tr><td>\(Self.e(manifest.string("appID")))</td><td>\(Self.e(manifest.string("appVersion")))</td>"
-            html += "<td>\(Self.e(manifest.string("platform")))</td><td>\(Self.e(manifest.optionalString("build") ?? "–"))</td>"
+            html +=
+                "<td>\(Self.e(manifest.string("platform")))</td><td>\(Self.e(manifest.optionalString("build") ?? "–"))</td>"
             html += "<td>\(manifest.object("types")?.count ?? 0)</td>"
             html += "<td>\(Self.e(manifest.optionalString("uploadedAt").map(Self.time) ?? "–"))</td></tr>\n"
         }
@@ -352,11 +367,14 @@ struct ConsoleViews: Sendable {
         for index in 0..<weeks {
             var query: [(String, String)] = [("week", "\(week)")]
             if let app = filters.app { query.append(("app", app)) }
-            let link = "/console/report?" + query.map { "\($0.0)=\(ConsoleFilters.percentEncoded($0.1))" }.joined(separator: "&")
+            let link =
+                "/console/report?"
+                + query.map { "\($0.0)=\(ConsoleFilters.percentEncoded($0.1))" }.joined(separator: "&")
             html += "<li><a href=\"\(Self.e(link))\">\(Self.e("\(week)"))</a>\(index == 0 ? " (so far)" : "")</li>\n"
             week = ISOWeek(containing: Timestamp(secondsSinceEpoch: week.start.secondsSinceEpoch - 86_400))
         }
-        return html + "</ul>\n" + cli("flowmeter report --week \(ISOWeek.lastComplete(before: Timestamp(Date()))) --format html")
+        return html + "</ul>\n"
+            + cli("flowmeter report --week \(ISOWeek.lastComplete(before: Timestamp(Date()))) --format html")
     }
 
     // MARK: pieces
@@ -408,11 +426,14 @@ struct ConsoleViews: Sendable {
     }
 
     private func freshness(_ note: [String: Any]?, from: String, to: String) -> String {
-        var html = "<p class=\"freshness\" id=\"freshness\">Window \(Self.e(Self.time(from))) – \(Self.e(Self.time(to))) UTC"
+        var html =
+            "<p class=\"freshness\" id=\"freshness\">Window \(Self.e(Self.time(from))) – \(Self.e(Self.time(to))) UTC"
         if let note {
             let complete = note.optionalString("completeUpTo").map(Self.time) ?? "unknown"
             html += " · data complete up to \(Self.e(complete))"
-            if (note["windowComplete"] as? Bool) == false { html += " <span class=\"status status-new\">partial</span>" }
+            if (note["windowComplete"] as? Bool) == false {
+                html += " <span class=\"status status-new\">partial</span>"
+            }
         }
         return html + "</p>\n"
     }

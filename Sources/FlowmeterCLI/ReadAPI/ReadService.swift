@@ -31,13 +31,13 @@ final class ReadService: Sendable {
     ) {
         let (previous, _) = inFlight.add(1, ordering: .acquiringAndReleasing)
         guard previous < maxInFlight else {
-            inFlight.subtract(1, ordering: .acquiringAndReleasing)
+            _ = inFlight.subtract(1, ordering: .acquiringAndReleasing)
             responder.respond(busy)
             return
         }
-        Task { [inFlight] in
+        Task { [self] in
             let response = await work()
-            inFlight.subtract(1, ordering: .acquiringAndReleasing)
+            _ = inFlight.subtract(1, ordering: .acquiringAndReleasing)
             responder.respond(response)
         }
     }

@@ -74,7 +74,8 @@ extension ReportCharts {
             let anchor = deployX > left + plotWidth * 0.7 ? "end" : "start"
             let labelX = anchor == "end" ? deployX - 4 : deployX + 4
             svg += "<g class=\"chart-deploy\" data-deploy=\"\(HTMLEscaping.escape(deploy.label))\">"
-            svg += "<line x1=\"\(g(deployX))\" y1=\"\(g(top - 10))\" x2=\"\(g(deployX))\" y2=\"\(g(top + plotHeight))\" "
+            svg +=
+                "<line x1=\"\(g(deployX))\" y1=\"\(g(top - 10))\" x2=\"\(g(deployX))\" y2=\"\(g(top + plotHeight))\" "
             svg += "stroke-width=\"2\"/>"
             svg += "<text class=\"chart-label\" x=\"\(g(labelX))\" y=\"\(g(top - 14 + Double(index % 2) * 12))\" "
             svg += "text-anchor=\"\(anchor)\" font-size=\"11\">\(HTMLEscaping.escape(deploy.label))</text></g>"
