@@ -15,7 +15,9 @@ import urllib.parse
 from axe_selenium_python import Axe
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
+from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
 
 base, key, start, end, shots = sys.argv[1:6]
 os.makedirs(shots, exist_ok=True)
@@ -76,8 +78,12 @@ try:
     check(len(rows) >= 1, "the Now page lists the incident")
     check("video_tile" in driver.page_source, "the video_tile incident is on the Now page")
     check("hologram_projector" in driver.find_element(By.ID, "ungated").text, "the ungated type is listed")
-    check(len(driver.find_elements(By.CSS_SELECTOR, "meta[http-equiv='refresh'][content='60']")) == 1,
-          "the Now page refreshes every minute")
+    check(len(driver.find_elements(By.CSS_SELECTOR, "body[data-refresh='60']")) == 1,
+          "the Now page reloads every minute")
+    toggle = driver.find_element(By.ID, "refresh-toggle")
+    check(toggle.is_displayed(), "with scripts on, the reload can be paused")
+    toggle.click()
+    check(toggle.text == "resume", f"paused: {toggle.text}")
     axe_check(driver, "now")
     shot(driver, "now-1280")
 
@@ -165,6 +171,10 @@ try:
 
     # Sign out: back to the form, and the pages ask again.
     driver.find_element(By.CSS_SELECTOR, "form.sign-out button").click()
+    try:
+        WebDriverWait(driver, 15).until(lambda d: "/console/sign-in" in d.current_url)
+    except TimeoutException:
+        pass
     check("/console/sign-in" in driver.current_url, f"signed out: {driver.current_url}")
     driver.get(f"{base}/console/?{window}")
     check("/console/sign-in" in driver.current_url, "after signing out the console asks for the key again")

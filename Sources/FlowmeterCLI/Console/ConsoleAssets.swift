@@ -62,6 +62,8 @@ enum ConsoleAssets {
         ol.timeline li:target { background: var(--card); outline: 2px solid var(--accent); }
         code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: 0.88em; overflow-wrap: anywhere; }
         .cli { margin-top: 24px; color: var(--muted); }
+        .refresh { color: var(--muted); font-size: 0.85rem; margin: 0 0 4px; }
+        .refresh button { padding: 0 6px; font-size: 0.85rem; }
         .sign-in { max-width: 420px; }
         .sign-in form { display: flex; flex-direction: column; gap: 8px; }
         form.sign-out button { padding: 2px 10px; }
@@ -74,9 +76,23 @@ enum ConsoleAssets {
 
         """
 
-    /// Keyboard shortcuts: `n` Now, `d` Deploys, `g` Gates, `m` Manifests, `r` Reports (not while typing).
+    /// Keyboard shortcuts (`n` Now, `d` Deploys, `g` Gates, `m` Manifests, `r` Reports, not while typing), and the
+    /// Now page's reload every minute, which its button pauses and resumes.
     static let javascript = """
         "use strict";
+        (function () {
+          var seconds = Number(document.body && document.body.getAttribute("data-refresh"));
+          var button = document.getElementById("refresh-toggle");
+          if (!seconds || !button) { return; }
+          var timer = null;
+          function start() { timer = window.setTimeout(function () { window.location.reload(); }, seconds * 1000); }
+          button.hidden = false;
+          button.addEventListener("click", function () {
+            if (timer === null) { start(); button.textContent = "pause"; }
+            else { window.clearTimeout(timer); timer = null; button.textContent = "resume"; }
+          });
+          start();
+        })();
         document.addEventListener("keydown", function (event) {
           if (event.altKey || event.ctrlKey || event.metaKey) { return; }
           var target = event.target;

@@ -155,10 +155,12 @@ struct ConsoleRoutes: Sendable {
         return response
     }
 
+    /// Adds the console's security headers. `Referrer-Policy: same-origin` rather than `no-referrer`: with the
+    /// latter, browsers send `Origin: null` on the console's own form posts, which the origin check must refuse.
     static func secure(_ response: inout HTTPResponse, policy: String) {
         response.headers.replaceOrAdd(name: "Content-Security-Policy", value: policy)
         response.headers.replaceOrAdd(name: "X-Frame-Options", value: "DENY")
-        response.headers.replaceOrAdd(name: "Referrer-Policy", value: "no-referrer")
+        response.headers.replaceOrAdd(name: "Referrer-Policy", value: "same-origin")
     }
 
     static func redirect(_ location: String) -> HTTPResponse {
