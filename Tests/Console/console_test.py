@@ -17,6 +17,7 @@ from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
 
 base, key, start, end, shots = sys.argv[1:6]
@@ -41,7 +42,18 @@ def axe_check(driver, name):
     check(not bad, f"axe found {len(bad)} serious or critical violations on {name}")
 
 
+def click_and_wait(element):
+    """Clicks a link or a submit button and waits (bounded) until the next page has replaced this one."""
+    page = driver.find_element(By.TAG_NAME, "html")
+    element.click()
+    try:
+        WebDriverWait(driver, 20).until(expected_conditions.staleness_of(page))
+    except TimeoutException:
+        check(False, f"no new page after clicking {element}: {driver.current_url}")
+
+
 def shot(driver, name):
+    driver.execute_script("window.scrollTo(0, 0)")
     driver.save_screenshot(os.path.join(shots, name + ".png"))
 
 
@@ -59,10 +71,10 @@ try:
     check(key not in driver.current_url, "the key is in no URL")
     axe_check(driver, "sign-in")
     driver.find_element(By.ID, "key").send_keys("not-a-key")
-    driver.find_element(By.ID, "sign-in").click()
+    click_and_wait(driver.find_element(By.ID, "sign-in"))
     check(len(driver.find_elements(By.ID, "sign-in-error")) == 1, "a wrong key is refused with a message")
     driver.find_element(By.ID, "key").send_keys(key)
-    driver.find_element(By.ID, "sign-in").click()
+    click_and_wait(driver.find_element(By.ID, "sign-in"))
     check(driver.current_url.startswith(f"{base}/console/?"), f"back on the Now page: {driver.current_url}")
     check(key not in driver.current_url, "the key is in no URL after signing in")
     cookies = {c["name"]: c for c in driver.get_cookies()}
@@ -80,17 +92,18 @@ try:
     check("hologram_projector" in driver.find_element(By.ID, "ungated").text, "the ungated type is listed")
     check(len(driver.find_elements(By.CSS_SELECTOR, "body[data-refresh='60']")) == 1,
           "the Now page reloads every minute")
+    axe_check(driver, "now")
+    shot(driver, "now-1280")
     toggle = driver.find_element(By.ID, "refresh-toggle")
     check(toggle.is_displayed(), "with scripts on, the reload can be paused")
     toggle.click()
     check(toggle.text == "resume", f"paused: {toggle.text}")
-    axe_check(driver, "now")
-    shot(driver, "now-1280")
+
 
     # The incident: chart with the deploy marker and the baseline.
     link = [a for a in driver.find_elements(By.CSS_SELECTOR, "a.incident-link") if a.text == "video_tile"]
     check(len(link) == 1, "one link to the video_tile incident")
-    link[0].click()
+    click_and_wait(link[0])
     check("/console/incident?" in driver.current_url, f"on the incident page: {driver.current_url}")
     deploys = driver.find_elements(By.CSS_SELECTOR, "#incident-chart svg .chart-deploy")
     check(len(deploys) >= 1, "the chart has a deploy marker")
@@ -106,7 +119,7 @@ try:
     incident_url = driver.current_url
 
     # Follow the suspect deploy to the deploys timeline.
-    driver.find_element(By.CSS_SELECTOR, "dl.facts a.deploy-link").click()
+    click_and_wait(driver.find_element(By.CSS_SELECTOR, "dl.facts a.deploy-link"))
     check("/console/deploys" in driver.current_url and "#deploy-page-api" in driver.current_url,
           f"on the deploy's entry: {driver.current_url}")
     fragment = urllib.parse.urlparse(driver.current_url).fragment
@@ -134,11 +147,11 @@ try:
     field = driver.find_element(By.ID, "filter-from")
     field.clear()
     field.send_keys(later)
-    driver.find_element(By.ID, "filter-apply").click()
+    click_and_wait(driver.find_element(By.ID, "filter-apply"))
     query = urllib.parse.parse_qs(urllib.parse.urlparse(driver.current_url).query)
     check(query.get("from") == [later], f"the window is in the URL: {driver.current_url}")
     check(later[:10] in driver.find_element(By.ID, "freshness").text, "the page shows the new window")
-    driver.find_element(By.ID, "window-7d").click()
+    click_and_wait(driver.find_element(By.ID, "window-7d"))
     query = urllib.parse.parse_qs(urllib.parse.urlparse(driver.current_url).query)
     check(query.get("since") == ["7d"] and "from" not in query, f"a look-back link: {driver.current_url}")
 
@@ -170,11 +183,7 @@ try:
     shot(driver, "incident-1280-dark")
 
     # Sign out: back to the form, and the pages ask again.
-    driver.find_element(By.CSS_SELECTOR, "form.sign-out button").click()
-    try:
-        WebDriverWait(driver, 15).until(lambda d: "/console/sign-in" in d.current_url)
-    except TimeoutException:
-        pass
+    click_and_wait(driver.find_element(By.CSS_SELECTOR, "form.sign-out button"))
     check("/console/sign-in" in driver.current_url, f"signed out: {driver.current_url}")
     driver.get(f"{base}/console/?{window}")
     check("/console/sign-in" in driver.current_url, "after signing out the console asks for the key again")

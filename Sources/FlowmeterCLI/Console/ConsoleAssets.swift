@@ -46,6 +46,7 @@ enum ConsoleAssets {
         .error { color: var(--bad); font-weight: 600; }
         .chart-card { margin: 12px 0; padding: 12px; background: #ffffff; color: #1f2328; border: 1px solid var(--line);
           border-radius: 6px; }
+        .chart-card svg { display: block; max-width: 760px; height: auto; }
         .chart-card figcaption { color: #57606a; font-size: 0.85rem; }
         .chart-grid { stroke: #d8dee4; stroke-width: 1; }
         .chart-axis, .chart-label { fill: #57606a; }

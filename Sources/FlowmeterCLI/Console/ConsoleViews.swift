@@ -36,7 +36,7 @@ struct ConsoleViews: Sendable {
                 html += "<tr class=\"incident\"><td><a class=\"incident-link\" href=\"\(Self.e(link))\">"
                 html += "\(Self.e(typeName(incident.string("widgetType"))))</a></td>"
                 html += "<td>\(Self.e(incident.string("kind")))</td><td>\(Self.e(incident.string("appID")))</td>"
-                html += "<td>\(Self.e(incident.strings("versions").joined(separator: ", ")))</td>"
+                html += "<td>\(Self.e(Self.versions(incident).joined(separator: ", ")))</td>"
                 html += "<td>\(Self.e(Self.time(incident.string("onset"))))</td>"
                 html += "<td>\(incident.integer("count")) / \(Self.decimal(incident.number("baseline")))</td>"
                 html += "<td>\(deployCell(incident.object("suspectDeploy"), filters))</td>"
@@ -166,7 +166,7 @@ struct ConsoleViews: Sendable {
         html += "<figcaption>Events per 5 minutes by app version (release builds), the baseline dashed, deploys as "
         html += "vertical lines.</figcaption></figure>\n"
         html += "<dl class=\"facts\">\n"
-        html += "<dt>Versions hit</dt><dd>\(Self.e(incident.strings("versions").joined(separator: ", ")))</dd>\n"
+        html += "<dt>Versions hit</dt><dd>\(Self.e(Self.versions(incident).joined(separator: ", ")))</dd>\n"
         let releases = incident.strings("backendReleases")
         html +=
             "<dt>Backend releases</dt><dd>\(Self.e(releases.isEmpty ? "none carried" : releases.joined(separator: ", ")))</dd>\n"
@@ -457,6 +457,12 @@ struct ConsoleViews: Sendable {
         value.map { ReportFormatting.fixed($0, places: 1) } ?? "–"
     }
 
+    /// The app versions an incident hit (its `versions` entries' `appVersion`; absent for one across versions).
+    static func versions(_ incident: [String: Any]) -> [String] {
+        let names = incident.objects("versions").map { $0.string("appVersion") }.filter { !$0.isEmpty }
+        return names.isEmpty ? ["all versions"] : names
+    }
+
     /// An element id for a deploy named `service@version`.
     static func anchor(_ name: String) -> String {
         "deploy-" + String(name.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "." ? $0 : "_" })
@@ -466,7 +472,7 @@ struct ConsoleViews: Sendable {
 /// How many versions an incident hit, in words, from its JSON.
 enum FindingWordingText {
     static func reach(_ incident: [String: Any]) -> String {
-        let count = incident.strings("versions").count
+        let count = ConsoleViews.versions(incident).count
         return count == 1 ? "1 version" : "\(count) versions"
     }
 }
