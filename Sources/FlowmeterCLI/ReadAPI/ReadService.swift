@@ -2,7 +2,8 @@ import Collector
 import HTTPServer
 import Synchronization
 
-/// Runs read queries for the read API and the console off the HTTP worker threads, a bounded number at once.
+/// Runs read queries for the read API and the console off the HTTP worker threads and off the cooperative pool
+/// (on a ``QueryExecutor``), a bounded number at once.
 ///
 /// A handler hands its query here and returns; the answer goes out from the task when the query is done (the
 /// server holds no thread meanwhile, and answers 503 itself if `responseDeadline` passes first). Past
@@ -14,6 +15,7 @@ final class ReadService: Sendable {
     /// The keys, for `readAccess(token:)`.
     let keys: IngestKeys
     private let maxInFlight: Int
+    private let executor = QueryExecutor()
     private let inFlight = Atomic<Int>(0)
 
     /// A service for `queries` with at most `maxInFlight` running at once.
@@ -35,7 +37,7 @@ final class ReadService: Sendable {
             responder.respond(busy)
             return
         }
-        Task { [self] in
+        Task(executorPreference: executor) { [self] in
             let response = await work()
             _ = inFlight.subtract(1, ordering: .acquiringAndReleasing)
             responder.respond(response)
