@@ -93,7 +93,7 @@ import Testing
 
     // MARK: helpers
 
-    static func serve(_ seeded: SeededStore) async throws -> ServerProcess {
+    static func serve(_ seeded: SeededStore, logLevel: String = "warning") async throws -> ServerProcess {
         let keys = seeded.directory.file("keys.json")
         try Data(
             """
@@ -105,7 +105,7 @@ import Testing
         return try await FlowmeterExecutable.serve(
             [
                 "--kafka", "none", "--store", seeded.path, "--keys", keys, "--prune-interval", "0",
-                "--detect-interval", "0", "--log-level", "warning", "--salt", "00112233445566778899aabbccddeeff",
+                "--detect-interval", "0", "--log-level", logLevel, "--salt", "00112233445566778899aabbccddeeff",
             ], within: .seconds(20), attempts: 3)
     }
 
@@ -119,7 +119,7 @@ import Testing
     static func get(_ serve: ServerProcess, _ path: String, key: String?) throws -> Answer {
         let client = try HTTPTestClient(port: serve.port, readTimeout: .seconds(30))
         defer { client.close() }
-        var headers: [(String, String)] = [("Host", "127.0.0.1")]
+        var headers: [(String, String)] = []
         if let key { headers.append(("Authorization", "Bearer \(key)")) }
         let response = try client.request("GET", path, headers: headers)
         return Answer(
