@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The console in a real browser: headless Chromium from Debian, driven by chromedriver through Selenium.
 
-usage: console_test.py BASE_URL READ_KEY FROM TO SCREENSHOT_DIR
+usage: console_test.py BASE_URL READ_KEY FROM TO SCREENSHOT_DIR PROFILE_DIR
 
 Signs in, sees the seeded incident, opens it, checks the chart's deploy marker and baseline, follows the link to
 the deploy, changes the window, visits every page with axe-core (no serious or critical violation), takes
@@ -20,7 +20,7 @@ from selenium.webdriver.common.by import By
 from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
 
-base, key, start, end, shots = sys.argv[1:6]
+base, key, start, end, shots, profile = sys.argv[1:7]
 os.makedirs(shots, exist_ok=True)
 failures = []
 
@@ -61,6 +61,8 @@ options = webdriver.ChromeOptions()
 for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
                  "--window-size=1280,900", "--disable-extensions", "--no-first-run"):
     options.add_argument(argument)
+# The caller's directory: it finds any browser process left behind by this path in its command line.
+options.add_argument(f"--user-data-dir={profile}")
 options.binary_location = "/usr/bin/chromium"
 driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
 driver.set_page_load_timeout(60)

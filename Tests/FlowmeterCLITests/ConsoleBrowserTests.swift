@@ -15,14 +15,29 @@ import Testing
         defer { _ = serve.child.terminate(timeout: .seconds(20)) }
         let script = Self.repository.appendingPathComponent("Tests/Console/console_test.py").path
         let screenshots = Self.repository.appendingPathComponent(".build/console-screenshots").path
+        let profile = try TemporaryDirectory(prefix: "flowmeter-chromium")
+        defer { profile.remove() }
         // Bounded: the script quits the browser in every case; the timeout ends a hung run.
         let run = try await ChildProcess.run(
             "/usr/bin/env",
             [
                 "python3", script, "http://127.0.0.1:\(serve.port)", ReadAPITests.allKey, SeededStore.from,
-                SeededStore.to, screenshots,
+                SeededStore.to, screenshots, profile.path,
             ], timeout: .seconds(240))
         #expect(run.status == 0, "console_test.py:\n\(run.output)\n\(run.errors)")
         #expect(run.output.contains("every check passed"), "\(run.output)")
+        // Nothing left behind: no live process (browser, renderer, GPU or utility child) names the run's profile.
+        let left = Self.processes(mentioning: profile.path)
+        #expect(left.isEmpty, "left running: \(left)")
+    }
+
+    /// The command lines of running processes that contain `text`.
+    static func processes(mentioning text: String) -> [String] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.filter { $0.allSatisfy(\.isNumber) }.compactMap { pid in
+            guard let data = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return nil }
+            let line = String(decoding: data.map { $0 == 0 ? UInt8(ascii: " ") : $0 }, as: UTF8.self)
+            return line.contains(text) ? "\(pid): \(line.prefix(200))" : nil
+        }
     }
 }
