@@ -199,9 +199,10 @@ enum ManifestsCommand {
         let window = try QueryOptions.window(arguments)
         let appID = QueryOptions.appID(arguments)
         let store = try QueryOptions.openStore(arguments)
-        let report = try await QueryOptions.read {
+        var report = try await QueryOptions.read {
             try ManifestDriftFinder().report(reader: store, from: window.from, to: window.to, appID: appID)
         }
+        report.drift.removeAll { !arguments.mayRead($0.appID) }
         format.print(
             to: arguments.output, json: { report.jsonString(prettyPrinted: true) }, csv: { csv(report) },
             table: { table(report, style: $0) })

@@ -89,7 +89,7 @@ struct ConsolePage {
             form += "<input type=\"hidden\" name=\"since\" value=\"\(e(since))\">\n"
         }
         form += "<label>From <input name=\"from\" id=\"filter-from\" value=\"\(e(filters.from ?? ""))\" "
-        form += "placeholder=\"2026-11-30T06:00:00Z\" size=\"20\"></label>\n"
+        form += "placeholder=\"YYYY-MM-DDThh:mm:ssZ\" size=\"20\"></label>\n"
         form += "<label>To <input name=\"to\" id=\"filter-to\" value=\"\(e(filters.to ?? ""))\" placeholder=\"now\" "
         form += "size=\"20\"></label>\n"
         form +=

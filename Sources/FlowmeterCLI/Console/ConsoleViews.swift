@@ -162,7 +162,8 @@ struct ConsoleViews: Sendable {
         html += "<figure class=\"chart-card\" id=\"incident-chart\">"
         html += ReportCharts.incident(
             from: chartFrom, to: chartTo, bucketSeconds: bucketSeconds, series: series,
-            baseline: incident.number("baseline") ?? 0, onset: onsetTime, deploys: markers)
+            baseline: incident.number("baseline") ?? 0, onset: onsetTime, deploys: markers,
+            suspect: incident.object("suspectDeploy").map { "\($0.string("service"))@\($0.string("version"))" })
         html += "<figcaption>Events per 5 minutes by app version (release builds), the baseline dashed, deploys as "
         html += "vertical lines.</figcaption></figure>\n"
         html += "<dl class=\"facts\">\n"
@@ -356,8 +357,28 @@ struct ConsoleViews: Sendable {
         }
         let app = filters.app.map { " --app \($0)" } ?? ""
         html += "</tbody></table></div>\n"
-        html += "<p>Drift between manifests and traffic: <code>flowmeter manifests check\(Self.e(app))</code>.</p>\n"
-        return html + cli("flowmeter manifests list\(app)")
+        let window = filters.queryParameters.filter { $0.name != "team" }
+        let drift = try await data.json("manifest-drift", window).objects("drift")
+        html += "<section aria-labelledby=\"drift-heading\"><h2 id=\"drift-heading\">Drift "
+        html += "<span class=\"count\">\(drift.count)</span></h2>\n"
+        if drift.isEmpty {
+            html += "<p class=\"empty\">Every manifest agrees with its version's traffic in this window.</p>\n"
+        } else {
+            html += "<p>Builds whose manifest says one thing while their traffic says another: upload the build's "
+            html += "manifest again, generated from the types it registers.</p>\n"
+            html += "<div class=\"table-scroll\"><table id=\"drift\"><thead><tr><th scope=\"col\">App</th>"
+            html += "<th scope=\"col\">Version</th><th scope=\"col\">Platform</th><th scope=\"col\">Type</th>"
+            html += "<th scope=\"col\">Drift</th><th scope=\"col\">Events</th></tr></thead><tbody>\n"
+            for entry in drift {
+                let key = entry.optionalString("key").map { " (\($0))" } ?? ""
+                html += "<tr><td>\(Self.e(entry.string("appID")))</td><td>\(Self.e(entry.string("appVersion")))</td>"
+                html += "<td>\(Self.e(entry.string("platform")))</td><td>\(Self.e(entry.string("widgetType")))</td>"
+                html += "<td>\(Self.e(entry.string("reason") + key))</td><td>\(entry.integer("events"))</td></tr>\n"
+            }
+            html += "</tbody></table></div>\n"
+        }
+        html += "</section>\n"
+        return html + cli("flowmeter manifests list\(app); flowmeter manifests check \(filters.commandLineOptions)")
     }
 
     /// Reports: a link to every week's report, newest first.

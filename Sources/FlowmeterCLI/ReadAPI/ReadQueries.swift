@@ -21,6 +21,9 @@ struct ReadQueries: Sendable {
         "manifests": ["manifests", "list"], "report": ["report"],
     ]
 
+    /// Queries the console reads that the read API does not serve (CONTRACT §9 names its list): manifest drift.
+    static let consoleCommands: [String: [String]] = ["manifest-drift": ["manifests", "check"]]
+
     /// The query parameters the API takes (CONTRACT §9); `week` and `format` for the report only.
     static let parameters: Set<String> = ["since", "from", "to", "app", "kind", "team", "limit"]
 
@@ -40,7 +43,7 @@ struct ReadQueries: Sendable {
     func answer(
         _ query: String, parameters given: [(name: String, value: String?)], access: IngestKeys.ReadAccess
     ) async -> Answer {
-        guard let path = Self.commands[query] else {
+        guard let path = Self.commands[query] ?? Self.consoleCommands[query] else {
             return .badRequest(parameter: "query", message: "No such query: \(query).")
         }
         let allowed = query == "report" ? Self.parameters.union(["week", "format"]) : Self.parameters

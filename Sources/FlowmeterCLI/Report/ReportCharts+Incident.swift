@@ -5,20 +5,25 @@ extension ReportCharts {
     /// horizontal line, and each deploy as a labelled vertical marker.
     ///
     /// The elements carry stable classes for tests and styles: `chart-series` (with `data-version`),
-    /// `chart-baseline`, `chart-deploy` (with `data-deploy`) and `chart-onset`.
+    /// `chart-baseline`, `chart-deploy` (with `data-deploy`; `chart-deploy-suspect` for `suspect`) and `chart-onset`.
     static func incident(
         from: Timestamp, to: Timestamp, bucketSeconds: Int64, series: [(label: String, counts: [Int64: Int64])],
-        baseline: Double, onset: Timestamp?, deploys: [(label: String, at: Timestamp)]
+        baseline: Double, onset: Timestamp?, deploys: [(label: String, at: Timestamp)], suspect: String? = nil
     ) -> String {
         let width = 720.0
-        let (left, right, top, bottom) = (56.0, 16.0, 28.0, 30.0)
+        let start = from.secondsSinceEpoch
+        let span = Double(max(to.secondsSinceEpoch - start, 1))
+        let (left, right, bottom) = (56.0, 16.0, 30.0)
         let plotWidth = width - left - right
+        func x(_ seconds: Int64) -> Double { left + plotWidth * Double(seconds - start) / span }
+        // Deploy labels in lanes above the plot, as the weekly report's timeline lays them out: none overlaps.
+        let shown = deploys.filter { $0.at.secondsSinceEpoch >= start && $0.at < to }.sorted { $0.at < $1.at }
+        let labels = layOut(shown.map { (label: $0.label, x: x($0.at.secondsSinceEpoch)) }, from: 0, to: width)
+        let lanes = max(1, (labels.map(\.lane).max() ?? 0) + 1)
+        let top = 14.0 + 14 * Double(lanes)
         let plotHeight = 200.0
         let legendRows = max(1, (series.count + 3) / 4)
         let height = top + plotHeight + bottom + 18 * Double(legendRows)
-        let start = from.secondsSinceEpoch
-        let span = Double(max(to.secondsSinceEpoch - start, 1))
-        func x(_ seconds: Int64) -> Double { left + plotWidth * Double(seconds - start) / span }
         let peak = series.flatMap(\.counts.values).max() ?? 0
         let maximum = niceCeiling(max(Double(peak), baseline * 1.2, 1))
         func y(_ value: Double) -> Double { top + plotHeight - plotHeight * min(value / maximum, 1) }
@@ -68,17 +73,17 @@ extension ReportCharts {
             svg += "<line class=\"chart-onset\" x1=\"\(g(onsetX))\" y1=\"\(g(top))\" x2=\"\(g(onsetX))\" "
             svg += "y2=\"\(g(top + plotHeight))\" stroke-width=\"1\" stroke-dasharray=\"2 3\"/>"
         }
-        for (index, deploy) in deploys.enumerated()
-        where deploy.at.secondsSinceEpoch >= start && deploy.at < to {
-            let deployX = x(deploy.at.secondsSinceEpoch)
-            let anchor = deployX > left + plotWidth * 0.7 ? "end" : "start"
-            let labelX = anchor == "end" ? deployX - 4 : deployX + 4
-            svg += "<g class=\"chart-deploy\" data-deploy=\"\(HTMLEscaping.escape(deploy.label))\">"
+        for label in labels {
+            let isSuspect = label.label == suspect
+            let labelY = 12 + 14 * Double(label.lane)
+            svg += "<g class=\"chart-deploy\(isSuspect ? " chart-deploy-suspect" : "")\" "
+            svg += "data-deploy=\"\(HTMLEscaping.escape(label.label))\">"
             svg +=
-                "<line x1=\"\(g(deployX))\" y1=\"\(g(top - 10))\" x2=\"\(g(deployX))\" y2=\"\(g(top + plotHeight))\" "
-            svg += "stroke-width=\"2\"/>"
-            svg += "<text class=\"chart-label\" x=\"\(g(labelX))\" y=\"\(g(top - 14 + Double(index % 2) * 12))\" "
-            svg += "text-anchor=\"\(anchor)\" font-size=\"11\">\(HTMLEscaping.escape(deploy.label))</text></g>"
+                "<line x1=\"\(g(label.x))\" y1=\"\(g(labelY + 3))\" x2=\"\(g(label.x))\" y2=\"\(g(top + plotHeight))\" "
+            svg += "stroke-width=\"\(isSuspect ? 2.5 : 1.5)\"/>"
+            svg += "<text class=\"chart-label\" x=\"\(g(label.textX))\" y=\"\(g(labelY))\" "
+            svg += "text-anchor=\"\(label.anchor)\" font-size=\"11\"\(isSuspect ? " font-weight=\"700\"" : "")>"
+            svg += "\(HTMLEscaping.escape(label.label))</text></g>"
         }
         return svg + "</svg>"
     }
