@@ -91,9 +91,31 @@ import Testing
         #expect(shop.status == 200 && !shop.text.contains("com.example.reader"), "\(shop.text)")
     }
 
+    @Test func teamUsesServesOwnersFileAsTheCLIsTeamDoes() async throws {
+        let seeded = try SeededStore()
+        let owners = seeded.directory.file("owners.json")
+        try Data(#"{"defaultTeam": "platform", "rules": [{"widgetType": "video_*", "team": "media"}]}"#.utf8)
+            .write(to: URL(fileURLWithPath: owners))
+        let serve = try await Self.serve(seeded, owners: owners)
+        defer { _ = serve.child.terminate(timeout: .seconds(20)) }
+        for (query, team) in [("spikes", "media"), ("spikes", "platform"), ("ungated", "platform"), ("top", "media")] {
+            let expected = try await FlowmeterExecutable.run(
+                [query, "--store", seeded.path, "--owners", owners, "--team", team, "--format", "json"]
+                    + ["--from", SeededStore.from, "--to", SeededStore.to])
+            let answer = try Self.get(serve, "/v1/query/\(query)?\(Self.window)&team=\(team)", key: Self.allKey)
+            #expect(answer.status == 200, "\(query) \(team): \(answer.text)")
+            #expect(
+                Self.withoutFreshness(answer.text) == Self.withoutFreshness(expected.output), "\(query) \(team)")
+        }
+        let media = try Self.get(serve, "/v1/query/spikes?\(Self.window)&team=media", key: Self.allKey)
+        #expect(media.text.contains("video_tile") && !media.text.contains("hologram_projector"), "\(media.text)")
+    }
+
     // MARK: helpers
 
-    static func serve(_ seeded: SeededStore, logLevel: String = "warning") async throws -> ServerProcess {
+    static func serve(_ seeded: SeededStore, logLevel: String = "warning", owners: String? = nil) async throws
+        -> ServerProcess
+    {
         let keys = seeded.directory.file("keys.json")
         try Data(
             """
@@ -106,7 +128,7 @@ import Testing
             [
                 "--kafka", "none", "--store", seeded.path, "--keys", keys, "--prune-interval", "0",
                 "--detect-interval", "0", "--log-level", logLevel, "--salt", "00112233445566778899aabbccddeeff",
-            ], within: .seconds(20), attempts: 3)
+            ] + (owners.map { ["--owners", $0] } ?? []), within: .seconds(20), attempts: 3)
     }
 
     struct Answer {
