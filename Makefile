@@ -88,7 +88,7 @@ fuzz-corpus: deps
 	scripts/fuzz.sh corpus
 
 demo: release
-	$(RELEASE_BIN)/flowmeter demo
+	$(RELEASE_BIN)/flowmeter demo $(if $(filter true,$(CI)),--exit,)
 
 bench-decode: release
 	$(RELEASE_BIN)/flowmeter-bench decode

@@ -114,7 +114,7 @@ let package = Package(
             name: "FlowmeterCLI",
             dependencies: [
                 "FlowmeterModels", "Kafka", "Collector", "FlowmeterReporter", "Gzip", "Sink", "RollupStore", "Detector",
-                "Rollups", "Lifecycle", "Logging", "FlowmeterRuntime", "Hashing", "FlowmeterWire",
+                "Rollups", "Lifecycle", "Logging", "FlowmeterRuntime", "Hashing", "FlowmeterWire", "HTTPServer",
             ],
             swiftSettings: strictSettings
         ),

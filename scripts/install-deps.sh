@@ -5,14 +5,16 @@
 #          libpq, OpenSSL, mimalloc), pkg-config,
 #          and libcurl, which FoundationNetworking loads
 #   test   build, plus what the tests start: PostgreSQL (initdb, pg_ctl), Prometheus and promtool, Alertmanager,
-#          headless Chromium (renders the HTML report), python3-yaml, binutils (readelf) and systemd (systemd-analyze)
-#          for the operations tests, socat, openssl and iproute2 (the Kafka TLS tests' endpoint and network namespace)
+#          headless Chromium (renders the HTML report) and chromium-driver, python3-yaml, binutils (readelf) and
+#          systemd (systemd-analyze) for the operations tests, socat, openssl and iproute2 (the Kafka TLS tests'
+#          endpoint and network namespace); and from PyPI, selenium and axe-selenium-python for the console's browser
+#          test (Tests/Console/console_test.py)
 #   demo   build
 #   bench  build, plus Valgrind (callgrind and vgdb) for make bench-instructions
 set -euo pipefail
 
 build_packages=(pkg-config librdkafka-dev libmicrohttpd-dev libsqlite3-dev zlib1g-dev libdeflate-dev libpq-dev libssl-dev libmimalloc-dev libcurl4)
-test_packages=(postgresql prometheus prometheus-alertmanager chromium python3-yaml binutils systemd socat openssl iproute2)
+test_packages=(postgresql prometheus prometheus-alertmanager chromium chromium-driver python3-yaml binutils systemd socat openssl iproute2)
 bench_packages=(valgrind)
 
 case "${1:-build}" in
@@ -21,6 +23,14 @@ case "${1:-build}" in
   bench) wanted=("${build_packages[@]}" "${bench_packages[@]}") ;;
   *) echo "usage: $0 build|test|demo|bench" >&2; exit 2 ;;
 esac
+
+# The console's browser test drives Chromium with Selenium and checks pages with axe-core: PyPI packages, for the
+# python3 the tests run.
+if [ "${1:-build}" = test ] && ! python3 -c "import selenium, axe_selenium_python" >/dev/null 2>&1; then
+  echo "==> installing selenium and axe-selenium-python from PyPI"
+  python3 -m pip install --quiet selenium axe-selenium-python \
+    || python3 -m pip install --quiet --break-system-packages selenium axe-selenium-python
+fi
 
 missing=()
 for package in "${wanted[@]}"; do

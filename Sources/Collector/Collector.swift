@@ -239,6 +239,9 @@ public final class Collector: Sendable {
             )
         }
         if operationsServer == nil { router.add(.get, "/metrics", handler: metricsRoute) }
+        for route in configuration.additionalRoutes where !router.answers(route.method, route.path) {
+            router.add(route.method, route.path, handler: route.handler)
+        }
         self.router = router
         let server = HTTPServer(configuration: serverConfiguration, router: router)
         http = HTTPIngestService(

@@ -1,4 +1,5 @@
 import Foundation
+package import HTTPServer
 import Lifecycle
 public import Logging
 
@@ -122,6 +123,9 @@ public struct CollectorConfiguration: Sendable {
     public var maxBodyBytesInFlightPerKey = 32 << 20
     /// The ingest keys (docs/api.md#keys-file).
     public var keys: IngestKeys
+    /// Routes served beside the collector's own (`flowmeter serve`'s read API and console, CONTRACT §9); none by
+    /// default. A path the collector answers itself is not replaced.
+    package var additionalRoutes: [HTTPRoute] = []
     /// Where to publish; default `.embedded`.
     public var kafka: KafkaMode = .embedded
     /// When to answer 202; default `.delivery`.

@@ -24,6 +24,11 @@ public struct HTTPRouter: Sendable {
         routes[path] = route
     }
 
+    /// Whether a handler is registered for `method` on `path`.
+    public func answers(_ method: HTTPMethod, _ path: String) -> Bool {
+        routes[path]?.handlers.contains { $0.method == method } ?? false
+    }
+
     /// Answers `request` with the matching handler, or with 404 or 405.
     public func handle(_ request: HTTPRequest, responder: HTTPResponder) {
         guard let route = routes[request.path] else {

@@ -13,7 +13,7 @@ import Testing
         // open a spike in the simulated hours in 2 of 6 runs of 3,000 batches. The hang guard: the run itself takes
         // about a minute and a half in a debug build.
         let demo = try await FlowmeterExecutable.run(
-            ["demo", "--history-days", "14", "--output", directory.path], timeout: .seconds(300))
+            ["demo", "--exit", "--history-days", "14", "--output", directory.path], timeout: .seconds(300))
         #expect(demo.status == 0, "demo: \(demo.errors)")
         #expect(demo.output.contains("seeding 14 days of history"), "\(demo.output)")
         #expect(demo.output.contains("all in the store"), "the history reached the store: \(demo.output)")

@@ -43,6 +43,11 @@ public struct CommandOutput: Sendable {
         standardOutput(text.utf8.last == UInt8(ascii: "\n") ? text : text + "\n")
     }
 
+    /// Writes `text` to standard output as it is, adding no newline.
+    public func write(_ text: String) {
+        standardOutput(text)
+    }
+
     /// Writes `text` and a newline to standard error.
     public func printError(_ text: String) {
         standardError(text.utf8.last == UInt8(ascii: "\n") ? text : text + "\n")

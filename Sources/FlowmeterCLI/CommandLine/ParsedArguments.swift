@@ -10,6 +10,14 @@ public struct ParsedArguments: Sendable {
     public internal(set) var secretsOnCommandLine: [String] = []
     /// Where the command writes: standard output and error, or a test's buffer.
     public internal(set) var output: CommandOutput = .standard
+    /// The apps whose findings a query may show: nil for every app (the command line); the read API's key scope
+    /// otherwise (CONTRACT §9), applied by each query where it filters by `--team`.
+    var appScope: Set<String>?
+
+    /// Whether the query may show a finding of `appID` (``appScope``).
+    func mayRead(_ appID: String) -> Bool {
+        appScope?.contains(appID) ?? true
+    }
 
     /// The option's value from the command line, the environment, the configuration file, or its default.
     public func value(_ name: String) -> String? {

@@ -40,6 +40,7 @@ enum DemoCommand {
                 .value(
                     "fixtures", "DIR", help: "Where the resilience example fixture lives.",
                     default: "Tests/FlowmeterModelsTests/Fixtures"),
+                .flag("exit", help: "End after the report instead of serving the console until interrupted."),
             ],
             run: { arguments in
                 let duration =
@@ -65,7 +66,8 @@ enum DemoCommand {
                 }
                 return try await DemoRun(
                     duration: duration, simulatedHours: hours, requests: requests, seed: seed,
-                    historyDays: historyDays, directory: directory, fixtures: arguments.value("fixtures") ?? ""
+                    historyDays: historyDays, directory: directory, fixtures: arguments.value("fixtures") ?? "",
+                    servesConsole: !arguments.flag("exit")
                 ).run()
             }
         )
@@ -81,7 +83,10 @@ struct DemoRun {
     let historyDays: Int
     let directory: String
     let fixtures: String
+    /// Whether the demo ends by serving the console over its store until interrupted.
+    var servesConsole = false
     let ingestKey = "demo-ingest-key"
+    let readKey = "demo-read-key"
     let adminKey = "demo-admin-key"
 
     func run() async throws -> Int32 {
@@ -184,7 +189,43 @@ struct DemoRun {
         print(
             "         flowmeter top; flowmeter versions; flowmeter types; flowmeter deploys list; flowmeter manifests list"
         )
+        if servesConsole { try await serveConsole(storePath: storePath, logger: logger) }
         return 0
+    }
+
+    /// Serves the read API and the console over the demo's store (no Kafka: nothing more is ingested) until SIGINT
+    /// or SIGTERM, after printing the console's URL and the read key.
+    private func serveConsole(storePath: String, logger: Logger) async throws {
+        var collector = try configuration()
+        collector.kafka = .none
+        collector.spool = nil
+        collector.additionalRoutes = ReadRoutes.routes(
+            keys: collector.keys, storeURL: storePath, ownersPath: nil, owners: nil)
+        var configuration = ServeConfiguration(collector: collector)
+        configuration.storeURL = storePath
+        configuration.deadLetterPath = nil
+        configuration.detection.interval = .zero
+        configuration.pruneInterval = .zero
+        let console = try makeServe(configuration, logger: logger)
+        let running = Task { try await console.group.run() }
+        for _ in 0..<500 where console.collector.port == 0 {
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        print("")
+        Terminal.heading("the console")
+        print("    open   http://127.0.0.1:\(console.collector.port)/console/")
+        print("    key    \(readKey)   (a read key: it reads every app and writes nothing)")
+        print("    the read API answers the same key: curl -H 'Authorization: Bearer \(readKey)' \\")
+        print("        'http://127.0.0.1:\(console.collector.port)/v1/query/spikes?since=7d'")
+        print("    Serving until interrupted (Ctrl-C); `flowmeter demo --exit` ends without serving.")
+        fflush(nil)
+        // The first group's signal sources are gone, and by now threads of both groups leave SIGINT and SIGTERM
+        // unblocked with the disposition set to ignore, so a second group would never hear them (seen: Ctrl-C did
+        // nothing). This group only reads a store that is already committed: the default action, ending the process
+        // at once, loses nothing.
+        signal(SIGINT, SIG_DFL)
+        signal(SIGTERM, SIG_DFL)
+        try await running.value
     }
 
     private var hoursText: String {
@@ -198,6 +239,7 @@ struct DemoRun {
                     """
                     {"ingestKeys": [{"key": "\(ingestKey)", "apps": ["*"],
                       "rateLimit": {"eventsPerSecond": 1000000, "burst": 1000000}}],
+                     "readKeys": [{"key": "\(readKey)", "apps": ["*"]}],
                      "adminKeys": ["\(adminKey)"]}
                     """.utf8)))
         configuration.port = 0

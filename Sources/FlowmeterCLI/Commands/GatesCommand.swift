@@ -40,7 +40,8 @@ enum GatesCommand {
             return (try finder.report(reader: store, from: window.from, to: window.to, appID: appID), freshness)
         }
         report.gates.removeAll {
-            !OwnerOptions.keeps(team, rules: owners, appID: $0.appID, widgetType: $0.widgetType)
+            !arguments.mayRead($0.appID)
+                || !OwnerOptions.keeps(team, rules: owners, appID: $0.appID, widgetType: $0.widgetType)
         }
         format.print(
             to: arguments.output, json: { [report] in report.jsonValue },

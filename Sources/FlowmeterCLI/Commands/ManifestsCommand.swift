@@ -161,7 +161,9 @@ enum ManifestsCommand {
             throw CommandUsageError("invalid value '\(format)' for --format: expected table or json", commandPath: path)
         }
         let appID = arguments.value("app").flatMap { $0.isEmpty ? nil : $0 }
-        let manifests = try SharedOptions.openStore(arguments).manifests(appID: appID)
+        let manifests = try SharedOptions.openStore(arguments).manifests(appID: appID).filter {
+            arguments.mayRead($0.appID)
+        }
         if format == "json" {
             var text = #"{"manifests":["#
             text += manifests.map { String(decoding: $0.jsonBytes(), as: UTF8.self) }.joined(separator: ",")
@@ -198,9 +200,10 @@ enum ManifestsCommand {
         let window = try QueryOptions.window(arguments)
         let appID = QueryOptions.appID(arguments)
         let store = try QueryOptions.openStore(arguments)
-        let report = try await QueryOptions.read {
+        var report = try await QueryOptions.read {
             try ManifestDriftFinder().report(reader: store, from: window.from, to: window.to, appID: appID)
         }
+        report.drift.removeAll { !arguments.mayRead($0.appID) }
         format.print(
             to: arguments.output, json: { report.jsonString(prettyPrinted: true) }, csv: { csv(report) },
             table: { table(report, style: $0) })

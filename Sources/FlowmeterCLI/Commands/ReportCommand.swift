@@ -82,14 +82,14 @@ enum ReportCommand {
         }.get()
         report.freshness = freshness.text
         if week.end > now {
-            FileHandle.standardError.write(Data("note: \(week) is not over yet; the report covers it up to now\n".utf8))
+            arguments.output.printError("note: \(week) is not over yet; the report covers it up to now")
         }
         let text =
             format == .json
             ? freshness.appended(to: report.jsonValue).serialized(prettyPrinted: true) + "\n"
             : render(report, as: format)
         guard let output else {
-            FileHandle.standardOutput.write(Data(text.utf8))
+            arguments.output.write(text)
             return 0
         }
         let url = URL(fileURLWithPath: output)

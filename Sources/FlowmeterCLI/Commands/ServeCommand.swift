@@ -144,7 +144,14 @@ enum ServeCommand {
     /// option.
     static func serveConfiguration(from arguments: ParsedArguments) throws(CommandUsageError) -> ServeConfiguration {
         var configuration = ServeConfiguration(collector: try self.configuration(from: arguments))
-        if let url = arguments.value("store"), !url.isEmpty { configuration.storeURL = url }
+        if let url = arguments.value("store"), !url.isEmpty {
+            configuration.storeURL = url
+            // CONTRACT §9: the read API and the console, over the same store.
+            configuration.collector.additionalRoutes = ReadRoutes.routes(
+                keys: configuration.collector.keys, storeURL: url,
+                ownersPath: arguments.value("owners").flatMap { $0.isEmpty ? nil : $0 },
+                owners: try OwnerOptions.rules(arguments))
+        }
         configuration.dedupeHorizon = try SharedOptions.dedupeHorizon(arguments)
         configuration.sinkGroup = try arguments.required("sink-group")
         configuration.deadLetterPath = try arguments.required("dead-letters")

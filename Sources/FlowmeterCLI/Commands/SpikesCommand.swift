@@ -46,7 +46,8 @@ enum SpikesCommand {
             return (try detector.report(reader: store, from: window.from, to: window.to, appID: appID), freshness)
         }
         let report = found.filter {
-            OwnerOptions.keeps(team, rules: owners, appID: $0.appID, widgetType: $0.widgetType, pages: $0.pages)
+            arguments.mayRead($0.appID)
+                && OwnerOptions.keeps(team, rules: owners, appID: $0.appID, widgetType: $0.widgetType, pages: $0.pages)
         }
         format.print(
             to: arguments.output, json: { report.jsonValue }, csv: { csv(report) },

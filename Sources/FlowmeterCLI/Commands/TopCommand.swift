@@ -39,13 +39,14 @@ enum TopCommand {
             let freshness = try FreshnessNote.load(store, window: window)
             let report = try TopReport.load(
                 reader: store, window: window, appID: appID, kinds: kinds, includeDebug: includeDebug,
-                limit: team == nil ? limit : 0)
+                limit: team == nil && arguments.appScope == nil ? limit : 0)
             return (report, freshness)
         }
-        if team != nil {
-            // Filtered before the limit, so --limit counts the team's rows.
+        if team != nil || arguments.appScope != nil {
+            // Filtered before the limit, so --limit counts the team's (and the read key's) rows.
             report.rows.removeAll {
-                !OwnerOptions.keeps(team, rules: owners, appID: $0.appID, widgetType: $0.widgetType)
+                !arguments.mayRead($0.appID)
+                    || !OwnerOptions.keeps(team, rules: owners, appID: $0.appID, widgetType: $0.widgetType)
             }
             report.totalGroups = report.rows.count
             if limit > 0 && report.rows.count > limit { report.rows.removeLast(report.rows.count - limit) }

@@ -28,7 +28,10 @@ enum TypesCommand {
             return (try AppTraffic.load(reader: store, window: window, appID: appID), freshness)
         }
         var report = TypesReport.make(window: window, apps: apps)
-        report.rows.removeAll { !OwnerOptions.keeps(team, rules: owners, appID: $0.appID, widgetType: $0.widgetType) }
+        report.rows.removeAll {
+            !arguments.mayRead($0.appID)
+                || !OwnerOptions.keeps(team, rules: owners, appID: $0.appID, widgetType: $0.widgetType)
+        }
         format.print(
             to: arguments.output, json: { report.jsonValue }, csv: { csv(report) },
             table: { table(report, style: $0) }, freshness: freshness)

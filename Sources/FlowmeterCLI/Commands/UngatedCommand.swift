@@ -49,7 +49,8 @@ enum UngatedCommand {
             return (try finder.report(reader: store, from: window.from, to: window.to, appID: appID), freshness)
         }
         report.ungated.removeAll {
-            !OwnerOptions.keeps(team, rules: owners, appID: $0.appID, widgetType: $0.widgetType, pages: $0.pages)
+            !arguments.mayRead($0.appID)
+                || !OwnerOptions.keeps(team, rules: owners, appID: $0.appID, widgetType: $0.widgetType, pages: $0.pages)
         }
         format.print(
             to: arguments.output, json: { report.jsonValue }, csv: { csv(report) },

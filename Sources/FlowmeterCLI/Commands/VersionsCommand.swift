@@ -28,7 +28,9 @@ enum VersionsCommand {
         var report = VersionsReport.make(window: window, apps: apps)
         // A version row is the app's, not a type's: it belongs to the team owning the app's untyped findings (an
         // appID rule, or the default team).
-        report.rows.removeAll { !OwnerOptions.keeps(team, rules: owners, appID: $0.appID, widgetType: "") }
+        report.rows.removeAll {
+            !arguments.mayRead($0.appID) || !OwnerOptions.keeps(team, rules: owners, appID: $0.appID, widgetType: "")
+        }
         format.print(
             to: arguments.output, json: { report.jsonValue }, csv: { csv(report) },
             table: { table(report, style: $0) }, freshness: freshness)
