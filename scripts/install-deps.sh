@@ -6,13 +6,16 @@
 #          and libcurl, which FoundationNetworking loads
 #   test   build, plus what the tests start: PostgreSQL (initdb, pg_ctl), Prometheus and promtool, Alertmanager,
 #          headless Chromium (renders the HTML report), python3-yaml, binutils (readelf) and systemd (systemd-analyze)
-#          for the operations tests
+#          for the operations tests, and from PyPI (pinned) kubernetes-validate, which checks the Kubernetes
+#          manifests offline against the schemas it bundles
 #   demo   build
 #   bench  build, plus Valgrind (callgrind and vgdb) for make bench-instructions
 set -euo pipefail
 
 build_packages=(pkg-config librdkafka-dev libmicrohttpd-dev libsqlite3-dev zlib1g-dev libdeflate-dev libpq-dev libssl-dev libmimalloc-dev libcurl4)
-test_packages=(postgresql prometheus prometheus-alertmanager chromium python3-yaml binutils systemd)
+test_packages=(postgresql prometheus prometheus-alertmanager chromium python3-yaml python3-pip binutils systemd)
+# PyPI packages of the test set, pinned, for the system python3 the operations tests run.
+test_python_packages=(kubernetes-validate==1.31.0)
 bench_packages=(valgrind)
 
 case "${1:-build}" in
@@ -29,7 +32,20 @@ for package in "${wanted[@]}"; do
   fi
 done
 
+install_python_packages() {
+  [ "${1:-build}" = test ] || return 0
+  for requirement in "${test_python_packages[@]}"; do
+    if ! /usr/bin/python3 -m pip show "${requirement%%==*}" 2>/dev/null | grep -qx "Version: ${requirement##*==}"; then
+      echo "==> installing $requirement from PyPI"
+      local as_root=()
+      if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then as_root=(sudo); fi
+      "${as_root[@]}" /usr/bin/python3 -m pip install --quiet --break-system-packages "$requirement"
+    fi
+  done
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
+  install_python_packages "${1:-build}"
   exit 0
 fi
 
@@ -50,3 +66,4 @@ if [ ! -e /usr/sbin/policy-rc.d ] && [ "$(id -u)" -eq 0 ]; then
   trap 'rm -f /usr/sbin/policy-rc.d' EXIT
 fi
 "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+install_python_packages "${1:-build}"

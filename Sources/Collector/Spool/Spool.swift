@@ -240,9 +240,13 @@ final class Spool: Sendable {
         do throws(CollectorError) {
             var files: [UInt64: SpoolFile] = [:]
             for location in locations {
-                let file = try files[location.segment] ?? SpoolFile.openForReading(
-                    Self.path(of: location.segment, in: configuration.directory))
-                files[location.segment] = file
+                let file: SpoolFile
+                if let open = files[location.segment] {
+                    file = open
+                } else {
+                    file = try SpoolFile.openForReading(Self.path(of: location.segment, in: configuration.directory))
+                    files[location.segment] = file
+                }
                 guard let frame = try Self.readFrame(at: location.offset, in: file) else {
                     damaged[location.segment, default: 0] += 1
                     continue

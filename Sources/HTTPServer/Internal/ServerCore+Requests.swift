@@ -58,7 +58,9 @@ extension ServerCore {
         let reservation = declared.map { Int($0) } ?? (hasChunkedBody ? configuration.maxBodyBytes : 0)
         guard bodyBudget.reserve(reservation, client: state.client) else {
             bodyBudgetRejections.add(1, ordering: .relaxed)
-            return queue(configuration.serverAnswer(configuration.bodyBudgetResponse), for: state, connection: connection, closing: true)
+            return queue(
+                configuration.serverAnswer(configuration.bodyBudgetResponse), for: state, connection: connection,
+                closing: true)
         }
         state.reservedBytes = reservation
         if let declared {
