@@ -3,8 +3,9 @@ import HTTPServer
 extension IngestHandler {
     /// The ingest route's check from the request line and headers, before any body byte is read: a request without
     /// a known key gets 401, a batch that would need a full spool gets 503 (before the key's bucket is charged) and
-    /// a key whose bucket is spent gets 429, each answered at once with the connection closed; any other request is admitted under its key id, which bounds its share of the body budget and labels
-    /// its answer in `flowmeter_ingest_answers_total`.
+    /// a key whose bucket is spent gets 429, each answered at once with the connection closed; any other request is
+    /// admitted under its key id, which bounds its share of the body budget and labels its answer in
+    /// `flowmeter_ingest_answers_total`.
     ///
     /// The handler checks the key again after the body (it also serves requests handed over in process, without a
     /// server); the second look costs a digest, not a decode.

@@ -201,8 +201,7 @@ public final class CollectorMetrics: Sendable {
         ).labels()
         spoolReadErrors = registry.counter(
             "flowmeter_spool_read_errors_total",
-            help:
-                "Reads of the disk spool that failed (EACCES, EIO, EMFILE); each is retried with backoff, nothing dropped."
+            help: "Reads of the disk spool that failed (EACCES, EIO, EMFILE); each retried with backoff, none dropped."
         ).labels()
         spoolDeadLettered = registry.counter(
             "flowmeter_spool_dead_lettered_records_total",

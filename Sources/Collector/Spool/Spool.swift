@@ -10,8 +10,9 @@ import Synchronization
 /// written, then one `fdatasync` makes the group durable, and only then does each batch's completion hear where it
 /// went. The replay reads records back in append order (``nextChunk(maxRecords:maxBytes:)``) and reports their
 /// fate: ``acknowledge(_:)`` when a delivery report said persisted, ``requeue(_:)`` when it failed (the record is
-/// read and handed out again first), ``deadLetter(_:error:)`` when Kafka refused it for good (it moves to the dead-letter segment). A segment file is
-/// removed once every record in it is settled.
+/// read and handed out again first), ``deadLetter(_:error:)`` when Kafka refused it for good (it moves to the
+/// dead-letter segment). A segment file is removed once every record in it is settled, and the directory synced.
+/// A read that fails settles nothing: the reader backs off and reads the same records again.
 ///
 /// Bounded by `maxBytes`: a batch that would pass it is refused (`spoolFull`) at once. A failed write or sync fails
 /// the whole group (`spoolWriteFailed`), cuts the segment back and marks the spool failed until a write succeeds

@@ -11,8 +11,8 @@ import Synchronization
 /// flight while Kafka answers, and only a small probe while it looks down (so an outage does not pile the spool
 /// into librdkafka's queue, where `message.timeout.ms` would expire it). Reports arrive on the producer's poll
 /// thread: persisted records are acknowledged (their segment is removed once all are), failed ones are requeued and
-/// counted (`timed_out_requeued` for `ERR__MSG_TIMED_OUT`), records Kafka refused for good (``KafkaError/isRefusedForGood``)
-/// move to the dead-letter segment, where an operator can inspect and replay them.
+/// counted (`timed_out_requeued` for `ERR__MSG_TIMED_OUT`), and records Kafka refused for good
+/// (``KafkaError/isRefusedForGood``) move to the dead-letter segment, where an operator can inspect and replay them.
 final class SpoolReplay: Sendable {
     private let spool: Spool
     private let producer: KafkaProducer

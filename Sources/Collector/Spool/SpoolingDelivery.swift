@@ -165,7 +165,8 @@ final class SpoolingDelivery: Sendable {
     }
 
     /// Settles the spooled records of `batch` that its first send reported on: persisted ones are done, failed
-    /// ones go to the replay (counted), ones Kafka refused for good go to the dead-letter segment. Records never enqueued are the replay's.
+    /// ones go to the replay (counted), ones Kafka refused for good go to the dead-letter segment. Records never
+    /// enqueued are the replay's.
     private func settle(_ report: KafkaBatchOutcome, of batch: SpoolBatch, at location: Spool.Location) {
         if report.persisted > 0 { spool.acknowledge([location.segment: report.persisted]) }
         var retries: [Spool.Location] = []

@@ -68,7 +68,8 @@ enum SpoolCommand {
                 """)
         } else {
             var lines = [
-                "segments: \(inspection.segments) (\(inspection.segmentBytes) bytes), records: \(inspection.segmentRecords)",
+                "segments: \(inspection.segments) (\(inspection.segmentBytes) bytes), "
+                    + "records: \(inspection.segmentRecords)",
                 "dead letters: \(inspection.deadLetters)",
             ]
             for (topic, count) in inspection.deadLetterTopics.sorted(by: { $0.key < $1.key }) {
