@@ -105,4 +105,60 @@ import Testing
         #expect(KafkaError(.unknownTopic, "no such topic").isRefusedForGood)
         #expect(!KafkaError(.messageTimedOut, "outage").isRefusedForGood)
     }
+
+    /// EMFILE needs a process whose descriptor limit the test may lower: this test runs
+    /// ``c3TooManyOpenFilesInThisProcess()`` in a child copy of the test runner and expects it to pass there.
+    @Test func c3TooManyOpenFilesDuringReplayIsRetried() async throws {
+        let runner = CommandLine.arguments[0]
+        let result = try await ChildProcess.run(
+            "/usr/bin/env",
+            [
+                "\(Self.childVariable)=1", runner, "--testing-library", "swift-testing", "--filter",
+                "SpoolFaultTests/c3TooManyOpenFilesInThisProcess",
+            ], timeout: .seconds(120))
+        #expect(result.status == 0, "\(result.output)\n\(result.errors)")
+        // Swift Testing reports on standard error when it does not write to a terminal.
+        let report = result.output + result.errors
+        #expect(report.contains("c3TooManyOpenFilesInThisProcess() passed"), "\(runner): \(report)")
+        #expect(report.contains("1 test in 1 suite passed"), "the child ran exactly that test: \(report)")
+    }
+
+    static let childVariable = "FLOWMETER_SPOOL_EMFILE_CHILD"
+
+    /// Runs only in the child of ``c3TooManyOpenFilesDuringReplayIsRetried()``: lowers this process's
+    /// RLIMIT_NOFILE to the descriptors it has open, so the reader's next `open` fails with EMFILE, then raises it.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment[childVariable] != nil, "runs in a child process only"))
+    func c3TooManyOpenFilesInThisProcess() async throws {
+        let directory = try TemporaryDirectory(prefix: "flowmeter-c3-emfile")
+        _ = try Self.closedSegment(in: directory.path)
+        let lines = LogBuffer()
+        let metrics = CollectorMetrics(typeCap: 5)
+        let spool = try Spool(
+            configuration: Spool.Configuration(directory: directory.path), metrics: metrics,
+            logger: Logger(threshold: .warning) { lines.append($0) })
+        var saved = rlimit()
+        #expect(getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &saved) == 0)
+        // Every descriptor below the lowest free one is taken; a limit there makes the next open fail.
+        let probe = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        try #require(probe >= 0)
+        close(probe)
+        var lowered = saved
+        lowered.rlim_cur = rlim_t(probe)
+        #expect(setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &lowered) == 0)
+        let chunk = spool.nextChunk(maxRecords: 100, maxBytes: 1 << 20)
+        #expect(setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &saved) == 0)
+        #expect(chunk == nil)
+        #expect(spool.status.records == 9, "nothing settled by a failed read")
+        #expect(metrics.registry.render().contains("flowmeter_spool_read_errors_total 1"))
+        #expect(lines.lines.contains { $0.contains("Too many open files") }, "\(lines.lines)")
+        var values: [String] = []
+        #expect(
+            await eventually {
+                while let chunk = spool.nextChunk(maxRecords: 100, maxBytes: 1 << 20) {
+                    values += chunk.records.map { String(decoding: chunk.bytes[$0.value], as: UTF8.self) }
+                }
+                return values.count == 9
+            })
+        spool.close()
+    }
 }
