@@ -71,6 +71,25 @@ import Testing
         await fixture.shutdown()
     }
 
+    /// `UNKNOWN_TOPIC_OR_PARTITION` (what Kafka answers around leader moves) on the replay's Produce requests is
+    /// retried: every spooled record arrives, none is dead-lettered.
+    @Test func c3UnknownTopicOrPartitionDuringReplayIsRetriedNotDeadLettered() async throws {
+        let kafka = try KafkaFixture()
+        let directory = try TemporaryDirectory(prefix: "flowmeter-c3-unknown-partition")
+        let fixture = try SpoolOutageTests.collector(kafka, spool: directory)
+        try kafka.cluster.setBrokerDown(KafkaMockCluster.allBrokers)
+        let acknowledged = try await Self.spoolBatches(fixture, prefix: "moved", count: 8)
+        kafka.cluster.pushRequestErrors(api: .produce, errors: Array(repeating: .unknownTopicOrPartition, count: 6))
+        try kafka.cluster.setBrokerUp(KafkaMockCluster.allBrokers)
+        let consumed = Set(try await SpoolChecks.consumedIDs(kafka, expecting: acknowledged))
+        let missing = acknowledged.subtracting(consumed)
+        #expect(missing.isEmpty, "acknowledged ⊆ consumed: \(missing.count) of \(acknowledged.count) missing")
+        #expect(await SpoolChecks.waitUntil(timeout: .seconds(60)) { fixture.collector.spooledRecords == 0 })
+        #expect(try await fixture.metric("flowmeter_spool_dead_lettered_records_total") == 0)
+        #expect(!FileManager.default.fileExists(atPath: directory.file("spool") + "/dead-letters.seg"))
+        await fixture.shutdown()
+    }
+
     /// EACCES needs a user the kernel checks permissions for: the collector runs as `nobody` (`setpriv`), the test
     /// (root) takes read permission from the spool segments the replay has not opened yet, then gives it back.
     @Test(
