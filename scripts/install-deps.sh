@@ -8,13 +8,17 @@
 #          headless Chromium (renders the HTML report) and chromium-driver, python3-yaml, binutils (readelf) and
 #          systemd (systemd-analyze) for the operations tests, socat, openssl and iproute2 (the Kafka TLS tests'
 #          endpoint and network namespace); and from PyPI, selenium and axe-selenium-python for the console's browser
-#          test (Tests/Console/console_test.py)
+#          test (Tests/Console/console_test.py) and (pinned) kubernetes-validate, which checks the Kubernetes
+#          manifests offline against the schemas it bundles
 #   demo   build
 #   bench  build, plus Valgrind (callgrind and vgdb) for make bench-instructions
 set -euo pipefail
 
 build_packages=(pkg-config librdkafka-dev libmicrohttpd-dev libsqlite3-dev zlib1g-dev libdeflate-dev libpq-dev libssl-dev libmimalloc-dev libcurl4)
-test_packages=(postgresql prometheus prometheus-alertmanager chromium chromium-driver python3-yaml binutils systemd socat openssl iproute2)
+test_packages=(postgresql prometheus prometheus-alertmanager chromium chromium-driver python3-yaml python3-pip binutils systemd socat openssl iproute2)
+# PyPI packages of the test set, pinned, for the system python3 the tests run (/usr/bin/python3): the Kubernetes
+# manifests' offline check, and the console's browser test (Selenium driving Chromium, axe-core).
+test_python_packages=(kubernetes-validate==1.31.0 selenium==4.51.0 axe-selenium-python==2.1.6)
 bench_packages=(valgrind)
 
 case "${1:-build}" in
@@ -24,14 +28,6 @@ case "${1:-build}" in
   *) echo "usage: $0 build|test|demo|bench" >&2; exit 2 ;;
 esac
 
-# The console's browser test drives Chromium with Selenium and checks pages with axe-core: PyPI packages, for the
-# python3 the tests run.
-if [ "${1:-build}" = test ] && ! python3 -c "import selenium, axe_selenium_python" >/dev/null 2>&1; then
-  echo "==> installing selenium and axe-selenium-python from PyPI"
-  python3 -m pip install --quiet selenium axe-selenium-python \
-    || python3 -m pip install --quiet --break-system-packages selenium axe-selenium-python
-fi
-
 missing=()
 for package in "${wanted[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
@@ -39,7 +35,23 @@ for package in "${wanted[@]}"; do
   fi
 done
 
+install_python_packages() {
+  [ "${1:-build}" = test ] || return 0
+  for requirement in "${test_python_packages[@]}"; do
+    # Captured first: under pipefail, grep -q leaving early would fail pip show with SIGPIPE.
+    local shown
+    shown=$(/usr/bin/python3 -m pip show "${requirement%%==*}" 2>/dev/null || true)
+    if ! grep -qx "Version: ${requirement##*==}" <<<"$shown"; then
+      echo "==> installing $requirement from PyPI"
+      local as_root=()
+      if [ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null 2>&1; then as_root=(sudo); fi
+      "${as_root[@]}" /usr/bin/python3 -m pip install --quiet --break-system-packages "$requirement"
+    fi
+  done
+}
+
 if [ ${#missing[@]} -eq 0 ]; then
+  install_python_packages "${1:-build}"
   exit 0
 fi
 
@@ -60,3 +72,4 @@ if [ ! -e /usr/sbin/policy-rc.d ] && [ "$(id -u)" -eq 0 ]; then
   trap 'rm -f /usr/sbin/policy-rc.d' EXIT
 fi
 "${as_root[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"
+install_python_packages "${1:-build}"

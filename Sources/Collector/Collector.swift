@@ -186,6 +186,7 @@ public final class Collector: Sendable {
         // The ingest path answers at its own deadline; the server's is the backstop that no suspension outlives.
         serverConfiguration.responseDeadline = configuration.responseDeadline + .seconds(2)
         serverConfiguration.timeoutResponse = IngestRejection.unavailableResponse
+        serverConfiguration.retryAfter = { RetryAfter.unavailable() }
         // What one key can cost (docs/collector.md): the key is checked and its bucket peeked before the body is read,
         // and body bytes in flight are bounded in total and per key.
         let keyAnswers = KeyAnswerMetrics(registry: metrics.registry, keys: configuration.keys)

@@ -25,6 +25,7 @@ public enum FlowmeterCommands {
                 SimulateCommand.command,
                 ReportCommand.command,
                 StoreCommand.command,
+                SpoolCommand.command,
             ]
         )
     }

@@ -398,7 +398,10 @@ struct ReporterState {
             notBefore = nil
             isRateLimited = false
         case .wait(let seconds, let isRateLimit):
-            notBefore = now.uptime + seconds
+            // Never sooner than the server asked; up to a quarter later (at least a second), so apps told to come
+            // back at the same moment do not.
+            let jitter = random * max(1, seconds * uploads.retryAfterJitter)
+            notBefore = now.uptime + seconds + jitter
             isRateLimited = isRateLimit
         case .backOff:
             failures += 1

@@ -34,3 +34,14 @@ public enum HTTPAdmission: Sendable {
 /// Runs on a libmicrohttpd worker thread in the first access-handler call: never block in it. Cheap checks only
 /// (a key lookup, a token bucket's peek).
 public typealias HTTPAdmissionCheck = @Sendable (HTTPRequestHead) -> HTTPAdmission
+
+extension HTTPServerConfiguration {
+    /// `response` with the `Retry-After` of ``retryAfter`` when it is set and the response carries the header:
+    /// the form in which the server sends the answers it makes itself.
+    func serverAnswer(_ response: HTTPResponse) -> HTTPResponse {
+        guard let retryAfter, response.headers["Retry-After"] != nil else { return response }
+        var answer = response
+        answer.headers.replaceOrAdd(name: "Retry-After", value: retryAfter())
+        return answer
+    }
+}

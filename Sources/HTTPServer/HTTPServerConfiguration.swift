@@ -44,6 +44,10 @@ public struct HTTPServerConfiguration: Sendable {
     public var responseDeadline: Duration = .seconds(5)
     /// The answer given when `responseDeadline` expires; default 503 `unavailable` with `Retry-After`.
     public var timeoutResponse: HTTPResponse = .defaultTimeout
+    /// When set, gives the `Retry-After` value of each answer the server makes itself (`timeoutResponse`,
+    /// `bodyBudgetResponse`), so clients told to come back do not all come back in the same second; nil (the
+    /// default) sends those responses' own header. Called on libmicrohttpd threads: keep it cheap.
+    public var retryAfter: (@Sendable () -> String)?
     /// The memory libmicrohttpd may use per connection for the request line, headers and read buffer; default
     /// 16 KiB (Node.js's header limit). Requests with larger headers are refused by libmicrohttpd itself (414, 431);
     /// bodies are not held there, they stream to the handler. libmicrohttpd 0.9.75 zeroes the whole pool between two

@@ -21,7 +21,7 @@ import Testing
         let run = try await ChildProcess.run(
             "/usr/bin/env",
             [
-                "python3", script, "http://127.0.0.1:\(serve.port)", ReadAPITests.allKey, SeededStore.from,
+                "/usr/bin/python3", script, "http://127.0.0.1:\(serve.port)", ReadAPITests.allKey, SeededStore.from,
                 SeededStore.to, screenshots, profile.path,
             ], timeout: .seconds(240))
         #expect(run.status == 0, "console_test.py:\n\(run.output)\n\(run.errors)")

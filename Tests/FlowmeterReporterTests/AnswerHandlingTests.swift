@@ -33,7 +33,8 @@ import Testing
         let fixture = try ReporterFixture()
         let clock = ManualClock()
         let start = clock.now()
-        let (reporter, flush) = try await firstAttempt(stub, fixture, clock: clock)
+        // No jitter drawn: the wait is exactly Retry-After (retryAfterJitterSpreadsTheWait covers the jitter).
+        let (reporter, flush) = try await firstAttempt(stub, fixture, clock: clock) { $0.randomUnit = { 0 } }
         // Two sleepers: the flush's timeout and the loop waiting for Retry-After.
         let deadlines = try await clock.sleepers(atLeast: 2)
         #expect(deadlines[0] == start.addingTimeInterval(seconds))
@@ -56,13 +57,41 @@ import Testing
         let date = RetryAfterFormat.imfFixdate(start.addingTimeInterval(90))
         let stub = try StubCollector([StubCollector.error(429, retryAfter: date)])
         let fixture = try ReporterFixture()
-        let (reporter, flush) = try await firstAttempt(stub, fixture, clock: clock)
+        let (reporter, flush) = try await firstAttempt(stub, fixture, clock: clock) { $0.randomUnit = { 0 } }
         let deadlines = try await clock.sleepers(atLeast: 2)
         #expect(deadlines[0] == start.addingTimeInterval(90), "\(date)")
         clock.advance(to: deadlines[0])
         #expect(await finished(flush) == .delivered)
         #expect(stub.received.count == 2)
         await reporter.close()
+    }
+
+    /// Backpressure: the SDK adds its own jitter to the server's Retry-After, so apps that got the same 503 at the
+    /// same moment come back spread out: never before Retry-After, at most a quarter (at least 1 s) after it.
+    @Test(arguments: [(503, "8", 8.0), (429, "60", 60)])
+    func retryAfterJitterSpreadsTheWait(status: Int, retryAfter: String, seconds: Double) async throws {
+        var waits: [Double] = []
+        for draw in [0.1, 0.5, 0.9] {
+            let stub = try StubCollector([StubCollector.error(status, retryAfter: retryAfter)])
+            let fixture = try ReporterFixture()
+            let clock = ManualClock()
+            let start = clock.now()
+            let (reporter, flush) = try await firstAttempt(stub, fixture, clock: clock) { $0.randomUnit = { draw } }
+            let expected = start.addingTimeInterval(seconds + draw * max(1, seconds * 0.25))
+            func isExpected(_ date: Date) -> Bool { abs(date.timeIntervalSince(expected)) < 0.001 }
+            let deadlines = try await clock.sleepers(where: { $0.contains(where: isExpected) })
+            let wait = try #require(deadlines.first(where: isExpected)).timeIntervalSince(start)
+            #expect(wait >= seconds && wait <= seconds + max(1, seconds * 0.25))
+            waits.append(wait)
+            clock.advance(by: seconds - 0.001)
+            #expect(stub.received.count == 1, "nothing is sent before Retry-After")
+            // A hair past it: the deadline went through a wall-clock Date and back, which can round it down.
+            clock.advance(to: try #require(deadlines.first(where: isExpected)).addingTimeInterval(0.001))
+            #expect(await finished(flush) == .delivered)
+            #expect(stub.received.count == 2)
+            await reporter.close()
+        }
+        #expect(Set(waits).count == waits.count, "different draws wait differently: \(waits)")
     }
 
     @Test func serverErrorsAndNoAnswerBackOffExponentiallyWithTheSameID() async throws {
@@ -198,7 +227,8 @@ import Testing
         reporter.record(ReporterFixture.event(at: clock.now()))
         let flush = startFlush(reporter, timeout: 30)
         let deadlines = try await clock.sleepers(atLeast: 2)
-        #expect(deadlines.map { $0.timeIntervalSince(clock.now()) } == [30, 600])
+        // Retry-After 600 plus the SDK's jitter, the fixture's draw of 1 taking all of it: a quarter.
+        #expect(deadlines.map { $0.timeIntervalSince(clock.now()) } == [30, 750])
         clock.advance(to: deadlines[0])
         #expect(await finished(flush) == .timedOut)
         #expect(fixture.batchFiles().count == 1)

@@ -1,7 +1,8 @@
-import HTTPServer
 import Synchronization
 import TestSupport
 import Testing
+
+@testable import HTTPServer
 
 #if canImport(Glibc)
     import Glibc
@@ -96,5 +97,27 @@ import Testing
             #expect(server.statistics.bodyBudgetRejections == 1)
             #expect(server.statistics.bodyBytesInFlight == 0)
         }
+    }
+}
+
+/// The server's own answers (a missed deadline, a spent body budget) take their `Retry-After` from the
+/// configuration's `retryAfter` per answer, so a herd turned away together is told to come back at different times.
+@Suite struct ServerRetryAfterTests {
+    @Test func theServersOwnAnswersDrawTheirRetryAfterPerAnswer() {
+        var configuration = HTTPServerConfiguration()
+        #expect(configuration.serverAnswer(configuration.timeoutResponse).headers["Retry-After"] == "1")
+        let draws = Mutex(0)
+        configuration.retryAfter = {
+            draws.withLock { count in
+                count += 1
+                return String(2 + count)
+            }
+        }
+        let first = configuration.serverAnswer(configuration.timeoutResponse).headers["Retry-After"]
+        let second = configuration.serverAnswer(configuration.bodyBudgetResponse).headers["Retry-After"]
+        #expect(first == "3" && second == "4")
+        // A response without Retry-After is left alone.
+        let plain = HTTPResponse(status: .ok)
+        #expect(configuration.serverAnswer(plain).headers["Retry-After"] == nil)
     }
 }

@@ -95,7 +95,7 @@ import Testing
             for case let document as [String: Any] in try Tool.yamlToJSON(Repository.path(file)) {
                 let kind = document["kind"] as? String ?? ""
                 kinds.append(kind)
-                guard kind == "Deployment" else { continue }
+                guard kind == "Deployment" || kind == "StatefulSet" else { continue }
                 let pod =
                     ((document["spec"] as? [String: Any])?["template"] as? [String: Any])?["spec"]
                     as? [String: Any] ?? [:]

@@ -50,6 +50,14 @@ struct Tool: Sendable {
         return run.succeeded
     }()
 
+    /// True when the PyPI `kubernetes-validate` module (pinned in scripts/install-deps.sh) imports.
+    static let hasKubernetesValidate: Bool = {
+        guard python.isInstalled,
+            let run = try? python.run(["-c", "import kubernetes_validate"], timeout: .seconds(20))
+        else { return false }
+        return run.succeeded
+    }()
+
     /// Runs the tool with `arguments` in `directory`, killing it after `timeout`.
     func run(_ arguments: [String], in directory: String? = nil, timeout: Duration = .seconds(120)) throws -> Run {
         let process = Process()

@@ -2,9 +2,10 @@ import HTTPServer
 
 extension IngestHandler {
     /// The ingest route's check from the request line and headers, before any body byte is read: a request without
-    /// a known key gets 401 and a key whose bucket is spent gets 429, both answered at once with the connection
-    /// closed; any other request is admitted under its key id, which bounds its share of the body budget and labels
-    /// its answer in `flowmeter_ingest_answers_total`.
+    /// a known key gets 401, a batch that would need a full spool gets 503 (before the key's bucket is charged) and
+    /// a key whose bucket is spent gets 429, each answered at once with the connection closed; any other request is
+    /// admitted under its key id, which bounds its share of the body budget and labels its answer in
+    /// `flowmeter_ingest_answers_total`.
     ///
     /// The handler checks the key again after the body (it also serves requests handed over in process, without a
     /// server); the second look costs a digest, not a decode.
@@ -15,6 +16,15 @@ extension IngestHandler {
             metrics.rejections.labels(rejection.reason).increment()
             metrics.rejectedBatches.increment()
             return .reject(rejection.response)
+        }
+        // A batch that would need the spool while the spool is full gets its 503 now: before its body is read and
+        // decoded, and before its key's bucket is charged for a batch that cannot be taken.
+        if let delivery, delivery.isRefusingForRoom {
+            let rejection = IngestRejection.unavailable(reason: .spoolFull)
+            metrics.spoolRefused.labels("full").increment()
+            metrics.rejections.labels(rejection.reason).increment()
+            metrics.rejectedBatches.increment()
+            return .reject(rejection.response, client: key.keyID)
         }
         if case .limited(let seconds) = rateLimiter.check(keyID: key.keyID, limit: key.rateLimit) {
             let rejection = IngestRejection.rateLimited(retryAfterSeconds: seconds)

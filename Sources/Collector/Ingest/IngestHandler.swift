@@ -18,7 +18,7 @@ final class IngestHandler: Sendable {
     let rateLimiter: RateLimiter
     private let hasher: InstallIDHasher
     private let producer: KafkaProducer?
-    private let delivery: SpoolingDelivery?
+    let delivery: SpoolingDelivery?
     private let handoff: (any BatchRecordHandoff)?
     private let recentBatches: RecentBatchIDs<[UInt8]>
     let metrics: CollectorMetrics

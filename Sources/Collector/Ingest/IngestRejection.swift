@@ -68,7 +68,7 @@ enum IngestRejection: Error, Sendable, Hashable {
             .error(
                 status: .tooManyRequests, code: "rate_limited",
                 message: "This key's rate limit is spent; retry after \(seconds) s.",
-                headers: ["Retry-After": String(seconds)])
+                headers: ["Retry-After": RetryAfter.rateLimited(seconds)])
         case .unsupportedContentType:
             .error(
                 status: .unsupportedMediaType, code: "unsupported_media_type",
@@ -96,8 +96,12 @@ enum IngestRejection: Error, Sendable, Hashable {
         }
     }
 
-    /// 503 `unavailable` with `Retry-After`; also the server's answer when nobody answers in time.
-    static let unavailableResponse = HTTPResponse.error(
-        status: .serviceUnavailable, code: "unavailable",
-        message: "The batch could not be stored now; retry it later.", headers: ["Retry-After": "5"])
+    /// 503 `unavailable` with a `Retry-After` drawn from ``RetryAfter/unavailableSeconds``; also the server's answer
+    /// when nobody answers in time (the server draws its own `Retry-After` per answer then).
+    static var unavailableResponse: HTTPResponse {
+        .error(
+            status: .serviceUnavailable, code: "unavailable",
+            message: "The batch could not be stored now; retry it later.",
+            headers: ["Retry-After": RetryAfter.unavailable()])
+    }
 }

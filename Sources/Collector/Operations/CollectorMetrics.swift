@@ -48,6 +48,8 @@ public final class CollectorMetrics: Sendable {
     let spoolDropped: CounterFamily
     let spoolRequeued: CounterFamily
     let spoolWriteErrors: Counter
+    let spoolReadErrors: Counter
+    let spoolDeadLettered: Counter
     let spoolRefused: CounterFamily
     /// Resolved `flowmeter_diagnostic_events_total` children by raw app and build, then raw kind and widget type.
     private let diagnosticSeries = Mutex<[DiagnosticAppKey: [DiagnosticTypeKey: Counter]]>([:])
@@ -195,6 +197,14 @@ public final class CollectorMetrics: Sendable {
         spoolWriteErrors = registry.counter(
             "flowmeter_spool_write_errors_total",
             help: "Writes or syncs of the disk spool that failed (full disk, read-only file system, I/O error)."
+        ).labels()
+        spoolReadErrors = registry.counter(
+            "flowmeter_spool_read_errors_total",
+            help: "Reads of the disk spool that failed (EACCES, EIO, EMFILE); each retried with backoff, none dropped."
+        ).labels()
+        spoolDeadLettered = registry.counter(
+            "flowmeter_spool_dead_lettered_records_total",
+            help: "Spooled records Kafka refused for good, moved to the spool's dead-letter segment for the operator."
         ).labels()
         spoolRefused = registry.counter(
             "flowmeter_spool_refused_batches_total",

@@ -10,8 +10,9 @@ import Synchronization
 /// written, then one `fdatasync` makes the group durable, and only then does each batch's completion hear where it
 /// went. The replay reads records back in append order (``nextChunk(maxRecords:maxBytes:)``) and reports their
 /// fate: ``acknowledge(_:)`` when a delivery report said persisted, ``requeue(_:)`` when it failed (the record is
-/// read and handed out again first), ``drop(segment:count:)`` when it can never be delivered. A segment file is
-/// removed once every record in it is settled.
+/// read and handed out again first), ``deadLetter(_:error:)`` when Kafka refused it for good (it moves to the
+/// dead-letter segment). A segment file is removed once every record in it is settled, and the directory synced.
+/// A read that fails settles nothing: the reader backs off and reads the same records again.
 ///
 /// Bounded by `maxBytes`: a batch that would pass it is refused (`spoolFull`) at once. A failed write or sync fails
 /// the whole group (`spoolWriteFailed`), cuts the segment back and marks the spool failed until a write succeeds
@@ -93,6 +94,8 @@ final class Spool: Sendable {
     let configuration: Configuration
     /// What the start-up scan found.
     let recovery: Recovery
+    /// Where records Kafka refused for good are kept.
+    let deadLetters: SpoolDeadLetters
     private let state: Mutex<State>
     private let writerFile = Mutex<WriterFile>(WriterFile())
     private let readFile = Mutex<ReadFile?>(nil)
@@ -127,6 +130,7 @@ final class Spool: Sendable {
             throw CollectorError(.spoolUnavailable, error.message)
         }
         lockFile = Mutex(lock)
+        deadLetters = SpoolDeadLetters(directory: directory)
         let (segments, recovery) = try Self.recover(directory: directory, logger: logger)
         self.recovery = recovery
         var initial = State()
@@ -184,6 +188,9 @@ final class Spool: Sendable {
     /// Whether any record is waiting to be appended or settled: while it is, new batches go behind them.
     var isEngaged: Bool { outstanding.load(ordering: .relaxed) > 0 }
 
+    /// Whether the last batch that asked was refused for room, and no room was freed since.
+    var isFull: Bool { state.withLock(\.isFull) }
+
     /// What the spool holds now.
     var status: Status {
         state.withLock { state in
@@ -205,7 +212,7 @@ final class Spool: Sendable {
     ///
     /// Call it from one thread (the replay's).
     func nextChunk(maxRecords: Int, maxBytes: Int) -> Chunk? {
-        let plan = state.withLock { $0.planRead(maxRecords: maxRecords, maxBytes: maxBytes) }
+        let plan = state.withLock { $0.planRead(maxRecords: maxRecords, maxBytes: maxBytes, now: .now) }
         switch plan {
         case nil:
             return nil
@@ -221,11 +228,50 @@ final class Spool: Sendable {
         settle(counts)
     }
 
-    /// Settles records that can never be delivered (a permanent Kafka error), counted as dropped.
-    func drop(segment: UInt64, count: Int) {
-        guard count > 0 else { return }
-        settle([segment: count])
-        metrics.spoolDropped.labels("undeliverable").increment(by: UInt64(count))
+    /// Moves records Kafka refused for good (``KafkaError/isRefusedForGood``) to the dead-letter segment
+    /// (``SpoolDeadLetters``) and settles them there; `error` is logged. When they cannot be read or the dead-letter
+    /// segment cannot be written, they stay in the spool and go to the replay again: never dropped.
+    ///
+    /// Reads and writes files on the calling thread (a delivery report's); permanent errors are rare.
+    func deadLetter(_ locations: [Location], error: String) {
+        guard !locations.isEmpty else { return }
+        var frames: [UInt8] = []
+        var counts: [UInt64: Int] = [:]
+        var damaged: [UInt64: Int] = [:]
+        do throws(CollectorError) {
+            var files: [UInt64: SpoolFile] = [:]
+            for location in locations {
+                let file: SpoolFile
+                if let open = files[location.segment] {
+                    file = open
+                } else {
+                    file = try SpoolFile.openForReading(Self.path(of: location.segment, in: configuration.directory))
+                    files[location.segment] = file
+                }
+                guard let frame = try Self.readFrame(at: location.offset, in: file) else {
+                    damaged[location.segment, default: 0] += 1
+                    continue
+                }
+                frames += frame
+                counts[location.segment, default: 0] += 1
+            }
+            try deadLetters.append(frames)
+        } catch {
+            logger.error(
+                "cannot move records Kafka refused to the dead-letter segment; they stay in the spool",
+                ["error": error.message, "count": String(locations.count)])
+            requeue(locations)
+            return
+        }
+        settle(counts.merging(damaged, uniquingKeysWith: +))
+        let moved = counts.values.reduce(0, +)
+        metrics.spoolDeadLettered.increment(by: UInt64(moved))
+        if !damaged.isEmpty {
+            metrics.spoolDropped.labels("corrupt").increment(by: UInt64(damaged.values.reduce(0, +)))
+        }
+        logger.error(
+            "Kafka refused spooled records for good; they were moved to the dead-letter segment",
+            ["count": String(moved), "path": deadLetters.path, "error": error])
     }
 
     /// Hands records whose delivery failed to the replay again, before any other.
@@ -279,12 +325,19 @@ final class Spool: Sendable {
     }
 
     private func removeFiles(_ paths: [String]) {
+        guard !paths.isEmpty else { return }
         for path in paths {
             do {
                 try SpoolFile.remove(path)
             } catch {
                 logger.warning("could not remove a settled spool segment", ["error": error.message])
             }
+        }
+        // Make the removal durable, so a crash cannot bring a settled segment back to be replayed again.
+        do {
+            try SpoolFile.synchronizeDirectory(configuration.directory)
+        } catch {
+            logger.warning("could not sync the spool directory", ["error": error.message])
         }
     }
 
@@ -303,47 +356,46 @@ final class Spool: Sendable {
         do {
             bytes = try file(for: segment).read(at: range.lowerBound, count: range.count)
         } catch {
-            logger.error("could not read a spool segment; its unread records are dropped", ["error": error.message])
-            let lost = state.withLock { $0.finishReading(segment: segment, at: limit, records: 0, damaged: true) }
-            outstanding.subtract(lost, ordering: .relaxed)
-            metrics.spoolDropped.labels("corrupt").increment()
+            readFailed(error)
             return nil
         }
+        // A file shorter than what was synced: the bytes past its end are gone, and the frame they cut is damage.
+        let isShort = bytes.count < range.count
         var records: [SpoolRecordView] = []
         var offset = 0
         var damaged = 0
         parsing: while offset < bytes.count && records.count < maxRecords {
-            let frame = bytes.withUnsafeBytes { SpoolFormat.frame(in: $0, at: offset) }
-            switch frame {
+            let readable = isShort ? bytes.count : limit - range.lowerBound
+            let step = bytes.withUnsafeBytes { SpoolSegmentScan.step(in: $0, at: offset, limit: readable) }
+            switch step {
             case .record(let record):
                 records.append(record)
                 offset = record.end
-            case .incomplete(let needed):
-                // The rest is read next time, unless not even the first frame fit.
+            case .needsBytes(let needed):
+                // The rest is read next time, unless not even the first frame fit: then read exactly it.
                 if offset > 0 { break parsing }
-                if bytes.count < range.count {
-                    // The file is shorter than what was synced: everything up to the limit is gone.
+                do {
+                    bytes = try file(for: segment).read(at: range.lowerBound, count: needed)
+                } catch {
+                    readFailed(error)
+                    return nil
+                }
+                if bytes.count < needed {
                     damaged += 1
                     offset = limit - range.lowerBound
                     break parsing
                 }
-                // A frame larger than one read: read exactly it, when it ends before the limit.
-                if range.lowerBound + needed <= limit, needed > bytes.count,
-                    let whole = try? file(for: segment).read(at: range.lowerBound, count: needed),
-                    whole.count == needed
-                {
-                    bytes = whole
-                    continue parsing
-                }
+            case .damaged(let next):
                 damaged += 1
-                let next = bytes.withUnsafeBytes { SpoolSegmentScan.nextFrame(in: $0, after: 0) }
-                offset = next ?? bytes.count
-            case .corrupt:
+                offset = next
+            case .damagedToEnd:
                 damaged += 1
-                let next = bytes.withUnsafeBytes { SpoolSegmentScan.nextFrame(in: $0, after: offset) }
-                offset = next ?? bytes.count
+                offset = limit - range.lowerBound
+                break parsing
             }
         }
+        if isShort && offset >= bytes.count { offset = limit - range.lowerBound }
+        readSucceeded()
         let end = range.lowerBound + offset
         if damaged > 0 {
             metrics.spoolDropped.labels("corrupt").increment(by: UInt64(damaged))
@@ -366,8 +418,17 @@ final class Spool: Sendable {
     private func read(_ locations: [Location]) -> Chunk? {
         var chunk = Chunk(bytes: [], records: [], locations: [])
         var unreadable: [UInt64: Int] = [:]
-        for location in locations {
-            guard let frame = try? readFrame(at: location) else {
+        for (index, location) in locations.enumerated() {
+            let frame: [UInt8]?
+            do {
+                frame = try readFrame(at: location)
+            } catch {
+                // Not read, so not judged: this record and the rest go back to the front of the retries.
+                state.withLock { $0.retries.insert(contentsOf: locations[index...], at: 0) }
+                readFailed(error)
+                return chunk.records.isEmpty ? nil : chunk
+            }
+            guard let frame else {
                 unreadable[location.segment, default: 0] += 1
                 continue
             }
@@ -382,7 +443,9 @@ final class Spool: Sendable {
             chunk.records.append(record)
             chunk.locations.append(location)
         }
+        readSucceeded()
         if !unreadable.isEmpty {
+            // Read once as valid records, damaged since: the disk changed under the spool.
             logger.error("spooled records could not be read again and are dropped", ["count": "\(unreadable.count)"])
             settle(unreadable)
             metrics.spoolDropped.labels("corrupt").increment(by: UInt64(unreadable.values.reduce(0, +)))
@@ -390,15 +453,44 @@ final class Spool: Sendable {
         return chunk.records.isEmpty ? nil : chunk
     }
 
-    private func readFrame(at location: Location) throws(CollectorError) -> [UInt8] {
-        let file = try file(for: location.segment)
-        let header = try file.read(at: location.offset, count: SpoolFormat.frameHeaderSize)
-        guard header.count == SpoolFormat.frameHeaderSize else {
-            throw CollectorError(.spoolWriteFailed, "short read")
-        }
+    /// The frame at `location`: nil when what lies there is no frame; throws when the file cannot be read.
+    private func readFrame(at location: Location) throws(CollectorError) -> [UInt8]? {
+        try Self.readFrame(at: location.offset, in: file(for: location.segment))
+    }
+
+    private static func readFrame(at offset: Int, in file: SpoolFile) throws(CollectorError) -> [UInt8]? {
+        let header = try file.read(at: offset, count: SpoolFormat.frameHeaderSize)
+        guard header.count == SpoolFormat.frameHeaderSize else { return nil }
         let length = header.withUnsafeBytes { Int(SpoolFormat.integer(UInt32.self, in: $0, at: 0)) }
-        guard length <= SpoolFormat.maximumPayloadSize else { throw CollectorError(.spoolWriteFailed, "bad length") }
-        return try file.read(at: location.offset, count: SpoolFormat.frameHeaderSize + length)
+        guard length <= SpoolFormat.maximumPayloadSize else { return nil }
+        let frame = try file.read(at: offset, count: SpoolFormat.frameHeaderSize + length)
+        let isRecord = frame.withUnsafeBytes { bytes in
+            if case .record = SpoolFormat.frame(in: bytes, at: 0) { return true }
+            return false
+        }
+        return isRecord ? frame : nil
+    }
+
+    /// A read failed (EACCES, EIO, EMFILE…): nothing is judged by it. The reader backs off (doubling from 100 ms to
+    /// 10 s) and tries the same records again with a freshly opened file; the error is counted and logged once per
+    /// streak.
+    private func readFailed(_ error: CollectorError) {
+        readFile.withLock { $0 = nil }
+        metrics.spoolReadErrors.increment()
+        let isFirst = state.withLock { $0.readFailed(at: .now) }
+        if isFirst {
+            logger.error(
+                "cannot read the spool; its records are kept and the read is retried with backoff",
+                ["directory": configuration.directory, "error": error.message])
+        }
+    }
+
+    private func readSucceeded() {
+        let recovered = state.withLock { state in
+            defer { state.readBackoff = nil }
+            return state.readBackoff != nil
+        }
+        if recovered { logger.info("the spool is readable again", ["directory": configuration.directory]) }
     }
 
     // MARK: - Writing (the writer thread)
@@ -583,6 +675,9 @@ final class Spool: Sendable {
             recovery.segments += 1
             recovery.records += scan.records
         }
+        if recovery.emptySegments > 0 || recovery.unreadableSegments > 0 || segments.count < numbered.count {
+            try? SpoolFile.synchronizeDirectory(directory)
+        }
         return (segments, recovery)
     }
 
@@ -683,6 +778,15 @@ extension Spool {
         var nextProbe: ContinuousClock.Instant = .now
         var retries: [Location] = []
         var isClosed = false
+        /// Set while reads fail: when the reader tries again, and the pause after that.
+        var readBackoff: (until: ContinuousClock.Instant, delay: Duration)?
+
+        /// Books a failed read; returns whether reads were succeeding until now.
+        mutating func readFailed(at now: ContinuousClock.Instant) -> Bool {
+            let delay = readBackoff.map { min($0.delay * 2, .seconds(10)) } ?? .milliseconds(100)
+            defer { readBackoff = (now + delay, delay) }
+            return readBackoff == nil
+        }
 
         var fileBytes: Int { segments.reduce(0) { $0 + $1.fileBytes } }
 
@@ -745,7 +849,8 @@ extension Spool {
             return failure == nil
         }
 
-        mutating func planRead(maxRecords: Int, maxBytes: Int) -> ReadPlan? {
+        mutating func planRead(maxRecords: Int, maxBytes: Int, now: ContinuousClock.Instant) -> ReadPlan? {
+            if let readBackoff, now < readBackoff.until { return nil }
             if !retries.isEmpty {
                 let taken = Array(retries.prefix(maxRecords))
                 retries.removeFirst(taken.count)

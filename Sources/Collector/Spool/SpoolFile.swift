@@ -58,6 +58,37 @@ final class SpoolFile: @unchecked Sendable {
         return SpoolFile(path: path, descriptor: descriptor)
     }
 
+    /// Opens `path` for appending, creating it when missing.
+    static func openForAppending(_ path: String) throws(CollectorError) -> SpoolFile {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw failure("open", path) }
+        return SpoolFile(path: path, descriptor: descriptor)
+    }
+
+    /// Takes an exclusive `flock` on the file, waiting for another holder; released when the file is closed.
+    func lockExclusively() throws(CollectorError) {
+        while flock(descriptor, LOCK_EX) != 0 {
+            if errno == EINTR { continue }
+            throw Self.failure("lock", path)
+        }
+    }
+
+    /// Whether the file is still the one its path names (not renamed or removed since it was opened).
+    var isStillAtPath: Bool {
+        var open = stat()
+        var named = stat()
+        guard fstat(descriptor, &open) == 0, stat(path, &named) == 0 else { return false }
+        return open.st_dev == named.st_dev && open.st_ino == named.st_ino
+    }
+
+    /// Renames a file, replacing nothing that exists: throws when `destination` is taken.
+    static func rename(_ source: String, to destination: String) throws(CollectorError) {
+        guard access(destination, F_OK) != 0 else {
+            throw CollectorError(.spoolWriteFailed, "rename \(source): \(destination) exists")
+        }
+        guard Glibc.rename(source, destination) == 0 else { throw failure("rename", source) }
+    }
+
     /// Writes all of `bytes` at the end of what was written so far.
     func write(_ bytes: UnsafeRawBufferPointer) throws(CollectorError) {
         var offset = 0

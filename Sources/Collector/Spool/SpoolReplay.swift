@@ -11,8 +11,8 @@ import Synchronization
 /// flight while Kafka answers, and only a small probe while it looks down (so an outage does not pile the spool
 /// into librdkafka's queue, where `message.timeout.ms` would expire it). Reports arrive on the producer's poll
 /// thread: persisted records are acknowledged (their segment is removed once all are), failed ones are requeued and
-/// counted (`timed_out_requeued` for `ERR__MSG_TIMED_OUT`), undeliverable ones (a permanent error) are dropped and
-/// counted.
+/// counted (`timed_out_requeued` for `ERR__MSG_TIMED_OUT`), and records Kafka refused for good
+/// (``KafkaError/isRefusedForGood``) move to the dead-letter segment, where an operator can inspect and replay them.
 final class SpoolReplay: Sendable {
     private let spool: Spool
     private let producer: KafkaProducer
@@ -109,12 +109,12 @@ final class SpoolReplay: Sendable {
         var persisted: [UInt64: Int] = [:]
         var failed = Set<Int>()
         var retries: [Spool.Location] = []
-        var undeliverable: [UInt64: Int] = [:]
+        var refused: [Spool.Location] = []
         for failure in outcome.failures {
             failed.insert(failure.index)
             let location = locations[failure.index]
-            if failure.error?.isRetriable == false {
-                undeliverable[location.segment, default: 0] += 1
+            if let error = failure.error, error.isRefusedForGood {
+                refused.append(location)
             } else {
                 retries.append(location)
                 metrics.countRequeue(failure.error)
@@ -125,11 +125,9 @@ final class SpoolReplay: Sendable {
         }
         spool.acknowledge(persisted)
         metrics.spoolReplayed.increment(by: UInt64(outcome.persisted))
-        for (segment, count) in undeliverable {
-            spool.drop(segment: segment, count: count)
-            logger.error(
-                "spooled messages refused by Kafka for good were dropped",
-                ["count": String(count), "error": outcome.failures.first.map { String(describing: $0.error) } ?? ""])
+        if !refused.isEmpty {
+            let error = outcome.failures.first { $0.error?.isRefusedForGood == true }?.error
+            spool.deadLetter(refused, error: error.map { String(describing: $0) } ?? "")
         }
         spool.requeue(retries)
         spool.signalActivity()
@@ -151,5 +149,15 @@ final class SpoolReplay: Sendable {
             }
             return (topic, headers)
         }
+    }
+}
+
+extension KafkaError {
+    /// Whether Kafka refused a record for good, so the spool moves it to its dead-letter segment instead of
+    /// producing it again: a permanent error (topic authorization, a message too large, an unknown topic), except
+    /// `UNKNOWN_TOPIC_OR_PARTITION`, which Kafka itself treats as retriable and which happens around leader moves
+    /// and topic creation: that one is retried like any transient error.
+    var isRefusedForGood: Bool {
+        !isRetriable && code != .unknownTopicOrPartition
     }
 }

@@ -49,6 +49,13 @@ final class SpoolingDelivery: Sendable {
         self.threshold = threshold
     }
 
+    /// Whether a batch arriving now would go to the spool and find it full: the spool refused a batch for room and
+    /// none was freed since, and new batches go to the spool (it holds undelivered records, or Kafka looks down).
+    /// The ingest admission answers such a batch 503 from its headers alone.
+    var isRefusingForRoom: Bool {
+        spool.isFull && (spool.isEngaged || !health.isUp)
+    }
+
     /// Starts the threshold thread.
     func start() {
         guard !isStarted.exchange(true, ordering: .acquiringAndReleasing) else { return }
@@ -158,21 +165,24 @@ final class SpoolingDelivery: Sendable {
     }
 
     /// Settles the spooled records of `batch` that its first send reported on: persisted ones are done, failed
-    /// ones go to the replay (counted), undeliverable ones are dropped. Records never enqueued are the replay's.
+    /// ones go to the replay (counted), ones Kafka refused for good go to the dead-letter segment. Records never
+    /// enqueued are the replay's.
     private func settle(_ report: KafkaBatchOutcome, of batch: SpoolBatch, at location: Spool.Location) {
         if report.persisted > 0 { spool.acknowledge([location.segment: report.persisted]) }
         var retries: [Spool.Location] = []
-        var undeliverable = 0
+        var refused: [Spool.Location] = []
         for failure in report.failures {
-            if failure.error?.isRetriable == false {
-                undeliverable += 1
+            let spooled = Spool.Location(
+                segment: location.segment, offset: location.offset + batch.frames[failure.index].start)
+            if let error = failure.error, error.isRefusedForGood {
+                refused.append(spooled)
                 continue
             }
-            retries.append(
-                Spool.Location(segment: location.segment, offset: location.offset + batch.frames[failure.index].start))
+            retries.append(spooled)
             metrics.countRequeue(failure.error)
         }
-        spool.drop(segment: location.segment, count: undeliverable)
+        let error = report.failures.first { $0.error?.isRefusedForGood == true }?.error
+        spool.deadLetter(refused, error: error.map { String(describing: $0) } ?? "")
         spool.requeue(retries)
     }
 

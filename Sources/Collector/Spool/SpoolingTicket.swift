@@ -90,7 +90,7 @@ final class SpoolingTicket: Sendable {
                     phase = .finished
                     return .persisted
                 }
-                if outcome.failures.contains(where: { $0.error?.isRetriable == false }) {
+                if outcome.failures.contains(where: { $0.error?.isRefusedForGood == true }) {
                     phase = .finished
                     return .undeliverable
                 }

@@ -58,7 +58,9 @@ extension ServerCore {
         let reservation = declared.map { Int($0) } ?? (hasChunkedBody ? configuration.maxBodyBytes : 0)
         guard bodyBudget.reserve(reservation, client: state.client) else {
             bodyBudgetRejections.add(1, ordering: .relaxed)
-            return queue(configuration.bodyBudgetResponse, for: state, connection: connection, closing: true)
+            return queue(
+                configuration.serverAnswer(configuration.bodyBudgetResponse), for: state, connection: connection,
+                closing: true)
         }
         state.reservedBytes = reservation
         if let declared {
@@ -146,7 +148,7 @@ extension ServerCore {
             }
             // Pairs with stop(): either it sees this suspension and answers it, or this sees it stopping.
             if isStopping.load(ordering: .sequentiallyConsistent),
-                state.slot.respond(configuration.timeoutResponse, isFallback: true)
+                state.slot.respond(configuration.serverAnswer(configuration.timeoutResponse), isFallback: true)
             {
                 responseDeadlineExpirations.add(1, ordering: .relaxed)
             }

@@ -102,7 +102,8 @@ final class ServerCore: Sendable {
             }
         }
         // Answered outside the registry lock: answering takes the slot lock and libmicrohttpd's cleanup mutex.
-        for slot in overdue where slot.respond(configuration.timeoutResponse, isFallback: true) {
+        for slot in overdue
+        where slot.respond(configuration.serverAnswer(configuration.timeoutResponse), isFallback: true) {
             responseDeadlineExpirations.add(1, ordering: .relaxed)
         }
     }
@@ -112,7 +113,8 @@ final class ServerCore: Sendable {
         let slots = connections.withLock { connections in
             connections.values.compactMap { $0.suspendedSlot.withLock { $0 } }
         }
-        for slot in slots where slot.respond(configuration.timeoutResponse, isFallback: true) {
+        for slot in slots
+        where slot.respond(configuration.serverAnswer(configuration.timeoutResponse), isFallback: true) {
             responseDeadlineExpirations.add(1, ordering: .relaxed)
         }
     }
