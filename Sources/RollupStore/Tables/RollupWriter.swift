@@ -65,19 +65,13 @@ struct RollupWriter {
         var pending = IDCache()
         try connection.database.writeTransaction {
             try SinkPartitionsTable.advance(step, now: now, on: connection)
-            for rollup in step.series {
-                let id = try seriesID(rollup.series, pending: &pending)
-                for table in [SeriesWindowTable.minutes, .hours] {
-                    try table.merge(rollup, id: id, on: connection)
-                }
-                try TypeFirstSeenTable.record(rollup, on: connection)
-            }
-            for rollup in step.versions {
-                let id = try versionID(rollup.key, pending: &pending)
-                for table in [VersionWindowTable.minutes, .hours] {
-                    try table.merge(rollup, id: id, on: connection)
-                }
-            }
+            // In bulk (WindowTable.merge(_:on:)): the same rows as merging each rollup in turn, in a few
+            // statements per hundred rows.
+            let series = try step.series.map { (id: try seriesID($0.series, pending: &pending), rollup: $0) }
+            for table in [SeriesWindowTable.minutes, .hours] { try table.merge(series, on: connection) }
+            try TypeFirstSeenTable.record(step.series, on: connection)
+            let versions = try step.versions.map { (id: try versionID($0.key, pending: &pending), rollup: $0) }
+            for table in [VersionWindowTable.minutes, .hours] { try table.merge(versions, on: connection) }
             try SinkPartitionsTable.remember(step, on: connection)
         }
         cache.keep(pending)

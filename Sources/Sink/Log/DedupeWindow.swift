@@ -6,9 +6,12 @@ public import Rollups
 /// A batch is a copy when a batch with its key (``BatchRecord/key``) was counted with a `receivedAt` at most
 /// ``horizonSeconds`` before its own. Memory is bounded twice: by the horizon (keys received more than the horizon
 /// before the newest are forgotten) and by ``maxEntries`` (past it the oldest keys are forgotten first, which
-/// shortens the horizon under a flood rather than growing without bound). The store holds the same keys (the
-/// sink writes them with each step and deletes those before ``forgetBefore``), so a sink that restarts, or takes
-/// the partition over, dedupes as this one would have.
+/// shortens the horizon under a flood rather than growing without bound). ``PartitionSteps`` also forgets a
+/// partition's oldest keys (``forgetOldest()``) to keep every partition a sink holds within one sink-wide bound.
+/// Forgetting early is never silent: ``evicted`` counts the keys forgotten before the horizon, and
+/// ``isForgottenEarly(receivedAt:)`` tells which new batches fall where copies may no longer be recognised. The store
+/// holds the same keys (the sink writes them with each step and deletes those before ``forgetBefore``), so a sink
+/// that restarts, or takes the partition over, dedupes as this one would have.
 public struct DedupeWindow: Sendable {
     /// How long a counted batch is remembered, in seconds of `receivedAt`.
     public let horizonSeconds: Int64
@@ -22,6 +25,9 @@ public struct DedupeWindow: Sendable {
     public private(set) var newest: Int64 = .min
     /// Keys counted before this instant (epoch seconds) are forgotten.
     public private(set) var forgetBefore: Int64 = .min
+    /// Keys forgotten before the horizon had passed them (over ``maxEntries``, or by ``forgetOldest()``), since the
+    /// window was made.
+    public private(set) var evicted = 0
 
     /// A window holding `counted` (what the store remembers for the partition, oldest first).
     public init(horizonSeconds: Int64, maxEntries: Int, counted: [CountedBatch] = []) {
@@ -44,6 +50,8 @@ public struct DedupeWindow: Sendable {
         if let first = seen[key], first >= forgetBefore, first >= receivedAt &- horizonSeconds {
             return false
         }
+        // Counted, but as old as what is already forgotten: it would be forgotten at once.
+        guard receivedAt >= forgetBefore else { return true }
         seen[key] = receivedAt
         order.append(CountedBatch(key: key, receivedAt: receivedAt))
         newest = max(newest, receivedAt)
@@ -51,13 +59,38 @@ public struct DedupeWindow: Sendable {
         return true
     }
 
+    /// The `receivedAt` of the oldest key remembered; nil when none is.
+    public var oldestReceivedAt: Int64? { head < order.count ? order[head].receivedAt : nil }
+
+    /// Whether a batch received at `receivedAt` falls within the horizon of the newest batch but before
+    /// ``forgetBefore``: keys of that stretch were forgotten early, so a copy received there is counted again.
+    public func isForgottenEarly(receivedAt: Int64) -> Bool {
+        receivedAt < forgetBefore && newest != .min && receivedAt >= newest &- horizonSeconds
+    }
+
+    /// Forgets the oldest remembered keys: every key received in the same second as the oldest (the store forgets
+    /// by whole seconds, ``forgetBefore``). Returns how many keys were forgotten, 0 when none was remembered.
+    @discardableResult
+    public mutating func forgetOldest() -> Int {
+        guard let oldest = oldestReceivedAt else { return 0 }
+        let before = seen.count
+        forgetBefore = max(forgetBefore, oldest &+ 1)
+        forget()
+        return before - seen.count
+    }
+
     private mutating func forget() {
         if newest != .min { forgetBefore = max(forgetBefore, newest &- horizonSeconds) }
-        while head < order.count && (order[head].receivedAt < forgetBefore || seen.count > maxEntries) {
+        while head < order.count
+            && (order[head].receivedAt < forgetBefore || seen.count > maxEntries
+                || seen[order[head].key] != order[head].receivedAt)
+        {
             let oldest = order[head]
             head += 1
             guard seen[oldest.key] == oldest.receivedAt else { continue }
             seen[oldest.key] = nil
+            // Forgotten while the horizon still covers it: counted, so that nothing is forgotten silently.
+            if oldest.receivedAt >= newest &- horizonSeconds { evicted += 1 }
             // Over the bound: everything received up to the key forgotten goes with it, in the store too.
             if oldest.receivedAt >= forgetBefore { forgetBefore = oldest.receivedAt &+ 1 }
         }
