@@ -15,7 +15,8 @@ import Testing
                     RollupFactory.series(
                         version: "1.\(index % 7)", kind: index % 5 == 0 ? .malformedPayload : .unknownType,
                         widget: "widget-\(index)"),
-                    minute: Int64((index * 7 + step * (index % 2 == 0 ? 0 : 13)) % 120), events: Int64(index + step + 1),
+                    minute: Int64((index * 7 + step * (index % 2 == 0 ? 0 : 13)) % 120),
+                    events: Int64(index + step + 1),
                     installs: (0..<(index % 4 + 1)).map { "install-\($0 + step * 3 + index)" },
                     second: Int64((index + step * 11) % 60), release: "api@\(step % 2)",
                     path: "Index \(step).title")

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// How a bulk write or read splits its rows into multi-row statements.
 ///
 /// Runs of ``maxRows``, then the rest in powers of two (64, 32, …, 1), so a table has at most eight statement shapes
@@ -19,5 +21,33 @@ enum BulkChunks {
             start += size
         }
         return ranges
+    }
+}
+
+/// The texts of the bulk statements, made once per process: building a 128-row statement's text took longer than
+/// SQLite took to run it.
+enum BulkSQL {
+    /// What a statement does.
+    enum Kind: Hashable {
+        /// A read of the rows, locking them (`FOR UPDATE`) or not (SQLite, which locks the whole database).
+        case read(locking: Bool)
+        case upsert, insert
+    }
+
+    /// One statement: its kind, table and row count.
+    struct Key: Hashable {
+        var kind: Kind
+        var table: String
+        var count: Int
+    }
+
+    private static let texts = Mutex<[Key: String]>([:])
+
+    /// The text of `key`'s statement, `make()` the first time.
+    static func text(_ key: Key, make: () -> String) -> String {
+        if let text = texts.withLock({ $0[key] }) { return text }
+        let text = make()
+        texts.withLock { $0[key] = text }
+        return text
     }
 }

@@ -57,14 +57,16 @@ enum TypeFirstSeenTable {
             var values: [SQLValue] = []
             values.reserveCapacity(chunk.count * columns.count)
             for key in order[chunk] { values += row(of: earliest[key]!) }
-            let tuples = (0..<chunk.count).map { "(\(columns.placeholders(from: 1 + $0 * columns.count)))" }
-            try connection.database.update(
-                """
-                INSERT INTO \(name) (\(columns.list())) VALUES \(tuples.joined(separator: ", "))
-                ON CONFLICT (\(keyColumns.list())) DO UPDATE SET \(valueColumns.fromExcluded)
-                WHERE excluded.first_seen_s < \(name).first_seen_s
-                OR (excluded.first_seen_s = \(name).first_seen_s AND excluded.first_seen_ns < \(name).first_seen_ns)
-                """, values)
+            let sql = BulkSQL.text(BulkSQL.Key(kind: .upsert, table: name, count: chunk.count)) {
+                let tuples = (0..<chunk.count).map { "(\(columns.placeholders(from: 1 + $0 * columns.count)))" }
+                return """
+                    INSERT INTO \(name) (\(columns.list())) VALUES \(tuples.joined(separator: ", "))
+                    ON CONFLICT (\(keyColumns.list())) DO UPDATE SET \(valueColumns.fromExcluded)
+                    WHERE excluded.first_seen_s < \(name).first_seen_s
+                    OR (excluded.first_seen_s = \(name).first_seen_s AND excluded.first_seen_ns < \(name).first_seen_ns)
+                    """
+            }
+            try connection.database.update(sql, values)
         }
     }
 
