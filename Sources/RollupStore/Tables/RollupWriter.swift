@@ -67,11 +67,15 @@ struct RollupWriter {
             try SinkPartitionsTable.advance(step, now: now, on: connection)
             // In bulk (WindowTable.merge(_:on:)): the same rows as merging each rollup in turn, in a few
             // statements per hundred rows.
-            let series = try step.series.map { (id: try seriesID($0.series, pending: &pending), rollup: $0) }
-            for table in [SeriesWindowTable.minutes, .hours] { try table.merge(series, on: connection) }
+            let seriesIDs = try step.series.map { try seriesID($0.series, pending: &pending) }
+            for table in [SeriesWindowTable.minutes, .hours] {
+                try table.merge(step.series, ids: seriesIDs, on: connection)
+            }
             try TypeFirstSeenTable.record(step.series, on: connection)
-            let versions = try step.versions.map { (id: try versionID($0.key, pending: &pending), rollup: $0) }
-            for table in [VersionWindowTable.minutes, .hours] { try table.merge(versions, on: connection) }
+            let versionIDs = try step.versions.map { try versionID($0.key, pending: &pending) }
+            for table in [VersionWindowTable.minutes, .hours] {
+                try table.merge(step.versions, ids: versionIDs, on: connection)
+            }
             try SinkPartitionsTable.remember(step, on: connection)
         }
         cache.keep(pending)

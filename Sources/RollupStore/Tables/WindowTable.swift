@@ -88,7 +88,7 @@ struct WindowRowKey: Hashable {
 }
 
 extension WindowTable {
-    /// Merges every rollup of `rollups` into its row, with the same result as calling ``merge(_:id:on:)`` for each in
+    /// Merges every rollup of `rollups` into its row (`rollups[i]` under key id `ids[i]`), with the same result as calling ``merge(_:id:on:)`` for each in
     /// order, in a few statements per ``bulkRows`` rows instead of two or three per rollup.
     ///
     /// The rollups of one row (an hour's minutes) are merged into it in their order. The stored rows are read in
@@ -97,7 +97,7 @@ extension WindowTable {
     /// `ON CONFLICT DO NOTHING … RETURNING`: a row a concurrent writer inserted in between (PostgreSQL) is merged
     /// again by ``merge(_:id:on:)``, so no writer's counts are lost. A stored row that no longer decodes is replaced
     /// by the incoming rollups and reported, as ``merge(_:id:on:)`` does.
-    func merge(_ rollups: [(id: Int64, rollup: Rollup)], on connection: TableConnection) throws {
+    func merge(_ rollups: [Rollup], ids: [Int64], on connection: TableConnection) throws {
         // The rows in the order their first rollup comes, and each row's rollups as a chain of indices into
         // `rollups` (no array, and no copy of a rollup, per row).
         var rows: [WindowRowKey] = []
@@ -106,8 +106,8 @@ extension WindowTable {
         var last: [Int] = []
         var next = [Int](repeating: -1, count: rollups.count)
         rows.reserveCapacity(rollups.count)
-        for (index, (id, rollup)) in rollups.enumerated() {
-            let key = WindowRowKey(id: id, windowStart: windowStart(of: rollup))
+        for (index, rollup) in rollups.enumerated() {
+            let key = WindowRowKey(id: ids[index], windowStart: windowStart(of: rollup))
             if let row = rowOfKey[key] {
                 next[last[row]] = index
                 last[row] = index
@@ -126,26 +126,33 @@ extension WindowTable {
             for row in chunk {
                 let key = rows[row]
                 var index = first[row]
+                let storedRow = stored[key]
+                if storedRow == nil, next[index] < 0, rollups[index].window.start == key.windowStart {
+                    // A new row of one rollup (a minute): written as it came, no copy.
+                    inserted += Self.row(of: rollups[index], id: key.id)
+                    insertedKeys.append(key)
+                    continue
+                }
                 var merged: Rollup
-                if case .some(.some(let decoded)) = stored[key] {
+                if case .some(.some(let decoded)) = storedRow {
                     merged = decoded
                 } else {
                     // No row, or one that does not decode: the incoming rollups replace it.
-                    merged = rollups[index].rollup
+                    merged = rollups[index]
                     merged.window = MinuteWindow(start: key.windowStart)
                     index = next[index]
                 }
                 while index >= 0 {
-                    if rollups[index].rollup.window.start == key.windowStart {
-                        merged.merge(rollups[index].rollup)
+                    if rollups[index].window.start == key.windowStart {
+                        merged.merge(rollups[index])
                     } else {
-                        var rollup = rollups[index].rollup
+                        var rollup = rollups[index]
                         rollup.window = MinuteWindow(start: key.windowStart)
                         merged.merge(rollup)
                     }
                     index = next[index]
                 }
-                if stored[key] == nil {
+                if storedRow == nil {
                     inserted += Self.row(of: merged, id: key.id)
                     insertedKeys.append(key)
                 } else {
@@ -157,7 +164,7 @@ extension WindowTable {
                 // A concurrent writer inserted the row after the read: merge into it one rollup at a time.
                 var index = first[rowOfKey[key]!]
                 while index >= 0 {
-                    try merge(rollups[index].rollup, id: key.id, on: connection)
+                    try merge(rollups[index], id: key.id, on: connection)
                     index = next[index]
                 }
             }
@@ -167,7 +174,7 @@ extension WindowTable {
     /// The stored rows of `keys` (whose first rollups are `rollups[firsts…]`): a rollup for each that decodes, nil
     /// for one that does not (reported), no entry for a row that is not there.
     private func read(
-        _ keys: ArraySlice<WindowRowKey>, firsts: ArraySlice<Int>, rollups: [(id: Int64, rollup: Rollup)],
+        _ keys: ArraySlice<WindowRowKey>, firsts: ArraySlice<Int>, rollups: [Rollup],
         on connection: TableConnection
     ) throws -> [WindowRowKey: Rollup?] {
         let database = connection.database
@@ -198,7 +205,7 @@ extension WindowTable {
             stored[key] = .some(
                 try connection.decodeStored(name) {
                     try Self.decode(
-                        row, offset: 2, key: rollups[index].rollup.rollupKey, windowStart: key.windowStart)
+                        row, offset: 2, key: rollups[index].rollupKey, windowStart: key.windowStart)
                 })
         }
         return stored
