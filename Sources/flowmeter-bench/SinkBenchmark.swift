@@ -27,7 +27,8 @@ import TestSupport
 /// `--log-seconds` (default 1,000 for 3,600 s, the default horizon), each batch's key admitted into one partition's
 /// ``DedupeWindow`` bounded at `--max-entries` (default the sink's 2,000,000, one partition holding it all) and committed a second at a time
 /// as the sink's steps write it: the keys remembered, the process's RSS before and after, the keys forgotten early
-/// by the bound, and the `counted_batches` rows and bytes the store holds at the end.
+/// by the bound, and the `counted_batches` rows and bytes the store holds at the end (`--store none`: the memory
+/// alone, nothing committed).
 ///
 /// CPU time is the process's (`CLOCK_PROCESS_CPUTIME_ID`; the bench runs one thread); RSS is read from /proc after
 /// each row.
@@ -323,11 +324,13 @@ enum SinkBenchmark {
     /// `--only dedupe`: what the dedupe horizon holds at `rate` batches a second of log time (see the type's doc).
     static func dedupe(rate: Int, logSeconds: Int, maxEntries: Int, storePath: String?) throws {
         let directory = try TemporaryDirectory(prefix: "flowmeter-bench-dedupe")
-        let store = try openRollupStore(url: storePath ?? directory.path + "/sink.sqlite")
+        // `--store none`: the memory alone, nothing committed.
+        let store = storePath == "none" ? nil : try openRollupStore(url: storePath ?? directory.path + "/sink.sqlite")
         let horizon: Int64 = 3_600
         print(
             "dedupe: \(rate) batches/s of log time for \(logSeconds) s, horizon \(horizon) s, at most "
-                + "\(maxEntries) keys over the sink, store \(storeName(storePath)); load \(loadAverage())")
+                + "\(maxEntries) keys over the sink, store \(storePath == "none" ? "none" : storeName(storePath)); "
+                + "load \(loadAverage())")
         let before = residentMiB().current
         let started = cpuSeconds()
         var window = DedupeWindow(horizonSeconds: horizon, maxEntries: maxEntries)
@@ -346,6 +349,7 @@ enum SinkBenchmark {
                     counted.append(CountedBatch(key: key, receivedAt: receivedAt))
                 }
             }
+            guard let store else { continue }
             let committing = cpuSeconds()
             try store.commit(
                 PartitionStep(
@@ -364,6 +368,10 @@ enum SinkBenchmark {
             String(
                 format: "RSS %.1f MiB before, %.1f MiB after (peak %.1f): %.0f bytes a remembered key",
                 before, after.current, after.peak, (after.current - before) * 1_048_576 / Double(max(1, window.count))))
+        guard let store else {
+            print(String(format: "CPU %.1f s, nothing committed (--store none)", cpuSeconds() - started))
+            return
+        }
         print(
             String(
                 format: "CPU %.1f s, of it the store's commits %.1f s (%.0f counted keys a CPU-second)",

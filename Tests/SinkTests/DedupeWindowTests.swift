@@ -262,4 +262,18 @@ import Testing
         #expect(made.outcome.unchecked == made.outcome.counted)
         #expect(steps.rememberedBatches <= 60)
     }
+
+    @Test func batchKeysAndOtherStringsAreNeverConfused() {
+        var window = DedupeWindow(horizonSeconds: 3_600, maxEntries: 1_000)
+        let key = BatchRecord.key(appID: "com.example.shop", batchID: "b-1", part: 0)
+        #expect(key.utf8.count == 32)
+        #expect(window.admit(key, receivedAt: 1_000) == true)
+        #expect(window.admit(key, receivedAt: 1_001) == false)
+        // The same digits spelled in upper case, or one digit longer, are other keys.
+        #expect(window.admit(key.uppercased(), receivedAt: 1_002) == true)
+        #expect(window.admit(key + "0", receivedAt: 1_002) == true)
+        #expect(window.admit(String(key.dropLast()), receivedAt: 1_002) == true)
+        #expect(window.admit(String(key.dropLast()), receivedAt: 1_003) == false)
+        #expect(window.count == 4)
+    }
 }

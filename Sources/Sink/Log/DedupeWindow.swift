@@ -17,9 +17,9 @@ public struct DedupeWindow: Sendable {
     public let horizonSeconds: Int64
     /// The most keys remembered.
     public let maxEntries: Int
-    private var seen: [String: Int64] = [:]
+    private var seen: [Key: Int64] = [:]
     /// Keys in the order they were counted (about `receivedAt` order), forgotten from `head`.
-    private var order: [CountedBatch] = []
+    private var order: [Entry] = []
     private var head = 0
     /// The newest `receivedAt` counted.
     public private(set) var newest: Int64 = .min
@@ -34,8 +34,9 @@ public struct DedupeWindow: Sendable {
         self.horizonSeconds = max(0, horizonSeconds)
         self.maxEntries = max(1, maxEntries)
         for batch in counted.sorted(by: { ($0.receivedAt, $0.key) < ($1.receivedAt, $1.key) }) {
-            seen[batch.key] = batch.receivedAt
-            order.append(batch)
+            let key = Key(batch.key)
+            seen[key] = batch.receivedAt
+            order.append(Entry(key: key, receivedAt: batch.receivedAt))
             newest = max(newest, batch.receivedAt)
         }
         forget()
@@ -47,13 +48,14 @@ public struct DedupeWindow: Sendable {
     /// Whether the batch `key` received at `receivedAt` is to be counted: true (and remembered) for a new one, false
     /// for a copy of one counted within the horizon.
     public mutating func admit(_ key: String, receivedAt: Int64) -> Bool {
+        let key = Key(key)
         if let first = seen[key], first >= forgetBefore, first >= receivedAt &- horizonSeconds {
             return false
         }
         // Counted, but as old as what is already forgotten: it would be forgotten at once.
         guard receivedAt >= forgetBefore else { return true }
         seen[key] = receivedAt
-        order.append(CountedBatch(key: key, receivedAt: receivedAt))
+        order.append(Entry(key: key, receivedAt: receivedAt))
         newest = max(newest, receivedAt)
         forget()
         return true
@@ -98,5 +100,41 @@ public struct DedupeWindow: Sendable {
             order.removeFirst(head)
             head = 0
         }
+    }
+
+    /// A key as the window holds it: the 128 bits of a batch key's 32 lowercase hex digits (``BatchRecord/key``), 16
+    /// bytes with nothing allocated, or, for a string of any other form, the string itself. Only the one spelling of
+    /// the digits maps to `digest`, so two different strings are never the same key.
+    enum Key: Hashable, Sendable {
+        case digest(UInt64, UInt64)
+        case other(String)
+
+        init(_ key: String) {
+            var halves: (UInt64, UInt64) = (0, 0)
+            var digits = 0
+            for byte in key.utf8 {
+                let value: UInt8
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"): value = byte &- UInt8(ascii: "0")
+                case UInt8(ascii: "a")...UInt8(ascii: "f"): value = byte &- UInt8(ascii: "a") &+ 10
+                default:
+                    self = .other(key)
+                    return
+                }
+                if digits < 16 {
+                    halves.0 = halves.0 << 4 | UInt64(value)
+                } else if digits < 32 {
+                    halves.1 = halves.1 << 4 | UInt64(value)
+                }
+                digits += 1
+            }
+            self = digits == 32 ? .digest(halves.0, halves.1) : .other(key)
+        }
+    }
+
+    /// One counted key and when it was received.
+    private struct Entry: Sendable {
+        var key: Key
+        var receivedAt: Int64
     }
 }
