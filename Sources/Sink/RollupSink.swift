@@ -287,11 +287,22 @@ public final class RollupSink: Sendable {
                 deadLetter(Origin(message), reason: bad.reason, what: "skipped a record that is not a batch record")
             }
         }
+        if made.outcome.evicted > 0 || made.outcome.unchecked > 0 {
+            // The dedupe bound is reached: copies of the forgotten batches would be counted again.
+            log(
+                .warning, "dedupe bound reached: counted batches forgotten before the horizon",
+                [
+                    "partition": String(partition), "forgotten": String(made.outcome.evicted),
+                    "counted_unchecked": String(made.outcome.unchecked),
+                ])
+        }
         let lag = last.timestamp.map { max(0, Date().timeIntervalSince($0)) }
         state.withLock { counters in
             counters.applied += made.outcome.counted
             counters.duplicates += made.outcome.duplicates
             counters.events += made.outcome.events
+            counters.dedupeEvicted += made.outcome.evicted
+            counters.dedupeUnchecked += made.outcome.unchecked
             counters.badMessages += made.outcome.bad
             counters.batches += 1
             if let lag { counters.lagSeconds = lag }

@@ -14,7 +14,9 @@ public struct RollupSinkConfiguration: Sendable, Hashable {
     /// How long a counted batch is remembered, so a copy (a retry through any collector) is not counted again;
     /// measured in the records' `receivedAt`. Default 1 h; docs/sink.md says what it costs.
     public var dedupeHorizon: Duration = .seconds(3600)
-    /// The most counted batches remembered per partition; past it the oldest are forgotten first. Default 2,000,000.
+    /// The most counted batches remembered over every partition the sink holds; past it the oldest by `receivedAt`
+    /// are forgotten first, whichever partition holds them (counted in ``RollupSinkCounters/dedupeEvicted``).
+    /// Default 2,000,000 (about 300 MB; docs/design/log.md, "What the horizon costs").
     public var dedupeMaxEntries = 2_000_000
     /// The most messages read per poll (and so per step of a partition); default 5,000.
     public var maxBatch = 5_000

@@ -6,6 +6,12 @@ public struct RollupSinkCounters: Sendable, Hashable {
     public var duplicates: Int = 0
     /// Events of the counted batch records.
     public var events: Int = 0
+    /// Counted batches forgotten before their dedupe horizon had passed, to keep the sink within
+    /// ``RollupSinkConfiguration/dedupeMaxEntries``: a copy of one of them would be counted again.
+    public var dedupeEvicted: Int = 0
+    /// Batches counted in a stretch of log time whose keys had been forgotten early (see ``dedupeEvicted``): had one
+    /// been a copy, it was counted twice. 0 while the bound is not reached.
+    public var dedupeUnchecked: Int = 0
     /// Messages that were not a valid batch record, deploy marker or manifest; counted and skipped.
     public var badMessages: Int = 0
     /// Messages the store refused for good (not retriable), skipped; dead-lettered.

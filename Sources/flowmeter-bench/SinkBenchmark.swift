@@ -21,13 +21,24 @@ import TestSupport
 ///   one store transaction with the rollups, the counted batches and the offset) on a fresh SQLite store. Every
 ///   round gives each record a new batch id (patched in place), so nothing is a duplicate.
 ///
+/// `--store` takes a store URL (`postgres://…` for PostgreSQL); the step row names the store it ran on.
+///
+/// `--only dedupe` measures the dedupe horizon's cost instead: `--rate` batches a second of log time for
+/// `--log-seconds` (default 1,000 for 3,600 s, the default horizon), each batch's key admitted into one partition's
+/// ``DedupeWindow`` bounded at `--max-entries` (default the sink's 2,000,000, one partition holding it all) and committed a second at a time
+/// as the sink's steps write it: the keys remembered, the process's RSS before and after, the keys forgotten early
+/// by the bound, and the `counted_batches` rows and bytes the store holds at the end (`--store none`: the memory
+/// alone, nothing committed).
+///
 /// CPU time is the process's (`CLOCK_PROCESS_CPUTIME_ID`; the bench runs one thread); RSS is read from /proc after
 /// each row.
 enum SinkBenchmark {
     static let usage = """
         usage: flowmeter-bench sink [--seconds N (4)] [--batches N (512)] [--records-per-step N (500)]
-                                    [--only collector|decode|codable|aggregate|step] [--store PATH (a temporary SQLite)]
+                                    [--only collector|decode|codable|aggregate|step|dedupe]
+                                    [--store URL (a temporary SQLite; postgres://… for PostgreSQL)]
                                     [--rounds N (run each row N rounds instead of --seconds: for callgrind)]
+                                    [--rate N (1000) --log-seconds N (3600) --max-entries N (2000000): dedupe]
         """
 
     static func run(_ arguments: [String]) -> Int32 {
@@ -37,6 +48,9 @@ enum SinkBenchmark {
         var only: String?
         var storePath: String?
         var rounds: Int?
+        var rate = 1_000
+        var logSeconds = 3_600
+        var maxEntries = RollupSinkConfiguration(bootstrapServers: []).dedupeMaxEntries
         var index = 0
         while index < arguments.count {
             let value = index + 1 < arguments.count ? arguments[index + 1] : ""
@@ -47,6 +61,9 @@ enum SinkBenchmark {
             case "--only": only = value
             case "--store": storePath = value
             case "--rounds": rounds = Int(value) ?? 0
+            case "--rate": rate = Int(value) ?? 0
+            case "--log-seconds": logSeconds = Int(value) ?? 0
+            case "--max-entries": maxEntries = Int(value) ?? 0
             default:
                 print(usage)
                 return 2
@@ -58,6 +75,19 @@ enum SinkBenchmark {
             return 2
         }
         fixedRounds = rounds
+        if only == "dedupe" {
+            guard rate > 0, logSeconds > 0, maxEntries > 0 else {
+                print("error: --rate, --log-seconds and --max-entries must be positive")
+                return 2
+            }
+            do {
+                try dedupe(rate: rate, logSeconds: logSeconds, maxEntries: maxEntries, storePath: storePath)
+                return 0
+            } catch {
+                print("error: \(error)")
+                return 1
+            }
+        }
         do {
             let inputs = try Inputs(batchCount: batchCount)
             print(
@@ -71,7 +101,7 @@ enum SinkBenchmark {
                 ("codable", "sink decode (Codable)", { try codable(inputs, seconds: seconds) }),
                 ("aggregate", "sink aggregate", { try aggregate(inputs, seconds: seconds, perStep: perStep) }),
                 (
-                    "step", "sink step (SQLite)",
+                    "step", "sink step (\(storeName(storePath)))",
                     {
                         try step(inputs, seconds: seconds, perStep: perStep, storePath: storePath)
                     }
@@ -282,6 +312,82 @@ enum SinkBenchmark {
             stepCount += 1
             try steps.commit(made.step)
             return (perStep, events)
+        }
+    }
+
+    /// The store a `--store` URL names, for the step row's label.
+    static func storeName(_ url: String?) -> String {
+        guard let url else { return "SQLite" }
+        return url.hasPrefix("postgres") ? "PostgreSQL" : "SQLite"
+    }
+
+    /// `--only dedupe`: what the dedupe horizon holds at `rate` batches a second of log time (see the type's doc).
+    static func dedupe(rate: Int, logSeconds: Int, maxEntries: Int, storePath: String?) throws {
+        let directory = try TemporaryDirectory(prefix: "flowmeter-bench-dedupe")
+        // `--store none`: the memory alone, nothing committed.
+        let store = storePath == "none" ? nil : try openRollupStore(url: storePath ?? directory.path + "/sink.sqlite")
+        let horizon: Int64 = 3_600
+        print(
+            "dedupe: \(rate) batches/s of log time for \(logSeconds) s, horizon \(horizon) s, at most "
+                + "\(maxEntries) keys over the sink, store \(storePath == "none" ? "none" : storeName(storePath)); "
+                + "load \(loadAverage())")
+        let before = residentMiB().current
+        let started = cpuSeconds()
+        var window = DedupeWindow(horizonSeconds: horizon, maxEntries: maxEntries)
+        let topic = "flowmeter.batches.v1"
+        let start: Int64 = 1_800_000_000
+        var unchecked = 0
+        var storeSeconds = 0.0
+        for second in 0..<Int64(logSeconds) {
+            let receivedAt = start + second
+            var counted: [CountedBatch] = []
+            counted.reserveCapacity(rate)
+            for number in 0..<rate {
+                let key = BatchRecord.key(appID: "com.example.app", batchID: "b\(second)-\(number)", part: 0)
+                if window.isForgottenEarly(receivedAt: receivedAt) { unchecked += 1 }
+                if window.admit(key, receivedAt: receivedAt) {
+                    counted.append(CountedBatch(key: key, receivedAt: receivedAt))
+                }
+            }
+            guard let store else { continue }
+            let committing = cpuSeconds()
+            try store.commit(
+                PartitionStep(
+                    topic: topic, partition: 0, partitions: 1, startOffset: second == 0 ? nil : second * Int64(rate),
+                    nextOffset: (second + 1) * Int64(rate), counted: counted,
+                    forgetBefore: window.forgetBefore == .min ? 0 : window.forgetBefore))
+            storeSeconds += cpuSeconds() - committing
+        }
+        let after = residentMiB()
+        let held = window.newest - max(window.forgetBefore, window.newest - horizon)
+        print(
+            String(
+                format: "keys remembered %d (%lld s of log time), forgotten early %d, unchecked %d",
+                window.count, held, window.evicted, unchecked))
+        print(
+            String(
+                format: "RSS %.1f MiB before, %.1f MiB after (peak %.1f): %.0f bytes a remembered key",
+                before, after.current, after.peak, (after.current - before) * 1_048_576 / Double(max(1, window.count))))
+        guard let store else {
+            print(String(format: "CPU %.1f s, nothing committed (--store none)", cpuSeconds() - started))
+            return
+        }
+        print(
+            String(
+                format: "CPU %.1f s, of it the store's commits %.1f s (%.0f counted keys a CPU-second)",
+                cpuSeconds() - started, storeSeconds, Double(rate * logSeconds) / storeSeconds))
+        if let maintained = store as? any RollupStoreMaintenance {
+            let stats = try maintained.stats()
+            for table in stats.tables where table.name == "counted_batches" {
+                print(
+                    "store: \(table.name) \(table.rows) rows, "
+                        + (table.bytes.map {
+                            String(
+                                format: "%.1f MiB (%.0f bytes a row)", Double($0) / 1_048_576,
+                                Double($0) / Double(max(1, table.rows)))
+                        } ?? "bytes unknown")
+                        + String(format: "; the whole store %.1f MiB", Double(stats.totalBytes) / 1_048_576))
+            }
         }
     }
 

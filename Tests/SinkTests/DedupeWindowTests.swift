@@ -145,4 +145,135 @@ import Testing
         // What the store remembers moved on with the horizon: a is past it now, so only b's later copy and c remain.
         #expect(Set(after.counted.map(\.receivedAt)) == [start + 1_800, start + 3_611])
     }
+
+    @Test func forgettingByTheHorizonIsNotAnEviction() {
+        var window = DedupeWindow(horizonSeconds: 60, maxEntries: 1_000)
+        for second in 0..<600 { _ = window.admit("key-\(second)", receivedAt: Int64(second)) }
+        #expect(window.evicted == 0)
+        #expect(window.isForgottenEarly(receivedAt: 500) == false)
+    }
+
+    @Test func forgetOldestForgetsAWholeSecondAndSaysSo() {
+        var window = DedupeWindow(horizonSeconds: 3_600, maxEntries: 1_000)
+        for index in 0..<30 { _ = window.admit("key-\(index)", receivedAt: 1_000 + Int64(index / 10)) }
+        #expect(window.oldestReceivedAt == 1_000)
+        // The ten keys of second 1,000 go together, as the store forgets by whole seconds.
+        #expect(window.forgetOldest() == 10)
+        #expect(window.count == 20)
+        #expect(window.evicted == 10)
+        #expect(window.forgetBefore == 1_001)
+        #expect(window.oldestReceivedAt == 1_001)
+        // A copy of a forgotten key within the horizon is counted again, and the window says it could not check it.
+        #expect(window.isForgottenEarly(receivedAt: 1_000) == true)
+        #expect(window.admit("key-0", receivedAt: 1_000) == true)
+        #expect(window.isForgottenEarly(receivedAt: 1_001) == false)
+        #expect(window.admit("key-10", receivedAt: 1_001) == false)
+    }
+
+    /// `count` batch records of batches `prefix-0`… at offsets from `first`, received one a second from `start`.
+    private static func records(
+        _ prefix: String, count: Int, from first: Int64, receivedFrom start: Int64
+    ) -> [(offset: Int64, value: [UInt8])] {
+        (0..<count).map { index in
+            let seconds = start + Int64(index)
+            let events = [
+                DiagnosticEvent(
+                    kind: .unknownType, widgetType: "type-\(index % 3)", count: 1,
+                    occurredAt: Timestamp(secondsSinceEpoch: seconds))
+            ]
+            let value = SinkFixture.records(
+                batchID: "\(prefix)-\(index)", client: SinkFixture.client(index: 0), events: events,
+                installHash: SinkFixture.installHash(1), receivedAt: Timestamp(secondsSinceEpoch: seconds)
+            ).values[0]
+            return (first + Int64(index), value)
+        }
+    }
+
+    @Test func oneBoundIsSharedByEveryPartitionTheSinkHolds() throws {
+        let directory = try TemporaryDirectory(prefix: "flowmeter-dedupe")
+        defer { directory.remove() }
+        let store = try openRollupStore(url: directory.file("rollups.sqlite"))
+        let start: Int64 = 1_800_000_000
+        let steps = PartitionSteps(
+            topic: KafkaFixture.batchesTopic, store: store, horizon: .seconds(3600), maxEntries: 100)
+        // Three partitions, 60 batches each, partition 0's received first: 180 to remember, 100 allowed.
+        var evicted = 0
+        for partition in 0..<3 {
+            let made = try steps.makeStep(
+                partition: partition, partitions: 3,
+                records: Self.records("p\(partition)", count: 60, from: 0, receivedFrom: start + Int64(partition) * 60),
+                caughtUpAt: nil)
+            #expect(made.outcome.counted == 60)
+            #expect(made.outcome.unchecked == 0)
+            #expect(steps.rememberedBatches <= 100)
+            evicted += made.outcome.evicted
+            try steps.commit(made.step)
+        }
+        #expect(steps.rememberedBatches == 100)
+        #expect(evicted == 80)
+        // The oldest by log time went, whichever partition held them: all of partition 0, 20 of partition 1.
+        #expect(steps.rememberedBatches(partition: 0) == 0)
+        #expect(steps.rememberedBatches(partition: 1) == 40)
+        #expect(steps.rememberedBatches(partition: 2) == 60)
+        // A copy of a batch forgotten early is counted again, and the step says it could not check it; a copy of one
+        // still remembered is skipped.
+        let again = try steps.makeStep(
+            partition: 1, partitions: 3,
+            records: Self.records("p1", count: 60, from: 60, receivedFrom: start + 60), caughtUpAt: nil)
+        #expect(again.outcome.duplicates == 40)
+        #expect(again.outcome.counted == 20)
+        #expect(again.outcome.unchecked == 20)
+        #expect(steps.rememberedBatches <= 100)
+        try steps.commit(again.step)
+    }
+
+    @Test func restartMidHorizonKeepsTheSinkWideBound() throws {
+        let directory = try TemporaryDirectory(prefix: "flowmeter-dedupe")
+        defer { directory.remove() }
+        let url = directory.file("rollups.sqlite")
+        let topic = KafkaFixture.batchesTopic
+        let start: Int64 = 1_800_000_000
+        do {
+            let store = try openRollupStore(url: url)
+            let steps = PartitionSteps(topic: topic, store: store, horizon: .seconds(3600), maxEntries: 1_000)
+            for partition in 0..<2 {
+                let made = try steps.makeStep(
+                    partition: partition, partitions: 2,
+                    records: Self.records("p\(partition)", count: 50, from: 0, receivedFrom: start + Int64(partition)),
+                    caughtUpAt: nil)
+                try steps.commit(made.step)
+            }
+            #expect(steps.rememberedBatches == 100)
+        }
+        // Restarted half-way through the horizon with a smaller bound: loading both partitions keeps within it, the
+        // oldest (partition 0's first seconds) forgotten first.
+        let store = try openRollupStore(url: url)
+        let steps = PartitionSteps(topic: topic, store: store, horizon: .seconds(3600), maxEntries: 60)
+        #expect(try steps.storedOffset(partition: 0) == 50)
+        #expect(steps.rememberedBatches == 50)
+        #expect(try steps.storedOffset(partition: 1) == 50)
+        #expect(steps.rememberedBatches <= 60)
+        // Copies of partition 1's batches: those still remembered are skipped, the others counted and reported.
+        let made = try steps.makeStep(
+            partition: 1, partitions: 2,
+            records: Self.records("p1", count: 50, from: 50, receivedFrom: start + 1), caughtUpAt: nil)
+        #expect(made.outcome.duplicates + made.outcome.counted == 50)
+        #expect(made.outcome.duplicates >= 10)
+        #expect(made.outcome.unchecked == made.outcome.counted)
+        #expect(steps.rememberedBatches <= 60)
+    }
+
+    @Test func batchKeysAndOtherStringsAreNeverConfused() {
+        var window = DedupeWindow(horizonSeconds: 3_600, maxEntries: 1_000)
+        let key = BatchRecord.key(appID: "com.example.shop", batchID: "b-1", part: 0)
+        #expect(key.utf8.count == 32)
+        #expect(window.admit(key, receivedAt: 1_000) == true)
+        #expect(window.admit(key, receivedAt: 1_001) == false)
+        // The same digits spelled in upper case, or one digit longer, are other keys.
+        #expect(window.admit(key.uppercased(), receivedAt: 1_002) == true)
+        #expect(window.admit(key + "0", receivedAt: 1_002) == true)
+        #expect(window.admit(String(key.dropLast()), receivedAt: 1_002) == true)
+        #expect(window.admit(String(key.dropLast()), receivedAt: 1_003) == false)
+        #expect(window.count == 4)
+    }
 }

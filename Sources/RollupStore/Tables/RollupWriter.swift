@@ -65,18 +65,16 @@ struct RollupWriter {
         var pending = IDCache()
         try connection.database.writeTransaction {
             try SinkPartitionsTable.advance(step, now: now, on: connection)
-            for rollup in step.series {
-                let id = try seriesID(rollup.series, pending: &pending)
-                for table in [SeriesWindowTable.minutes, .hours] {
-                    try table.merge(rollup, id: id, on: connection)
-                }
-                try TypeFirstSeenTable.record(rollup, on: connection)
+            // In bulk (WindowTable.merge(_:on:)): the same rows as merging each rollup in turn, in a few
+            // statements per hundred rows.
+            let seriesIDs = try step.series.map { try seriesID($0.series, pending: &pending) }
+            for table in [SeriesWindowTable.minutes, .hours] {
+                try table.merge(step.series, ids: seriesIDs, on: connection)
             }
-            for rollup in step.versions {
-                let id = try versionID(rollup.key, pending: &pending)
-                for table in [VersionWindowTable.minutes, .hours] {
-                    try table.merge(rollup, id: id, on: connection)
-                }
+            try TypeFirstSeenTable.record(step.series, on: connection)
+            let versionIDs = try step.versions.map { try versionID($0.key, pending: &pending) }
+            for table in [VersionWindowTable.minutes, .hours] {
+                try table.merge(step.versions, ids: versionIDs, on: connection)
             }
             try SinkPartitionsTable.remember(step, on: connection)
         }

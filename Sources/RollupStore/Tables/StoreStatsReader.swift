@@ -8,7 +8,8 @@ enum StoreStatsReader {
         (VersionTable.name, false), (VersionWindowTable.minutes.name, true), (VersionWindowTable.hours.name, true),
         (TypeFirstSeenTable.name, false), (AppliedMessagesTable.name, false), (DeploysTable.name, false),
         (AlertsTable.name, false), (WatermarksTable.name, false), (RetentionHorizonsTable.name, false),
-        (ManifestsTable.name, false), ("schema_version", false),
+        (ManifestsTable.name, false), (SinkPartitionsTable.name, false), (SinkPartitionsTable.counted, false),
+        ("schema_version", false),
     ]
 
     static func stats(on connection: TableConnection) throws -> StoreStats {

@@ -38,6 +38,53 @@ enum TypeFirstSeenTable {
             """, row(of: rollup))
     }
 
+    /// Records the earliest `firstSeen` of every type among `rollups`, with the same result as ``record(_:on:)`` for
+    /// each: the rollups are reduced to one row per type in memory, then written with one multi-row upsert per
+    /// ``BulkChunks`` run.
+    static func record(_ rollups: [SeriesRollup], on connection: TableConnection) throws {
+        var earliest: [TypeKey: SeriesRollup] = [:]
+        var order: [TypeKey] = []
+        for rollup in rollups {
+            let key = TypeKey(rollup.series)
+            if let kept = earliest[key] {
+                if rollup.firstSeen < kept.firstSeen { earliest[key] = rollup }
+            } else {
+                earliest[key] = rollup
+                order.append(key)
+            }
+        }
+        for chunk in BulkChunks.ranges(count: order.count) {
+            var values: [SQLValue] = []
+            values.reserveCapacity(chunk.count * columns.count)
+            for key in order[chunk] { values += row(of: earliest[key]!) }
+            let sql = BulkSQL.text(BulkSQL.Key(kind: .upsert, table: name, count: chunk.count)) {
+                let tuples = (0..<chunk.count).map { "(\(columns.placeholders(from: 1 + $0 * columns.count)))" }
+                return """
+                    INSERT INTO \(name) (\(columns.list())) VALUES \(tuples.joined(separator: ", "))
+                    ON CONFLICT (\(keyColumns.list())) DO UPDATE SET \(valueColumns.fromExcluded)
+                    WHERE excluded.first_seen_s < \(name).first_seen_s
+                    OR (excluded.first_seen_s = \(name).first_seen_s AND excluded.first_seen_ns < \(name).first_seen_ns)
+                    """
+            }
+            try connection.database.update(sql, values)
+        }
+    }
+
+    /// The primary key of a row.
+    private struct TypeKey: Hashable {
+        var kind: DiagnosticKind
+        var buildConfiguration: BuildConfiguration
+        var appID: String
+        var widgetType: String
+
+        init(_ series: RollupSeries) {
+            kind = series.kind
+            buildConfiguration = series.buildConfiguration
+            appID = series.appID
+            widgetType = series.widgetType
+        }
+    }
+
     /// The earliest `firstSeen` per (appID, widgetType) of `kind` in `buildConfiguration` (of `appID` when given),
     /// ordered by appID, then widget type by UTF-8 bytes; rows that do not decode are skipped and reported.
     static func records(

@@ -100,6 +100,8 @@ public final class InProcessSink: Service {
                     counters.applied += outcome.counted
                     counters.duplicates += outcome.duplicates
                     counters.events += outcome.events
+                    counters.dedupeEvicted += outcome.evicted
+                    counters.dedupeUnchecked += outcome.unchecked
                     counters.badMessages += outcome.bad
                     counters.batches += 1
                 }

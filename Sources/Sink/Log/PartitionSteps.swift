@@ -9,6 +9,12 @@ public import Rollups
 /// Kafka-free, so the Kafka sink and the in-process sink of `--kafka none` share it. Not thread-safe: one thread
 /// (the sink's) calls it. A partition's state is loaded from the store the first time it is used, and dropped when
 /// a commit is fenced (another sink took the partition over) or the caller says so; it is loaded again next time.
+///
+/// The dedupe memory of every partition held is bounded together: at most `maxEntries` counted batches are
+/// remembered over all of them. Past the bound the oldest remembered batches by `receivedAt`, whichever partition
+/// holds them, are forgotten first (a whole second at a time, as the store forgets them), which shortens that
+/// partition's horizon; ``Outcome/evicted`` counts them, and ``Outcome/unchecked`` counts batches counted in a
+/// stretch forgotten early, where a copy could no longer be recognised (docs/sink.md).
 public final class PartitionSteps {
     /// What one step did, for the sink's counters.
     public struct Outcome: Sendable, Hashable {
@@ -22,6 +28,12 @@ public final class PartitionSteps {
         public var events = 0
         /// Records that are not batch records, skipped.
         public var bad = 0
+        /// Counted batches forgotten before their horizon had passed, to keep the sink within its dedupe bound
+        /// (of any partition held, during this step).
+        public var evicted = 0
+        /// Batches counted although their `receivedAt` lies in a stretch whose keys were forgotten early: a copy of
+        /// one counted there before would not have been recognised. 0 unless the dedupe bound was reached.
+        public var unchecked = 0
     }
 
     /// A record that could not be used, with why.
@@ -38,6 +50,8 @@ public final class PartitionSteps {
     private let horizonSeconds: Int64
     private let maxEntries: Int
     private var states: [Int: State] = [:]
+    /// The counted batches remembered over every partition held: at most ``maxEntries`` after every admit.
+    public private(set) var rememberedBatches = 0
     /// Kept across steps, so its interner keeps the values every record repeats.
     private var decoder = BatchRecordDecoder()
 
@@ -46,13 +60,13 @@ public final class PartitionSteps {
         var dedupe: DedupeWindow
     }
 
-    /// Steps for `topic` into `store`, remembering counted batches for `horizon` (at most `maxEntries` per
-    /// partition).
+    /// Steps for `topic` into `store`, remembering counted batches for `horizon`, at most `maxEntries` over every
+    /// partition held.
     public init(topic: String, store: any RollupStore, horizon: Duration, maxEntries: Int) {
         self.topic = topic
         self.store = store
         self.horizonSeconds = horizon.components.seconds
-        self.maxEntries = maxEntries
+        self.maxEntries = max(1, maxEntries)
     }
 
     /// The partition's stored next offset (nil when the store holds none), loading its state when not held.
@@ -65,20 +79,51 @@ public final class PartitionSteps {
 
     /// Forgets the partition's state; the next use loads it from the store.
     public func drop(partition: Int) {
-        states[partition] = nil
+        if let state = states.removeValue(forKey: partition) { rememberedBatches -= state.dedupe.count }
     }
 
-    /// How many counted batches are remembered, over every partition held.
-    public var rememberedBatches: Int { states.values.reduce(0) { $0 + $1.dedupe.count } }
+    /// How many counted batches are remembered for `partition`; 0 when it is not held.
+    public func rememberedBatches(partition: Int) -> Int { states[partition]?.dedupe.count ?? 0 }
 
     private func state(_ partition: Int) throws -> State {
         if let state = states[partition] { return state }
         let position = try store.position(topic: topic, partition: partition)
-        let state = State(
+        var state = State(
             stored: position.nextOffset,
             dedupe: DedupeWindow(horizonSeconds: horizonSeconds, maxEntries: maxEntries, counted: position.counted))
+        rememberedBatches += state.dedupe.count
+        _ = evictOverBound(current: &state.dedupe)
         states[partition] = state
         return state
+    }
+
+    /// Forgets the oldest remembered batches, over `current` (the window of the partition being stepped, held outside
+    /// ``states`` meanwhile) and every partition held, until at most ``maxEntries`` are remembered; returns how many
+    /// were forgotten before their horizon.
+    private func evictOverBound(current: inout DedupeWindow) -> Int {
+        var evicted = 0
+        while rememberedBatches > maxEntries {
+            var oldestPartition: Int?
+            var oldest = current.oldestReceivedAt ?? .max
+            for (partition, state) in states {
+                if let received = state.dedupe.oldestReceivedAt, received < oldest {
+                    oldest = received
+                    oldestPartition = partition
+                }
+            }
+            if let partition = oldestPartition {
+                let before = states[partition]!.dedupe.evicted
+                rememberedBatches -= states[partition]!.dedupe.forgetOldest()
+                evicted += states[partition]!.dedupe.evicted - before
+            } else {
+                let before = current.evicted
+                let forgotten = current.forgetOldest()
+                guard forgotten > 0 else { break }
+                rememberedBatches -= forgotten
+                evicted += current.evicted - before
+            }
+        }
+        return evicted
     }
 
     /// Builds the step for `records` (one partition's, in offset order, the first at or after the stored offset):
@@ -92,7 +137,10 @@ public final class PartitionSteps {
     public func makeStep(
         partition: Int, partitions: Int, records: [(offset: Int64, value: [UInt8])], caughtUpAt: Timestamp?
     ) throws -> (step: PartitionStep, outcome: Outcome, bad: [BadRecord]) {
-        var state = try state(partition)
+        _ = try state(partition)
+        // Out of the dictionary while it changes, so the window is mutated in place, not copied.
+        var state = states.removeValue(forKey: partition)!
+        defer { states[partition] = state }
         var outcome = Outcome()
         var bad: [BadRecord] = []
         var counted: [CountedBatch] = []
@@ -112,10 +160,17 @@ public final class PartitionSteps {
             }
             let key = batch.key
             let receivedAt = batch.receivedAt.secondsSinceEpoch
+            let uncheckedBefore = state.dedupe.isForgottenEarly(receivedAt: receivedAt)
+            let remembered = state.dedupe.count
+            let evicted = state.dedupe.evicted
             guard state.dedupe.admit(key, receivedAt: receivedAt) else {
                 outcome.duplicates += 1
                 continue
             }
+            if uncheckedBefore { outcome.unchecked += 1 }
+            outcome.evicted += state.dedupe.evicted - evicted
+            rememberedBatches += state.dedupe.count - remembered
+            outcome.evicted += evictOverBound(current: &state.dedupe)
             counted.append(CountedBatch(key: key, receivedAt: receivedAt))
             outcome.counted += 1
             outcome.events += batch.table.count
@@ -144,7 +199,6 @@ public final class PartitionSteps {
             nextOffset: records.isEmpty ? (state.stored ?? 0) : next, series: series, versions: versions,
             counted: counted, forgetBefore: state.dedupe.forgetBefore == .min ? 0 : state.dedupe.forgetBefore,
             completeUpTo: caughtUpAt)
-        states[partition] = state
         return (step, outcome, bad)
     }
 
@@ -155,7 +209,7 @@ public final class PartitionSteps {
         do {
             try store.commit(step)
         } catch let fenced as PartitionFenced {
-            states[step.partition] = nil
+            drop(partition: step.partition)
             throw fenced
         }
         states[step.partition]?.stored = step.nextOffset
