@@ -37,10 +37,11 @@ import Testing
         #expect(await eventually { (try? stored()) == Int64(first.messages) })
         #expect(try await sink.get("/readyz").status == 200)
 
-        // Every write at or past 4 KiB fails: the WAL's next frame and the file's growth alike.
+        // Every write at or past 4 KiB fails (the soft limit): the WAL's next frame and the file's growth alike.
         let pid = sink.child.processIdentifier
-        try await Self.prlimit(pid: pid, fileSize: "4096")
-        let second = try await fixture.publishTraffic(batches: 3, installs: 3)
+        try await Self.prlimit(pid: pid, fileSize: "4096:unlimited")
+        try await fixture.publish(batches: 3, from: 100, deploy: nil)
+        let second = (messages: 3, events: 0)
         // EFBIG is an I/O error to SQLite, or a full disk when a write came up short.
         let reasons = ["store_io_error": "io", "store_disk_full": "disk_full"]
         let stalled = Mutex<String?>(nil)
@@ -61,12 +62,13 @@ import Testing
         #expect(try stored() == Int64(first.messages))
         #expect(try await sink.get("/healthz").status == 200)
 
-        try await Self.prlimit(pid: pid, fileSize: "unlimited")
+        try await Self.prlimit(pid: pid, fileSize: "unlimited:unlimited")
         #expect(await eventually { (try? stored()) == Int64(first.messages + second.messages) })
         #expect(await eventually { (try? await sink.get("/readyz"))?.status == 200 })
         let after = try await sink.get("/metrics").bodyText
         #expect(after.contains(#"flowmeter_sink_stalled{reason="\#(reason)"} 0"#))
         #expect(Self.value("flowmeter_sink_applied_total", in: after) == Double(first.messages + second.messages))
+        #expect(try SinkFixture.totals(of: reader).batches == Int64(first.messages + second.messages))
         #expect(Self.value("flowmeter_sink_commit_seconds_count", in: after) ?? 0 >= 2)
         #expect(after.contains(#"flowmeter_sink_partition_lag_records{partition="0"} 0"#))
         #expect(!FileManager.default.fileExists(atPath: fixture.deadLetterPath))
@@ -110,7 +112,8 @@ import Testing
         #expect(!printed.contains("hunter2-secret") && !printed.contains("other-secret"), "\(printed)")
     }
 
-    /// Sets the file-size limit of process `pid`.
+    /// Sets the file-size limit of process `pid` as `SOFT:HARD`; the hard limit stays unlimited, so the soft one can
+    /// be raised again without CAP_SYS_RESOURCE.
     private static func prlimit(pid: Int32, fileSize: String) async throws {
         let result = try await ChildProcess.run("/usr/bin/prlimit", ["--pid", "\(pid)", "--fsize=\(fileSize)"])
         guard result.status == 0 else { throw ChildProcess.Failure("prlimit failed: \(result.errors)") }

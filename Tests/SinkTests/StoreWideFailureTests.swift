@@ -36,7 +36,7 @@ import Testing
         // A failover to a server that takes no writes: every transaction is read-only (SQLSTATE 25006).
         try await postgres.psql("ALTER SYSTEM SET default_transaction_read_only = on")
         try await postgres.psql("SELECT pg_reload_conf()")
-        try await publish(fixture, batches: 5, from: 100, deploy: "page-api")
+        try await fixture.publish(batches: 5, from: 100, deploy: "page-api")
         #expect(await eventually { sink.stall?.reason == "store_read_only" })
         #expect(await eventually { (sink.counters.storeErrors["read_only"] ?? 0) >= 3 })
         #expect(sink.stall?.message.contains("25006") == true)
@@ -72,7 +72,7 @@ import Testing
 
         let tables = "ALL TABLES IN SCHEMA public"
         try await postgres.psql("REVOKE INSERT, UPDATE, DELETE ON \(tables) FROM flowmeter_sink", database: "sink_grants")
-        try await publish(fixture, batches: 3, from: 100, deploy: "page-api")
+        try await fixture.publish(batches: 3, from: 100, deploy: "page-api")
         #expect(await eventually { sink.stall?.reason == "store_permission_denied" })
         #expect(await eventually { (sink.counters.storeErrors["permission_denied"] ?? 0) >= 2 })
         #expect(sink.counters.deadLetters == 0 && sink.counters.refusedMessages == 0)
@@ -115,7 +115,7 @@ import Testing
         var continued = false
         defer { if !continued { for pid in stopped { kill(pid, SIGCONT) } } }
 
-        try await publish(fixture, batches: 3, from: 100, deploy: nil)
+        try await fixture.publish(batches: 3, from: 100, deploy: nil)
         #expect(await eventually { (sink.counters.storeErrors["timeout"] ?? 0) >= 1 })
         #expect(await eventually { sink.stall?.reason == "store_timed_out" || sink.stall?.reason == "store_unreachable" })
         #expect(sink.counters.deadLetters == 0)
@@ -163,29 +163,6 @@ import Testing
         #expect(try fixture.totals().batches == 2)
     }
 
-    /// Publishes `batches` more batch records (numbered from `from`) and, with `deploy`, a deploy marker.
-    private func publish(_ fixture: SinkFixture, batches: Int, from: Int, deploy service: String?) async throws {
-        let now = Int64(Date().timeIntervalSince1970)
-        let producer = try fixture.kafka.makeProducer()
-        for index in from..<(from + batches) {
-            for message in SinkFixture.messages(
-                batchID: "batch-\(index)", client: SinkFixture.client(index: index),
-                events: SinkFixture.events(index: index, now: now), installHash: SinkFixture.installHash(index),
-                receivedAt: Timestamp(secondsSinceEpoch: now))
-            {
-                _ = try await producer.send(message)
-            }
-        }
-        if let service {
-            let marker = DeployMarker(
-                service: service, version: "2026.12.06-1", finishedAt: Timestamp(secondsSinceEpoch: now - 60))
-            _ = try await producer.send(
-                KafkaProducerMessage(
-                    topic: KafkaFixture.deploysTopic, key: Array(service.utf8), value: marker.jsonBytes()))
-        }
-        _ = await producer.shutdown(timeout: .seconds(5))
-    }
-
     /// The parent process of `pid`, from `/proc/<pid>/stat`.
     private static func parent(of pid: Int32) -> Int32? {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
@@ -223,5 +200,30 @@ final class PrivatePostgres: Sendable {
             throw ChildProcess.Failure("psql -c \(sql) failed (\(result.status)): \(result.errors)")
         }
         return result.output
+    }
+}
+
+extension SinkFixture {
+    /// Publishes `batches` more batch records (numbered from `from`) and, with `deploy`, a deploy marker.
+    func publish(batches: Int, from: Int, deploy service: String?) async throws {
+        let now = Int64(Date().timeIntervalSince1970)
+        let producer = try kafka.makeProducer()
+        for index in from..<(from + batches) {
+            for message in SinkFixture.messages(
+                batchID: "batch-\(index)", client: SinkFixture.client(index: index),
+                events: SinkFixture.events(index: index, now: now), installHash: SinkFixture.installHash(index),
+                receivedAt: Timestamp(secondsSinceEpoch: now))
+            {
+                _ = try await producer.send(message)
+            }
+        }
+        if let service {
+            let marker = DeployMarker(
+                service: service, version: "2026.12.06-1", finishedAt: Timestamp(secondsSinceEpoch: now - 60))
+            _ = try await producer.send(
+                KafkaProducerMessage(
+                    topic: KafkaFixture.deploysTopic, key: Array(service.utf8), value: marker.jsonBytes()))
+        }
+        _ = await producer.shutdown(timeout: .seconds(5))
     }
 }
