@@ -1,3 +1,4 @@
+import FlowmeterModels
 import Foundation
 import Metrics
 import Sink
@@ -93,6 +94,10 @@ final class SinkMetrics: Sendable {
             "flowmeter_sink_stalled_since_timestamp_seconds",
             help: "When the current stall began (Unix seconds); 0 while the sink makes progress."
         ).labels()
+        registry.gauge(
+            "flowmeter_build_info", help: "Always 1; the labels name the version and the process (sink).",
+            labelNames: ["version", "collector"]
+        ).labels(flowmeterVersion, "sink").set(1)
         for kind in SinkStall.kinds { _ = storeErrors.labels(kind) }
         for reason in Self.stallReasons { stalled.labels(reason).set(0) }
     }
