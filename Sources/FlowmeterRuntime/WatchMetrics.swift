@@ -47,7 +47,8 @@ final class WatchMetrics: Sendable {
         } else {
             reason = "pass_failed"
         }
-        let message = "The last detector pass failed: \((error as? RollupStoreError)?.message ?? String(describing: error))"
+        let message =
+            "The last detector pass failed: \((error as? RollupStoreError)?.message ?? String(describing: error))"
         failure.withLock { $0 = (reason, message) }
     }
 

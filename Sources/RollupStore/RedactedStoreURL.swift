@@ -26,7 +26,9 @@ public func redactedStoreURL(_ url: String) -> String {
             // A quoted keyword value ends at the next unescaped quote.
             var index = rest.index(after: rest.startIndex)
             while index < rest.endIndex, rest[index] != "'" {
-                index = rest[index] == "\\" ? rest.index(index, offsetBy: 2, limitedBy: rest.endIndex) ?? rest.endIndex
+                index =
+                    rest[index] == "\\"
+                    ? rest.index(index, offsetBy: 2, limitedBy: rest.endIndex) ?? rest.endIndex
                     : rest.index(after: index)
             }
             end = index < rest.endIndex ? rest.index(after: index) : index

@@ -445,7 +445,9 @@ public final class RollupSink: Sendable {
                 }
             } catch {
                 bad += 1
-                guard deadLetter(Origin(message), reason: error.message, what: "skipped a bad message", draining: draining)
+                guard
+                    deadLetter(
+                        Origin(message), reason: error.message, what: "skipped a bad message", draining: draining)
                 else { return nil }
             }
         }
@@ -524,7 +526,11 @@ public final class RollupSink: Sendable {
 
     /// Clears the stall after a step committed, and says so.
     private func noteProgress() {
-        guard let ended = currentStall.withLock({ stall in defer { stall = nil }; return stall }) else { return }
+        let ended = currentStall.withLock { stall -> SinkStall? in
+            defer { stall = nil }
+            return stall
+        }
+        guard let ended else { return }
         log(
             .info, "the sink moves on again",
             ["was": ended.reason, "stalled_seconds": String(Int(Date().timeIntervalSince(ended.since)))])

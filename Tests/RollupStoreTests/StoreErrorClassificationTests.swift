@@ -61,7 +61,8 @@ import Testing
         ("postgresql://u@h/d?password=s3cret&sslmode=require", "postgresql://u@h/d?password=***&sslmode=require"),
         ("host=db user=u password=s3cret dbname=d", "host=db user=u password=*** dbname=d"),
         ("host=db password='s3 cret' dbname=d", "host=db password=*** dbname=d"),
-        ("postgresql://u@h/d", "postgresql://u@h/d"), ("/var/lib/flowmeter/rollups.sqlite", "/var/lib/flowmeter/rollups.sqlite"),
+        ("postgresql://u@h/d", "postgresql://u@h/d"),
+        ("/var/lib/flowmeter/rollups.sqlite", "/var/lib/flowmeter/rollups.sqlite"),
     ])
     func aStoreURLIsPrintedWithoutItsPassword(_ url: String, _ printed: String) {
         #expect(redactedStoreURL(url) == printed)

@@ -33,7 +33,9 @@ import Testing
         }
         defer { _ = sink.child.terminate(timeout: .seconds(15)) }
         let reader = try openRollupStore(url: storePath)
-        func stored() throws -> Int64? { try reader.position(topic: KafkaFixture.batchesTopic, partition: 0).nextOffset }
+        func stored() throws -> Int64? {
+            try reader.position(topic: KafkaFixture.batchesTopic, partition: 0).nextOffset
+        }
         #expect(await eventually { (try? stored()) == Int64(first.messages) })
         #expect(try await sink.get("/readyz").status == 200)
 

@@ -71,7 +71,8 @@ import Testing
         let before = try store.position(topic: KafkaFixture.batchesTopic, partition: 0).nextOffset
 
         let tables = "ALL TABLES IN SCHEMA public"
-        try await postgres.psql("REVOKE INSERT, UPDATE, DELETE ON \(tables) FROM flowmeter_sink", database: "sink_grants")
+        try await postgres.psql(
+            "REVOKE INSERT, UPDATE, DELETE ON \(tables) FROM flowmeter_sink", database: "sink_grants")
         try await fixture.publish(batches: 3, from: 100, deploy: "page-api")
         #expect(await eventually { sink.stall?.reason == "store_permission_denied" })
         #expect(await eventually { (sink.counters.storeErrors["permission_denied"] ?? 0) >= 2 })
@@ -117,7 +118,8 @@ import Testing
 
         try await fixture.publish(batches: 3, from: 100, deploy: nil)
         #expect(await eventually { (sink.counters.storeErrors["timeout"] ?? 0) >= 1 })
-        #expect(await eventually { sink.stall?.reason == "store_timed_out" || sink.stall?.reason == "store_unreachable" })
+        #expect(
+            await eventually { sink.stall?.reason == "store_timed_out" || sink.stall?.reason == "store_unreachable" })
         #expect(sink.counters.deadLetters == 0)
 
         for pid in stopped { kill(pid, SIGCONT) }

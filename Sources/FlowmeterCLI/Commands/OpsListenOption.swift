@@ -8,7 +8,8 @@ enum OpsListenOption {
         "ops-listen", "HOST:PORT", help: "Serve /healthz, /readyz and /metrics here (none by default).")
 
     /// The address given, or nil when the option is absent or empty.
-    static func address(_ arguments: ParsedArguments) throws(CommandUsageError) -> CollectorConfiguration.ListenAddress? {
+    static func address(_ arguments: ParsedArguments) throws(CommandUsageError) -> CollectorConfiguration.ListenAddress?
+    {
         guard let text = arguments.value("ops-listen"), !text.isEmpty else { return nil }
         guard let colon = text.lastIndex(of: ":"), let port = UInt16(text[text.index(after: colon)...]) else {
             throw CommandUsageError(
