@@ -280,7 +280,7 @@ public final class RollupSink: Sendable {
                 steps.withLock { $0.drop(partition: partition) }
                 return false
             }
-            pause(&delay)
+            pause(&delay, draining: draining)
         }
     }
 
@@ -499,7 +499,7 @@ public final class RollupSink: Sendable {
                 log(.error, "cannot write a dead letter; not moving on until it is written", ["error": error.message])
             }
             if shouldGiveUp(draining: draining) { return false }
-            pause(&delay)
+            pause(&delay, draining: draining)
         }
     }
 
@@ -543,10 +543,10 @@ public final class RollupSink: Sendable {
         return false
     }
 
-    /// Sleeps for `delay` (waking early when asked to stop) and doubles it up to 30 s.
-    private func pause(_ delay: inout Duration) {
+    /// Sleeps for `delay` (waking early when asked to stop, unless draining) and doubles it up to 30 s.
+    private func pause(_ delay: inout Duration, draining: Bool) {
         let until = ContinuousClock.now + delay
-        while ContinuousClock.now < until && !isStopping.load(ordering: .acquiring) {
+        while ContinuousClock.now < until && !shouldGiveUp(draining: draining) {
             Thread.sleep(forTimeInterval: min(until - ContinuousClock.now, .milliseconds(100)) / .seconds(1))
         }
         delay = min(delay * 2, .seconds(30))
@@ -582,7 +582,7 @@ public final class RollupSink: Sendable {
                 log(.error, "store apply failed; retrying the batch", ["error": String(describing: error)])
             }
             if shouldGiveUp(draining: draining) { return false }
-            pause(&delay)
+            pause(&delay, draining: draining)
         }
     }
 
