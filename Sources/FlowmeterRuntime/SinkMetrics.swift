@@ -34,7 +34,7 @@ final class SinkMetrics: Sendable {
     /// The stable words of ``SinkStall/reason``, so every series exists from the first scrape.
     static let stallReasons = [
         "store_read_only", "store_permission_denied", "store_disk_full", "store_unreachable", "store_timed_out",
-        "store_io_error", "store_corrupt", "store_busy", "dead_letters_unwritable",
+        "store_io_error", "store_corrupt", "store_busy", "store_error", "dead_letters_unwritable",
     ]
 
     init() {

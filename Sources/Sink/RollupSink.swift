@@ -503,14 +503,18 @@ public final class RollupSink: Sendable {
         }
     }
 
-    /// Counts a failed store attempt by kind and, for a store-wide error, records the stall.
+    /// Counts a failed store attempt by kind and records the stall it causes until the next step commits.
     private func noteFailure(_ error: any Error) {
         let kind = SinkStall.kind(of: error)
         state.withLock {
             $0.errors += 1
             $0.storeErrors[kind, default: 0] += 1
         }
-        if let error = error as? RollupStoreError, let stall = SinkStall(storeError: error) { setStall(stall) }
+        // Any failure that holds the sink back shows; a store-wide one by its own reason.
+        let stall =
+            (error as? RollupStoreError).flatMap { SinkStall(storeError: $0) }
+            ?? SinkStall(reason: "store_error", message: "The store refused the step: \(error)")
+        setStall(stall)
     }
 
     /// Records a stall, keeping the first failure's time while the reason stays the same.

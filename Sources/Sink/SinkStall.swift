@@ -8,7 +8,8 @@ public import RollupStore
 /// ``message``.
 public struct SinkStall: Sendable, Hashable {
     /// A stable word for machines: `store_read_only`, `store_permission_denied`, `store_disk_full`,
-    /// `store_unreachable`, `store_timed_out`, `store_io_error`, `store_corrupt`, `store_busy`, or
+    /// `store_unreachable`, `store_timed_out`, `store_io_error`, `store_corrupt`, `store_busy` (the store fails as a
+    /// whole), `store_error` (any other failure that holds a step back, such as a conflict being retried), or
     /// `dead_letters_unwritable`.
     public var reason: String
     /// A sentence for people, with the store's or the file system's own words (never a password).
