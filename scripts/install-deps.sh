@@ -12,7 +12,7 @@
 set -euo pipefail
 
 build_packages=(pkg-config librdkafka-dev libmicrohttpd-dev libsqlite3-dev zlib1g-dev libdeflate-dev libpq-dev libssl-dev libmimalloc-dev libcurl4)
-test_packages=(postgresql prometheus prometheus-alertmanager chromium python3-yaml binutils systemd)
+test_packages=(postgresql prometheus prometheus-alertmanager chromium python3-yaml binutils systemd openssl util-linux)
 bench_packages=(valgrind)
 
 case "${1:-build}" in
