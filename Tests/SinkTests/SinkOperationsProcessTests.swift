@@ -101,6 +101,37 @@ import Testing
     }
 
     @Test(
+        .enabled(if: FlowmeterExecutable.path != nil, "no flowmeter executable next to the test bundle: swift build"),
+        .enabled(if: PostgresServer.isAvailable, "PostgreSQL server binaries missing: apt-get install postgresql"))
+    func watchIsNotReadyWhileItsStoreRefusesItAndReadyAgainAfter() async throws {
+        let postgres = try PrivatePostgres()
+        try await postgres.psql("CREATE ROLE flowmeter_watch LOGIN")
+        try await postgres.psql("CREATE DATABASE watch_grants OWNER flowmeter_watch")
+        let url = "postgresql://flowmeter_watch@127.0.0.1:\(postgres.port)/watch_grants"
+        _ = try openRollupStore(url: url)
+        let watch = try await ServerProcess.start(try FlowmeterExecutable.requiredPath(), readyPath: "/healthz") {
+            port in
+            ["watch", "--store", url, "--interval", "1s", "--ops-listen", "127.0.0.1:\(port)"]
+        }
+        defer { _ = watch.child.terminate(timeout: .seconds(15)) }
+        #expect(await eventually { (try? await watch.get("/readyz"))?.status == 200 })
+
+        let tables = "ALL TABLES IN SCHEMA public"
+        try await postgres.psql("REVOKE SELECT ON \(tables) FROM flowmeter_watch", database: "watch_grants")
+        #expect(
+            await eventually {
+                guard let answer = try? await watch.get("/readyz") else { return false }
+                return answer.status == 503 && answer.bodyText.contains("store_unavailable")
+                    && answer.bodyText.contains("42501")
+            })
+        let metrics = try await watch.get("/metrics").bodyText
+        #expect(Self.value(#"flowmeter_watch_passes_total{outcome="failed"}"#, in: metrics) ?? 0 >= 1)
+
+        try await postgres.psql("GRANT SELECT ON \(tables) TO flowmeter_watch", database: "watch_grants")
+        #expect(await eventually { (try? await watch.get("/readyz"))?.status == 200 })
+    }
+
+    @Test(
         .enabled(if: FlowmeterExecutable.path != nil, "no flowmeter executable next to the test bundle: swift build"))
     func aStoreURLsPasswordNeverReachesTheLogOrAnError() async throws {
         let result = try await FlowmeterExecutable.run(
