@@ -6,7 +6,7 @@ import Logging
 import Metrics
 
 /// `/healthz`, `/readyz` and `/metrics` of a process without an ingest listener (`flowmeter sink`, `flowmeter
-/// watch`) on `--ops-listen HOST:PORT` (CONTRACT §3).
+/// watch`) on `--ops-listen HOST:PORT` (docs/api.md).
 ///
 /// `/healthz` answers 200 while the process runs; `/readyz` answers 200 `{"status":"ready"}`, or 503
 /// `{"error":"unavailable","reason","message"}` with `Retry-After` while ``Readiness`` says why not; `/metrics` is the

@@ -58,7 +58,7 @@ public struct RollupStoreError: FlowmeterError {
 
     /// Whether the store fails as a whole rather than over this call's data: unreachable, stalled, read-only,
     /// permission denied, full, damaged or busy past its timeout. Every call fails the same way until an operator or
-    /// a failover fixes the store, so a caller stops and waits (RELIABILITY C2) instead of blaming a message.
+    /// a failover fixes the store, so a caller stops and waits (docs/reliability.md, C2) instead of blaming a message.
     public var isStoreWide: Bool {
         switch code {
         case .connectionFailed, .busy, .ioError, .readOnly, .permissionDenied, .diskFull, .corrupt, .timedOut:

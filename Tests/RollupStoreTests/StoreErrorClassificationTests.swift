@@ -3,7 +3,7 @@ import Testing
 @testable import RollupStore
 
 /// Which store errors are the store's as a whole (the sink stalls and waits) and which blame one message's data
-/// (the sink may dead-letter it): RELIABILITY C2.
+/// (the sink may dead-letter it): docs/reliability.md, C2.
 @Suite struct StoreErrorClassificationTests {
     @Test(arguments: [
         ("25006", RollupStoreError.Code.readOnly), ("42501", .permissionDenied), ("28P01", .permissionDenied),

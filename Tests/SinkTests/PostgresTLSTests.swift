@@ -7,12 +7,11 @@ import Testing
     import Glibc
 #endif
 
-/// RELIABILITY C5, PostgreSQL: a store URL with `sslmode=verify-full` connects to a server whose certificate its CA
-/// signed for the host name used, and fails clearly with the wrong CA or the wrong host name. The CA and the
+/// docs/reliability.md C5, PostgreSQL: a store URL with `sslmode=verify-full` connects to a server whose certificate
+/// its CA signed for the host name used, and fails clearly with the wrong CA or the wrong host name. The CA and the
 /// server's certificate are made here with openssl, for `localhost`.
 @Suite struct PostgresTLSTests {
     @Test(
-        .enabled(if: PostgresServer.isAvailable, "PostgreSQL server binaries missing: apt-get install postgresql"),
         .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl"), "openssl missing"))
     func c5VerifyFullConnectsWithTheRightCAAndHostAndFailsClearlyOtherwise() async throws {
         let postgres = try PrivatePostgres()

@@ -12,7 +12,7 @@ import Testing
     import Glibc
 #endif
 
-/// RELIABILITY C2: a store that fails as a whole is not a bad message. While PostgreSQL is read-only after a
+/// docs/reliability.md, C2: a store that fails as a whole is not a bad message. While PostgreSQL is read-only after a
 /// failover, refuses the sink's user, or the dead-letter file cannot be written, the sink dead-letters nothing, moves
 /// no offset, says why in ``RollupSink/stall``, and resumes by itself once the store is back. And C5's PostgreSQL
 /// half: a server that stops answering surfaces as an error within the client's timeout, and the sink recovers when
@@ -20,7 +20,7 @@ import Testing
 ///
 /// Each PostgreSQL test runs its own throwaway cluster, since it changes server-wide settings or stops the server.
 @Suite(.serialized) struct StoreWideFailureTests {
-    @Test(.enabled(if: PostgresServer.isAvailable, "PostgreSQL server binaries missing: apt-get install postgresql"))
+    @Test
     func c2ReadOnlyFailoverStallsTheSinkWithoutDeadLettersAndItResumesWhenWritable() async throws {
         let postgres = try PrivatePostgres()
         let url = try postgres.server.makeDatabase(prefix: "readonly")
@@ -54,7 +54,7 @@ import Testing
         #expect(try store.position(topic: KafkaFixture.batchesTopic, partition: 0).nextOffset ?? 0 > before ?? 0)
     }
 
-    @Test(.enabled(if: PostgresServer.isAvailable, "PostgreSQL server binaries missing: apt-get install postgresql"))
+    @Test
     func c2PermissionDeniedStallsTheSinkWithoutDeadLettersAndItResumesAfterTheGrant() async throws {
         let postgres = try PrivatePostgres()
         // The sink's own role owns its database (and so its tables); an operator revokes its writes.
@@ -89,7 +89,7 @@ import Testing
     /// C5, PostgreSQL: the server stops answering (its processes stopped, the kernel still acknowledging), the sink's
     /// next transaction fails within the client's response timeout instead of hanging, and the sink recovers when
     /// the server continues.
-    @Test(.enabled(if: PostgresServer.isAvailable, "PostgreSQL server binaries missing: apt-get install postgresql"))
+    @Test
     func c5AStalledServerSurfacesAsATimeoutAndTheSinkRecoversWhenItContinues() async throws {
         let postgres = try PrivatePostgres()
         let url = try postgres.server.makeDatabase(prefix: "stalled")

@@ -1,6 +1,6 @@
 import Collector
 
-/// `--ops-listen HOST:PORT` of `flowmeter sink` and `flowmeter watch` (CONTRACT §3): where `/healthz`, `/readyz`
+/// `--ops-listen HOST:PORT` of `flowmeter sink` and `flowmeter watch` (docs/api.md): where `/healthz`, `/readyz`
 /// and `/metrics` are served.
 enum OpsListenOption {
     /// The option.
