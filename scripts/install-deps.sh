@@ -15,7 +15,7 @@
 set -euo pipefail
 
 build_packages=(pkg-config librdkafka-dev libmicrohttpd-dev libsqlite3-dev zlib1g-dev libdeflate-dev libpq-dev libssl-dev libmimalloc-dev libcurl4)
-test_packages=(postgresql prometheus prometheus-alertmanager chromium chromium-driver python3-yaml python3-pip binutils systemd socat openssl iproute2)
+test_packages=(postgresql prometheus prometheus-alertmanager chromium chromium-driver python3-yaml python3-pip binutils systemd socat openssl iproute2 util-linux)
 # PyPI packages of the test set, pinned, for the system python3 the tests run (/usr/bin/python3): the Kubernetes
 # manifests' offline check, and the console's browser test (Selenium driving Chromium, axe-core).
 test_python_packages=(kubernetes-validate==1.31.0 selenium==4.51.0 axe-selenium-python==2.1.6)

@@ -13,12 +13,17 @@ public struct DetectorService: Service {
     /// Time between passes.
     public let interval: Duration
     private let logger: Logger
+    private let onPass: @Sendable ((any Error)?, Duration) -> Void
 
-    /// A loop of `pass` every `interval`.
-    public init(_ pass: DetectorPass, every interval: Duration, logger: Logger) {
+    /// A loop of `pass` every `interval`; `onPass` is told each pass's error (nil when it succeeded) and duration.
+    public init(
+        _ pass: DetectorPass, every interval: Duration, logger: Logger,
+        onPass: @escaping @Sendable ((any Error)?, Duration) -> Void = { _, _ in }
+    ) {
         self.pass = pass
         self.interval = interval
         self.logger = logger
+        self.onPass = onPass
     }
 
     public func run() async throws {
@@ -30,10 +35,13 @@ public struct DetectorService: Service {
                 "alertmanager": pass.notifier == nil ? "no" : "yes",
             ])
         while !Task.isCancelled {
+            let started = ContinuousClock.now
             do {
                 DetectorPass.log(try await pass.run(), to: logger)
+                onPass(nil, ContinuousClock.now - started)
             } catch {
                 if Task.isCancelled { break }
+                onPass(error, ContinuousClock.now - started)
                 logger.error("watch pass failed", ["error": String(describing: error)])
             }
             do {

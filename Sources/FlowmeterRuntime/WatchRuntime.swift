@@ -1,3 +1,4 @@
+public import Collector
 public import Detector
 public import Kafka
 public import Lifecycle
@@ -27,6 +28,8 @@ public struct WatchConfiguration: Sendable {
     public var ungated = UngatedTypeFinder()
     /// Who owns what: each alert's `team` label.
     public var owners: OwnerRules?
+    /// Where `/healthz`, `/readyz` and `/metrics` are served (`--ops-listen`); nil serves none.
+    public var opsListen: CollectorConfiguration.ListenAddress?
 
     /// A configuration over `storeURL` with the defaults.
     public init(storeURL: String) {
@@ -42,6 +45,8 @@ public struct WatchRuntime: Sendable {
     public let group: ServiceGroup
     /// The alerts producer, when there are bootstrap servers.
     public let producer: KafkaProducer?
+    /// The operations listener, with `opsListen`.
+    public let operations: OperationsServer?
 }
 
 /// Builds `flowmeter watch`: opens the store (unreadable rows logged), makes the alerts producer when there are
@@ -62,6 +67,16 @@ public func makeWatch(_ configuration: WatchConfiguration, logger: Logger) throw
         window: configuration.window, appID: configuration.appID, ungated: configuration.ungated,
         owners: configuration.owners)
     var entries: [ServiceGroup.Entry] = []
+    let metrics = WatchMetrics()
+    let operations = configuration.opsListen.map { address in
+        OperationsServer(
+            address: address, metrics: metrics.registry, logger: logger, readiness: { metrics.readiness },
+            refresh: {})
+    }
+    if let operations {
+        // First started, last stopped: probes answer for as long as the process runs.
+        entries.append(ServiceGroup.Entry(operations, shutdownTimeout: .seconds(5)))
+    }
     if let producer {
         entries.append(
             ServiceGroup.Entry(
@@ -70,6 +85,10 @@ public func makeWatch(_ configuration: WatchConfiguration, logger: Logger) throw
     }
     entries.append(
         ServiceGroup.Entry(
-            DetectorService(pass, every: configuration.interval, logger: logger), shutdownTimeout: .seconds(15)))
-    return WatchRuntime(pass: pass, group: ServiceGroup(entries, logger: logger), producer: producer)
+            DetectorService(
+                pass, every: configuration.interval, logger: logger,
+                onPass: { error, duration in metrics.record(error, took: duration) }),
+            shutdownTimeout: .seconds(15)))
+    return WatchRuntime(
+        pass: pass, group: ServiceGroup(entries, logger: logger), producer: producer, operations: operations)
 }

@@ -13,7 +13,8 @@ public func openRollupStore(url: String, options: RollupStoreOptions = RollupSto
         path.removeFirst("sqlite:".count)
     }
     guard !path.isEmpty, !path.contains("://") else {
-        throw RollupStoreError(.invalidURL, "Not a store URL: '\(url)' (use a path, sqlite:PATH or postgres://…)")
+        throw RollupStoreError(
+            .invalidURL, "Not a store URL: '\(redactedStoreURL(url))' (use a path, sqlite:PATH or postgres://…)")
     }
     return try SQLRollupStore(sqlitePath: path, options: options)
 }

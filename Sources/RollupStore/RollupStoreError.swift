@@ -26,6 +26,20 @@ public struct RollupStoreError: FlowmeterError {
         public static let schema = Code(rawValue: "schema")
         /// A stored value could not be decoded.
         public static let invalidData = Code(rawValue: "invalidData")
+        /// The database accepts no writes: a PostgreSQL standby or a read-only transaction after a failover
+        /// (SQLSTATE 25006), a read-only SQLite file.
+        public static let readOnly = Code(rawValue: "readOnly")
+        /// The database user may not do this (SQLSTATE 42501; class 28, a login refused).
+        public static let permissionDenied = Code(rawValue: "permissionDenied")
+        /// The disk or a size limit is full (SQLSTATE class 53, `SQLITE_FULL`).
+        public static let diskFull = Code(rawValue: "diskFull")
+        /// The database file is damaged or is not a database (`SQLITE_CORRUPT`, `SQLITE_NOTADB`).
+        public static let corrupt = Code(rawValue: "corrupt")
+        /// The server sent no answer within the client's deadline (a stalled or half-open connection).
+        public static let timedOut = Code(rawValue: "timedOut")
+        /// The database refused this call's own data: a constraint on a row, a value out of range (PostgreSQL
+        /// classes 22 and 23, SQLite's constraint and size errors). The only error that blames the data.
+        public static let refused = Code(rawValue: "refused")
 
         /// The code's name.
         public var description: String { rawValue }
@@ -41,6 +55,22 @@ public struct RollupStoreError: FlowmeterError {
     public let file: String
     /// The source line where the error was made.
     public let line: UInt
+
+    /// Whether the store fails as a whole rather than over this call's data: unreachable, stalled, read-only,
+    /// permission denied, full, damaged or busy past its timeout. Every call fails the same way until an operator or
+    /// a failover fixes the store, so a caller stops and waits (docs/reliability.md, C2) instead of blaming a message.
+    public var isStoreWide: Bool {
+        switch code {
+        case .connectionFailed, .busy, .ioError, .readOnly, .permissionDenied, .diskFull, .corrupt, .timedOut:
+            true
+        default:
+            false
+        }
+    }
+
+    /// Whether the database refused this call's own data (``Code/refused``): the only store error for which a
+    /// caller may set one message aside (dead-letter it) and go on.
+    public var refusesData: Bool { code == .refused }
 
     /// Makes an error; `file` and `line` default to the caller's position.
     public init(

@@ -16,6 +16,10 @@ public struct RollupStoreOptions: Sendable {
     /// short (count, log).
     public var onUnreadableRows: @Sendable (UnreadableRows) -> Void = { _ in }
 
+    /// How long a PostgreSQL store waits for its server (connect, keepalives, statement and response timeouts);
+    /// the defaults of ``PostgresTimeouts``. A store URL's own settings win.
+    public var postgresTimeouts = PostgresTimeouts()
+
     /// Whether a new SQLite file is made with `auto_vacuum=INCREMENTAL` (so prunes return free pages); true except
     /// in tests that need a file as older builds made it.
     package var makesIncrementalSQLite = true

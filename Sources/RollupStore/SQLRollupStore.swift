@@ -33,12 +33,19 @@ public final class SQLRollupStore: RollupStore, SchemaMigrating {
     /// Connects to PostgreSQL at `postgresURL` (`postgres://user@host:port/database`, over libpq) and migrates the
     /// schema if needed.
     ///
+    /// Every connection has the timeouts of `options.postgresTimeouts` unless the URL sets them (libpq parameters
+    /// such as `connect_timeout`, `keepalives_idle`, `sslmode=verify-full&sslrootcert=…`, and server settings in
+    /// `options`); docs/sink.md lists them.
+    ///
     /// Concurrent sinks are safe: applied ids and rows are claimed with `INSERT … ON CONFLICT` and merged under
     /// `SELECT … FOR UPDATE`. A conflict between sinks surfaces as a retriable ``RollupStoreError``.
     public init(postgresURL url: String, options: RollupStoreOptions = RollupStoreOptions()) throws {
-        let writer = try PostgresConnection(url: url)
+        let timeouts = options.postgresTimeouts
+        let writer = try PostgresConnection(url: url, timeouts: timeouts)
         try writer.executeScript("SET client_min_messages = warning")
-        core = try SQLRollupStoreCore(writer: writer, options: options) { try PostgresConnection(url: url) }
+        core = try SQLRollupStoreCore(writer: writer, options: options) {
+            try PostgresConnection(url: url, timeouts: timeouts)
+        }
     }
 
     /// Merges partial rollups in one transaction, skipping ids applied before; see RollupStore/apply(_:).

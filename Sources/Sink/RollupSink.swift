@@ -15,8 +15,15 @@ import Synchronization
 /// store's offsets are the ones that count: a partition the sink takes is read from the offset the store holds
 /// (the sink seeks there when Kafka hands it another), and a step of a sink that lost its partition and writes late
 /// is refused by the store. Kafka offsets are committed too, only as a hint for where a new member starts. A record
-/// that is not a batch record is dead-lettered and skipped (its offset moves on with the step); a store error
-/// retries the same step with backoff, so nothing moves while the store is away.
+/// that is not a batch record is dead-lettered before the step commits, then skipped (its offset moves on with the
+/// step); a store error retries the same step with backoff, so nothing moves while the store is away.
+///
+/// A store that fails as a whole (``RollupStoreError/isStoreWide``: read-only after a failover, permission denied,
+/// disk full, connection lost or stalled, SQLite I/O or corruption) is not a message's fault: nothing is
+/// dead-lettered for it, no offset moves, ``stall`` says why (for `/readyz`), and the sink retries with a bounded
+/// exponential backoff until the store is back. Only a message that fails to decode, or whose own data the store
+/// refuses (``RollupStoreError/refusesData``), is dead-lettered; a dead letter that cannot be written stalls the sink
+/// the same way, since skipping the message would then lose it unseen.
 ///
 /// Blocking throughout: `run()` loops on the calling thread until `stop()`; `start()` runs that loop on a thread of
 /// its own (`rollup-sink`). A store error retries the same batch with backoff, without polling further.
@@ -49,14 +56,33 @@ public final class RollupSink: Sendable {
     private let steps: Mutex<PartitionSteps>
     private let partitionCount = Mutex<(count: Int, checkedAt: ContinuousClock.Instant)?>(nil)
     private let lastFreshness = Mutex<ContinuousClock.Instant?>(nil)
+    private let currentStall = Mutex<SinkStall?>(nil)
+    private let progress = Mutex<[Int: PartitionProgress]>([:])
+    private let observeCommit: @Sendable (Duration) -> Void
+
+    /// Where one partition stands: the next offset the store holds and the partition's end as last seen.
+    public struct PartitionProgress: Sendable, Hashable {
+        /// The next offset to count, as committed to the store.
+        public var nextOffset: Int64
+        /// The partition's high watermark when the step committed (the offset after its newest record).
+        public var highWatermark: Int64
+
+        /// Records written to the partition but not yet counted.
+        public var lag: Int64 { max(0, highWatermark - nextOffset) }
+    }
 
     /// Makes the consumer and subscribes to the topics; reads nothing until `run()` or `pollOnce()`.
+    ///
+    /// `observeCommit` is told how long each committed store transaction took (for a histogram), on the sink's
+    /// thread.
     public init(
-        configuration: RollupSinkConfiguration, store: any RollupStore, log: @escaping Log = { _, _, _ in }
+        configuration: RollupSinkConfiguration, store: any RollupStore, log: @escaping Log = { _, _, _ in },
+        observeCommit: @escaping @Sendable (Duration) -> Void = { _ in }
     ) throws(SinkError) {
         self.configuration = configuration
         self.store = store
         self.log = log
+        self.observeCommit = observeCommit
         self.deadLetters = configuration.deadLetterPath.map(DeadLetterFile.init(path:))
         self.steps = Mutex(
             PartitionSteps(
@@ -86,6 +112,16 @@ public final class RollupSink: Sendable {
     /// The totals so far.
     public var counters: RollupSinkCounters {
         state.withLock { $0 }
+    }
+
+    /// Why the sink makes no progress now, or nil while it does (or has not met a failure).
+    public var stall: SinkStall? {
+        currentStall.withLock { $0 }
+    }
+
+    /// The partitions of the batches topic this sink has committed steps for, with where each stands.
+    public var partitionProgress: [Int: PartitionProgress] {
+        progress.withLock { $0 }
     }
 
     /// Polls, builds and commits steps until `stop()`; then leaves the group. Throws only for permanent Kafka
@@ -173,15 +209,21 @@ public final class RollupSink: Sendable {
                 others.append(message)
             }
         }
+        var isComplete = true
         for partition in byPartition.keys.sorted() {
-            step(partition: partition, messages: byPartition[partition]!, draining: draining)
+            isComplete = step(partition: partition, messages: byPartition[partition]!, draining: draining) && isComplete
         }
         if !others.isEmpty {
-            let batch = decode(others)
-            _ = applyWithRetry(batch, draining: draining)
+            if let batch = decode(others, draining: draining) {
+                isComplete = applyWithRetry(batch, draining: draining) && isComplete
+            } else {
+                isComplete = false
+            }
         }
-        writeFreshnessIfDue()
-        if commit && !messages.isEmpty {
+        if isComplete { writeFreshnessIfDue() }
+        // Kafka's offsets are only a hint for the batches topic, but the only position of the deploys and manifests
+        // topics: a poll that stopped before storing everything commits none.
+        if commit && isComplete && !messages.isEmpty {
             do {
                 try consumer.commit()
                 state.withLock { $0.commits += 1 }
@@ -206,16 +248,18 @@ public final class RollupSink: Sendable {
         return count
     }
 
-    /// Counts one partition's messages of a poll as one step, after checking they start where the store says.
-    private func step(partition: Int, messages: [KafkaConsumerMessage], draining: Bool) {
+    /// Counts one partition's messages of a poll as one step, after checking they start where the store says;
+    /// false when the sink was asked to stop before the step committed.
+    private func step(partition: Int, messages: [KafkaConsumerMessage], draining: Bool) -> Bool {
         let topic = configuration.batchesTopic
         var delay = configuration.retryDelay
         while true {
             do {
                 try steps.withLock { steps in
-                    try step(partition: partition, messages: messages, steps: steps)
+                    try step(partition: partition, messages: messages, steps: steps, draining: draining)
                 }
-                return
+                noteProgress()
+                return true
             } catch let fenced as PartitionFenced {
                 state.withLock { $0.fenced += 1 }
                 log(
@@ -225,23 +269,24 @@ public final class RollupSink: Sendable {
                         "stored": fenced.stored.map(String.init) ?? "none",
                     ])
                 seek(partition: partition, to: fenced.stored)
-                return
+                return true
             } catch {
-                state.withLock { $0.errors += 1 }
+                noteFailure(error)
                 log(
                     .error, "store step failed; retrying",
                     ["partition": String(partition), "error": String(describing: error)])
             }
-            if isStopping.load(ordering: .acquiring) && !draining {
+            if shouldGiveUp(draining: draining) {
                 steps.withLock { $0.drop(partition: partition) }
-                return
+                return false
             }
-            Thread.sleep(forTimeInterval: delay / .seconds(1))
-            delay = min(delay * 2, .seconds(30))
+            pause(&delay, draining: draining)
         }
     }
 
-    private func step(partition: Int, messages: [KafkaConsumerMessage], steps: PartitionSteps) throws {
+    private func step(
+        partition: Int, messages: [KafkaConsumerMessage], steps: PartitionSteps, draining: Bool
+    ) throws {
         let topic = configuration.batchesTopic
         let stored = try steps.storedOffset(partition: partition)
         var records = messages
@@ -276,17 +321,26 @@ public final class RollupSink: Sendable {
         // A stored offset that retention passed: the step begins from what the store holds, ends after the last.
         step.startOffset = stored
         do {
+            // Dead letters first: a record skipped by a committed step must already be in the file.
+            for bad in made.bad {
+                if let message = records.first(where: { $0.offset == bad.offset }) {
+                    guard
+                        deadLetter(
+                            Origin(message), reason: bad.reason, what: "skipped a record that is not a batch record",
+                            draining: draining)
+                    else { throw SinkError(.deadLetterFailed, "stopped before the dead letters were written") }
+                }
+            }
+            let started = ContinuousClock.now
             try steps.commit(step)
+            observeCommit(ContinuousClock.now - started)
         } catch {
             // The step's dedupe state went with it: read the partition's again from the store.
             steps.drop(partition: partition)
             throw error
         }
-        for bad in made.bad {
-            if let message = records.first(where: { $0.offset == bad.offset }) {
-                deadLetter(Origin(message), reason: bad.reason, what: "skipped a record that is not a batch record")
-            }
-        }
+        let high = consumer.cachedWatermarks(topic: topic, partition: partition)?.high ?? step.nextOffset
+        progress.withLock { $0[partition] = PartitionProgress(nextOffset: step.nextOffset, highWatermark: high) }
         if made.outcome.evicted > 0 || made.outcome.unchecked > 0 {
             // The dedupe bound is reached: copies of the forgotten batches would be counted again.
             log(
@@ -346,10 +400,14 @@ public final class RollupSink: Sendable {
                         nextOffset: stored ?? marks.high, forgetBefore: 0, completeUpTo: Timestamp(Date()))
                     try steps.commit(step)
                     state.withLock { $0.batches += 1 }
+                    progress.withLock {
+                        $0[partition] = PartitionProgress(nextOffset: step.nextOffset, highWatermark: marks.high)
+                    }
                 }
             } catch is PartitionFenced {
                 state.withLock { $0.fenced += 1 }
             } catch {
+                noteFailure(error)
                 log(
                     .warning, "could not write freshness",
                     ["partition": String(partition), "error": String(describing: error)])
@@ -379,7 +437,9 @@ public final class RollupSink: Sendable {
         var newest: Date?
     }
 
-    private func decode(_ messages: [KafkaConsumerMessage]) -> Batch {
+    /// The deploy markers and manifests of `messages`, the bad ones dead-lettered; nil when the sink was asked to
+    /// stop while a dead letter could not be written.
+    private func decode(_ messages: [KafkaConsumerMessage], draining: Bool) -> Batch? {
         var batch = Batch()
         var bad = 0
         for message in messages {
@@ -396,7 +456,10 @@ public final class RollupSink: Sendable {
                 }
             } catch {
                 bad += 1
-                deadLetter(Origin(message), reason: error.message, what: "skipped a bad message")
+                guard
+                    deadLetter(
+                        Origin(message), reason: error.message, what: "skipped a bad message", draining: draining)
+                else { return nil }
             }
         }
         if bad > 0 { state.withLock { $0.badMessages += bad } }
@@ -413,69 +476,143 @@ public final class RollupSink: Sendable {
         }
     }
 
-    /// Logs, counts and dead-letters one message the sink cannot use.
-    private func deadLetter(_ origin: Origin, reason: String, what: String) {
+    /// Logs, counts and dead-letters one message the sink cannot use. A dead letter that cannot be written stalls
+    /// the sink: it retries with backoff until written (true) or the sink is asked to stop (false), for a message
+    /// skipped unseen would be lost.
+    private func deadLetter(_ origin: Origin, reason: String, what: String, draining: Bool) -> Bool {
         var fields = [
             "topic": origin.topic, "partition": String(origin.partition), "offset": String(origin.offset),
             "error": reason,
         ]
-        if let deadLetters {
+        guard let deadLetters else {
+            log(.warning, what, fields)
+            return true
+        }
+        var delay = configuration.retryDelay
+        while true {
             do {
                 try deadLetters.append(
                     topic: origin.topic, partition: origin.partition, offset: origin.offset, reason: reason,
                     value: origin.value)
                 state.withLock { $0.deadLetters += 1 }
                 fields["dead_letters"] = deadLetters.path
+                log(.warning, what, fields)
+                return true
             } catch {
-                state.withLock { $0.errors += 1 }
-                fields["dead_letter_error"] = error.message
+                state.withLock {
+                    $0.errors += 1
+                    $0.storeErrors["dead_letters", default: 0] += 1
+                }
+                let stall = SinkStall(
+                    reason: "dead_letters_unwritable",
+                    message: "The dead-letter file cannot be written: \(error.message)")
+                setStall(stall)
+                log(.error, "cannot write a dead letter; not moving on until it is written", ["error": error.message])
+            }
+            if shouldGiveUp(draining: draining) { return false }
+            pause(&delay, draining: draining)
+        }
+    }
+
+    /// Counts a failed store attempt by kind and records the stall it causes until the next step commits.
+    private func noteFailure(_ error: any Error) {
+        let kind = SinkStall.kind(of: error)
+        state.withLock {
+            $0.errors += 1
+            $0.storeErrors[kind, default: 0] += 1
+        }
+        // Any failure that holds the sink back shows; a store-wide one by its own reason.
+        let stall =
+            (error as? RollupStoreError).flatMap { SinkStall(storeError: $0) }
+            ?? SinkStall(reason: "store_error", message: "The store refused the step: \(error)")
+        setStall(stall)
+    }
+
+    /// Records a stall, keeping the first failure's time while the reason stays the same.
+    private func setStall(_ stall: SinkStall) {
+        currentStall.withLock { current in
+            if current?.reason == stall.reason {
+                current?.message = stall.message
+            } else {
+                current = stall
             }
         }
-        log(.warning, what, fields)
+    }
+
+    /// Clears the stall after a step committed, and says so.
+    private func noteProgress() {
+        let ended = currentStall.withLock { stall -> SinkStall? in
+            defer { stall = nil }
+            return stall
+        }
+        guard let ended else { return }
+        log(
+            .info, "the sink moves on again",
+            ["was": ended.reason, "stalled_seconds": String(Int(Date().timeIntervalSince(ended.since)))])
+    }
+
+    /// Whether a retry loop should give up now: asked to stop (and not draining), or past the drain's deadline.
+    private func shouldGiveUp(draining: Bool) -> Bool {
+        if isStopping.load(ordering: .acquiring) && !draining { return true }
+        if draining, let deadline = drainDeadline.withLock({ $0 }), ContinuousClock.now >= deadline { return true }
+        return false
+    }
+
+    /// Sleeps for `delay` (waking early when asked to stop, unless draining) and doubles it up to 30 s.
+    private func pause(_ delay: inout Duration, draining: Bool) {
+        let until = ContinuousClock.now + delay
+        while ContinuousClock.now < until && !shouldGiveUp(draining: draining) {
+            Thread.sleep(forTimeInterval: min(until - ContinuousClock.now, .milliseconds(100)) / .seconds(1))
+        }
+        delay = min(delay * 2, .seconds(30))
     }
 
     /// Applies a batch, retrying store errors with backoff until it succeeds or the sink stops; false when stopped
-    /// before the batch was applied (its offsets must not be committed). A permanent store error sends the batch
-    /// through ``applyAlone(_:)`` instead of retrying it forever.
+    /// before the batch was applied (its offsets must not be committed). When the store refuses a message's own
+    /// data, the batch goes through ``applyAlone(_:draining:)`` to set that message aside; a store-wide error only
+    /// waits.
     private func applyWithRetry(_ batch: Batch, draining: Bool) -> Bool {
         var delay = configuration.retryDelay
         var batch = batch
         while true {
             do {
                 try apply(batch)
+                noteProgress()
                 return true
-            } catch let error as RollupStoreError where !error.isRetriable {
-                state.withLock { $0.errors += 1 }
+            } catch let error as RollupStoreError where error.refusesData {
+                noteFailure(error)
                 log(.error, "store refused the batch; applying its messages one by one", ["error": error.message])
                 do {
-                    batch = try applyAlone(batch)
+                    guard let left = try applyAlone(batch, draining: draining) else { return false }
+                    batch = left
                     try apply(batch)
+                    noteProgress()
                     return true
                 } catch {
+                    noteFailure(error)
                     log(.error, "store apply failed; retrying the batch", ["error": String(describing: error)])
                 }
             } catch {
-                state.withLock { $0.errors += 1 }
+                noteFailure(error)
                 log(.error, "store apply failed; retrying the batch", ["error": String(describing: error)])
             }
-            if isStopping.load(ordering: .acquiring) && !draining { return false }
-            if draining, let deadline = drainDeadline.withLock({ $0 }), ContinuousClock.now >= deadline { return false }
-            Thread.sleep(forTimeInterval: delay / .seconds(1))
-            delay = min(delay * 2, .seconds(30))
-            if isStopping.load(ordering: .acquiring) && !draining { return false }
+            if shouldGiveUp(draining: draining) { return false }
+            pause(&delay, draining: draining)
         }
     }
 
-    /// Applies each message of `batch` in a transaction of its own, dead-letters those the store refuses for good, and
-    /// returns what is left to apply again (the messages that met a retriable error); throws nothing permanent.
-    private func applyAlone(_ batch: Batch) throws -> Batch {
+    /// Applies each message of `batch` in a transaction of its own, dead-letters those whose data the store refuses,
+    /// and returns what is left to apply again (the messages that met any other error); nil when stopped while a
+    /// dead letter could not be written.
+    private func applyAlone(_ batch: Batch, draining: Bool) throws -> Batch? {
         var left = Batch(newest: batch.newest)
         for (deploy, origin) in zip(batch.deploys, batch.deployOrigins) {
             do {
                 try apply(Batch(deploys: [deploy], deployOrigins: [origin]))
-            } catch let error as RollupStoreError where !error.isRetriable {
+            } catch let error as RollupStoreError where error.refusesData {
                 state.withLock { $0.refusedMessages += 1 }
-                deadLetter(origin, reason: error.message, what: "the store refused a message; skipped")
+                let what = "the store refused a message; skipped"
+                guard deadLetter(origin, reason: error.message, what: what, draining: draining) else { return nil }
             } catch {
                 left.deploys.append(deploy)
                 left.deployOrigins.append(origin)
@@ -484,9 +621,10 @@ public final class RollupSink: Sendable {
         for (manifest, origin) in zip(batch.manifests, batch.manifestOrigins) {
             do {
                 try apply(Batch(manifests: [manifest], manifestOrigins: [origin]))
-            } catch let error as RollupStoreError where !error.isRetriable {
+            } catch let error as RollupStoreError where error.refusesData {
                 state.withLock { $0.refusedMessages += 1 }
-                deadLetter(origin, reason: error.message, what: "the store refused a message; skipped")
+                let what = "the store refused a message; skipped"
+                guard deadLetter(origin, reason: error.message, what: what, draining: draining) else { return nil }
             } catch {
                 left.manifests.append(manifest)
                 left.manifestOrigins.append(origin)

@@ -32,6 +32,8 @@ public struct RollupSinkCounters: Sendable, Hashable {
     public var commits: Int = 0
     /// Store or commit attempts that failed (each failed step is committed again).
     public var errors: Int = 0
+    /// Failed store attempts by kind (``SinkStall/kind(of:)``), and failed dead-letter writes as `dead_letters`.
+    public var storeErrors: [String: Int] = [:]
     /// Seconds between the newest counted record's Kafka timestamp and when it was counted: a cheap lag figure.
     public var lagSeconds: Double = 0
 

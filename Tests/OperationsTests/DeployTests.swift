@@ -105,7 +105,8 @@ import Testing
                     #expect(security["readOnlyRootFilesystem"] as? Bool == true)
                     let resources = container["resources"] as? [String: Any] ?? [:]
                     #expect(resources["requests"] != nil && resources["limits"] != nil)
-                    if container["name"] as? String == "collector" {
+                    // Every long-running process answers probes (the sink and watch on --ops-listen).
+                    if ["collector", "sink", "watch"].contains(container["name"] as? String ?? "") {
                         let ready = (container["readinessProbe"] as? [String: Any])?["httpGet"] as? [String: Any]
                         let live = (container["livenessProbe"] as? [String: Any])?["httpGet"] as? [String: Any]
                         #expect(ready?["path"] as? String == "/readyz")

@@ -221,7 +221,8 @@ def healthy_collector(scale):
     )
 
 
-collector_names = [name for name in ALERT_NAMES if name not in schema_names]
+sink_names = ["FlowmeterSinkStalled", "FlowmeterSinkLagging", "FlowmeterSinkDeadLetters"]
+collector_names = [name for name in ALERT_NAMES if name not in schema_names and name not in sink_names]
 STEADY = [(1, TWO_HOURS)]
 RAMP_COLLECTOR = [(1, 60), (2, 15), (4, 15), (8, 15), (16, 15)]
 
@@ -280,5 +281,63 @@ the disk spool filling up).
         {"name": "incident", "interval": "1m", "input_series": incident_collector,
          "alert_rule_test": quiet("55m", collector_names)
          + [{"eval_time": "85m", "alertname": name, "exp_alerts": alerts} for name, alerts in incident_expectations]},
+    ],
+)
+
+# --- standalone sink: two hours; the store is read-only from 60 m to 90 m, and the sink falls behind meanwhile. -------
+SINK = {"job": "flowmeter-sink", "instance": "sink-1:9464"}
+STALL_REASONS = ["store_read_only", "store_disk_full", "dead_letters_unwritable"]
+
+
+def healthy_sink(scale):
+    """A sink keeping up with traffic that follows `scale`: segments of (factor, minutes)."""
+    return [
+        series("flowmeter_sink_applied_total", SINK, counter(*[(600 * f, m) for f, m in scale])),
+        series("flowmeter_sink_dead_letters_total", SINK, counter((0, TWO_HOURS))),
+        # A few hundred records read but not yet counted between steps, in proportion to traffic.
+        series("flowmeter_sink_partition_lag_records", {**SINK, "partition": "0"},
+               gauge(*[(300 * f, m) for f, m in scale], (300, 1))),
+        series("flowmeter_sink_partition_lag_records", {**SINK, "partition": "1"},
+               gauge(*[(300 * f, m) for f, m in scale], (300, 1))),
+    ] + [series("flowmeter_sink_stalled", {**SINK, "reason": reason}, gauge((0, TWO_HOURS + 1)))
+         for reason in STALL_REASONS]
+
+
+incident_sink = [
+    series("flowmeter_sink_applied_total", SINK, counter((600, 60), (0, 30), (600, 30))),
+    series("flowmeter_sink_dead_letters_total", SINK, counter((0, 80), (2, 1), (0, 39))),
+    # Kafka keeps taking 10,000 records a minute per partition while the store is read-only.
+    series("flowmeter_sink_partition_lag_records", {**SINK, "partition": "0"},
+           " ".join(["300x60"] + [str(300 + 10000 * minute) for minute in range(1, 31)] + ["300x29"])),
+    series("flowmeter_sink_partition_lag_records", {**SINK, "partition": "1"},
+           " ".join(["300x60"] + [str(300 + 10000 * minute) for minute in range(1, 31)] + ["300x29"])),
+    series("flowmeter_sink_stalled", {**SINK, "reason": "store_read_only"}, gauge((0, 61), (1, 30), (0, 30))),
+    series("flowmeter_sink_stalled", {**SINK, "reason": "store_disk_full"}, gauge((0, TWO_HOURS + 1))),
+    series("flowmeter_sink_stalled", {**SINK, "reason": "dead_letters_unwritable"}, gauge((0, TWO_HOURS + 1))),
+]
+sink_expectations = [
+    ("FlowmeterSinkStalled", [expected("FlowmeterSinkStalled", "critical",
+                                       {"instance": SINK["instance"], "reason": "store_read_only"})]),
+    ("FlowmeterSinkLagging", [expected("FlowmeterSinkLagging", "warning", {"instance": SINK["instance"]})]),
+    ("FlowmeterSinkDeadLetters", [expected("FlowmeterSinkDeadLetters", "warning", SINK)]),
+]
+assert sorted(name for name, _ in sink_expectations) == sorted(sink_names), sink_names
+
+write(
+    "sink.test.yml",
+    """
+Standalone-sink alerts: quiet on steady traffic and on traffic growing 16-fold in an hour; firing while the store
+is read-only from 60 m to 90 m (a failover to a standby: the sink stalls and falls behind) and after two messages
+were dead-lettered at 80 m.
+""",
+    [
+        {"name": "steady traffic", "interval": "1m", "input_series": healthy_sink(STEADY),
+         "alert_rule_test": quiet("100m", sink_names)},
+        {"name": "traffic ramping up", "interval": "1m", "input_series": healthy_sink(RAMP_COLLECTOR),
+         "alert_rule_test": quiet("90m", sink_names) + quiet("119m", sink_names)},
+        {"name": "incident", "interval": "1m", "input_series": incident_sink,
+         "alert_rule_test": quiet("55m", sink_names)
+         + [{"eval_time": "85m", "alertname": name, "exp_alerts": alerts} for name, alerts in sink_expectations]
+         + quiet("119m", ["FlowmeterSinkStalled", "FlowmeterSinkLagging"])},
     ],
 )

@@ -117,7 +117,7 @@ enum ServeCommand {
         } catch let error as RollupStoreError {
             logger.error(
                 "serve failed: cannot open the store",
-                ["store": configuration.storeURL ?? "", "error": String(describing: error)])
+                ["store": configuration.storeURL.map(redactedStoreURL) ?? "", "error": String(describing: error)])
             return 1
         } catch let error as CollectorError {
             logger.error("serve failed", ["error": error.description])

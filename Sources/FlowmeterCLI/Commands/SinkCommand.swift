@@ -21,7 +21,9 @@ enum SinkCommand {
                 twice and forgets nothing. Run several with the same --group to share the partitions. Records that
                 are not batch records are written to --dead-letters and skipped. Every --prune-interval the store
                 is pruned to --keep-minutes and --keep-hours (see flowmeter store prune). SIGTERM or SIGINT stops it
-                after the current poll. See docs/sink.md.
+                after the current poll. A store that fails as a whole (read-only after a failover, permission
+                denied, disk full, unreachable) stalls the sink: nothing moves and nothing is dead-lettered until
+                it is back, and /readyz on --ops-listen says why. See docs/sink.md.
                 """,
             options: [
                 SharedOptions.configFile,
@@ -29,7 +31,8 @@ enum SinkCommand {
                 SharedOptions.store,
                 .value("group", "NAME", help: "Consumer group.", default: "flowmeter-sink"),
             ] + SharedOptions.sinkReading + SharedOptions.retention + [
-                .value("log-format", "FORMAT", help: "json | logfmt.", default: "json")
+                OpsListenOption.option,
+                .value("log-format", "FORMAT", help: "json | logfmt.", default: "json"),
             ],
             run: { arguments in try await run(arguments) }
         )
@@ -44,6 +47,7 @@ enum SinkCommand {
             sink: configuration, storeURL: try arguments.required("store"))
         runtimeConfiguration.retention = try SharedOptions.retentionPolicy(arguments)
         runtimeConfiguration.pruneInterval = try SharedOptions.pruneInterval(arguments)
+        runtimeConfiguration.opsListen = try OpsListenOption.address(arguments)
         let runtime: SinkRuntime
         do {
             runtime = try makeSink(runtimeConfiguration, logger: logger)
@@ -52,7 +56,10 @@ enum SinkCommand {
         }
         logger.info(
             "sink started",
-            ["kafka": configuration.bootstrapServers.joined(separator: ","), "group": configuration.groupID])
+            [
+                "kafka": configuration.bootstrapServers.joined(separator: ","), "group": configuration.groupID,
+                "store": redactedStoreURL(runtimeConfiguration.storeURL),
+            ])
         try await runtime.group.run()
         let counters = runtime.sink.counters
         logger.info(
@@ -63,6 +70,7 @@ enum SinkCommand {
                 "bad_messages": String(counters.badMessages), "dead_letters": String(counters.deadLetters),
                 "deploys": String(counters.deploys), "manifests": String(counters.manifests),
                 "commits": String(counters.commits), "errors": String(counters.errors),
+                "refused": String(counters.refusedMessages),
             ])
         return 0
     }

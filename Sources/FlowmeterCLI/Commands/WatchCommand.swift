@@ -38,6 +38,7 @@ enum WatchCommand {
                     default: "48h"),
                 OwnerOptions.owners,
                 .flag("once", help: "Run one pass and exit."),
+                OpsListenOption.option,
                 .value("log-format", "FORMAT", help: "json | logfmt.", default: "json"),
             ] + SharedOptions.kafkaClient,
             run: { arguments in try await run(arguments) }
@@ -59,6 +60,7 @@ enum WatchCommand {
         configuration.alertsTopic = try arguments.required("alerts-topic")
         configuration.appID = arguments.value("app")
         configuration.owners = try OwnerOptions.rules(arguments)
+        configuration.opsListen = try OpsListenOption.address(arguments)
         let format = try arguments.parsed("log-format", as: "json or logfmt") { Logger.Format(rawValue: $0) }
         let logger = Logger(threshold: .info, format: format ?? .json)
         let watch: WatchRuntime

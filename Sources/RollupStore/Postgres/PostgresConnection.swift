@@ -9,24 +9,36 @@ import Foundation
 // one thread uses it at a time, as libpq requires.
 final class PostgresConnection: @unchecked Sendable {
     private let handle: OpaquePointer
+    private let responseTimeout: Duration
 
-    /// Connects to `url` (a libpq connection URI or keyword string).
-    init(url: String) throws {
-        guard let pointer = PQconnectdb(url) else {
-            throw RollupStoreError(.connectionFailed, "PQconnectdb returned no connection", isRetriable: true)
+    /// Connects to `url` (a libpq connection URI or keyword string) with `timeouts` as defaults under the URL's own
+    /// settings. The URL's password never appears in an error.
+    init(url: String, timeouts: PostgresTimeouts = PostgresTimeouts()) throws {
+        // expand_dbname: the URL's settings override the keywords before it; the merged `options` after it wins.
+        var keywords = timeouts.connectionKeywords
+        keywords.append(("dbname", url))
+        keywords.append(("options", timeouts.serverOptions(mergedWith: Self.parameter("options", in: url))))
+        let pointer = Self.withCStrings(keywords.map(\.0)) { names in
+            Self.withCStrings(keywords.map(\.1)) { values in PQconnectdbParams(names, values, 1) }
+        }
+        guard let pointer else {
+            throw RollupStoreError(.connectionFailed, "PQconnectdbParams returned no connection", isRetriable: true)
         }
         guard PQstatus(pointer) == CONNECTION_OK else {
             let message = String(cString: PQerrorMessage(pointer))
             PQfinish(pointer)
             throw RollupStoreError(
-                .connectionFailed, "Cannot connect to PostgreSQL: \(Self.trimmed(message))", isRetriable: true)
+                .connectionFailed,
+                "Cannot connect to PostgreSQL at \(redactedStoreURL(url)): \(Self.trimmed(message))", isRetriable: true)
         }
         handle = pointer
+        responseTimeout = timeouts.responseTimeout
     }
 
     deinit { PQfinish(handle) }
 
-    /// Reconnects when the server dropped the connection, so the next call does not fail on a dead socket.
+    /// Reconnects when the server dropped the connection (or the client gave up on it), so the next call does not
+    /// fail on a dead socket.
     func reconnectIfBroken() throws {
         guard PQstatus(handle) != CONNECTION_OK else { return }
         PQreset(handle)
@@ -36,11 +48,12 @@ final class PostgresConnection: @unchecked Sendable {
         }
     }
 
-    /// Runs one statement with `parameters` ($1…$n) and returns its rows.
+    /// Runs one statement with `parameters` ($1…$n) and returns its rows; waits at most the response timeout.
     @discardableResult
     func execute(
         _ sql: String, _ parameters: [SQLValue] = [], file: String = #fileID, line: UInt = #line
     ) throws -> PostgresResult {
+        try reconnectIfBroken()
         let types = parameters.map(\.postgresTypeOID)
         let encoded = parameters.map(\.postgresBytes)
         let lengths = encoded.map { Int32($0?.count ?? 0) }
@@ -63,8 +76,80 @@ final class PostgresConnection: @unchecked Sendable {
             pointers.append(UnsafePointer(destination.assumingMemoryBound(to: CChar.self)))
             offset += bytes.count
         }
-        let result = PQexecParams(handle, sql, Int32(parameters.count), types, pointers, lengths, formats, 1)
+        let sent = PQsendQueryParams(handle, sql, Int32(parameters.count), types, pointers, lengths, formats, 1)
+        guard sent == 1 else { throw error(sqlState: nil, message: lastError, sql: sql, file: file, line: line) }
+        let result = try awaitResult(sql: sql, file: file, line: line)
         return try check(result, sql: sql, file: file, line: line)
+    }
+
+    /// Waits for the answer to the query just sent, at most the response timeout; returns its first failed result,
+    /// else its last. Past the timeout the connection is dropped (the next call makes it again) and the call throws
+    /// ``RollupStoreError/Code/timedOut``.
+    private func awaitResult(sql: String, file: String, line: UInt) throws -> OpaquePointer? {
+        let deadline = ContinuousClock.now + responseTimeout
+        var kept: OpaquePointer?
+        while true {
+            // Send what libpq still buffers, then wait until a whole result has arrived.
+            while true {
+                let flushed = PQflush(handle)
+                if flushed <= 0 { break }
+                guard wait(for: Int16(POLLOUT | POLLIN), until: deadline) else {
+                    if let kept { PQclear(kept) }
+                    throw abandon(sql: sql, file: file, line: line)
+                }
+                _ = PQconsumeInput(handle)
+            }
+            while PQisBusy(handle) != 0 {
+                guard wait(for: Int16(POLLIN), until: deadline) else {
+                    if let kept { PQclear(kept) }
+                    throw abandon(sql: sql, file: file, line: line)
+                }
+                if PQconsumeInput(handle) == 0 { break }
+            }
+            guard let result = PQgetResult(handle) else { return kept }
+            let status = PQresultStatus(result)
+            if let previous = kept {
+                let previousFailed = PQresultStatus(previous) == PGRES_FATAL_ERROR
+                if previousFailed {
+                    PQclear(result)
+                    continue
+                }
+                PQclear(previous)
+            }
+            kept = result
+            // A COPY waits for its data; there is no further result to collect until it is sent.
+            if status == PGRES_COPY_IN || status == PGRES_COPY_OUT { return kept }
+        }
+    }
+
+    /// Waits until the socket is ready for `events` or `deadline` passes; false on the deadline.
+    private func wait(for events: Int16, until deadline: ContinuousClock.Instant) -> Bool {
+        let socket = PQsocket(handle)
+        guard socket >= 0 else { return true }
+        while true {
+            let left = deadline - ContinuousClock.now
+            if left <= .zero { return false }
+            var descriptor = pollfd(fd: socket, events: events, revents: 0)
+            let milliseconds = Int32(min(left / .milliseconds(1), 60_000).rounded(.up))
+            let ready = poll(&descriptor, 1, milliseconds)
+            if ready > 0 { return true }
+            if ready < 0 && errno != EINTR { return true }
+        }
+    }
+
+    /// Gives up on a connection whose server stopped answering: shuts its socket, so libpq marks it broken and the
+    /// next call connects again (a server that is back starts from a fresh session; its old one is rolled back).
+    private func abandon(sql: String, file: String, line: UInt) -> RollupStoreError {
+        let socket = PQsocket(handle)
+        if socket >= 0 { shutdown(socket, Int32(SHUT_RDWR)) }
+        _ = PQconsumeInput(handle)
+        while PQstatus(handle) == CONNECTION_OK, PQisBusy(handle) == 0, let result = PQgetResult(handle) {
+            PQclear(result)
+        }
+        return RollupStoreError(
+            .timedOut,
+            "PostgreSQL did not answer within \(responseTimeout) (in: \(sql.prefix(120))); the connection was dropped",
+            isRetriable: true, file: file, line: line)
     }
 
     /// Runs `sql` (a `COPY … FROM STDIN`) and streams `data` in COPY text format.
@@ -96,8 +181,9 @@ final class PostgresConnection: @unchecked Sendable {
             try execute("COMMIT")
             return result
         } catch {
-            // The original error matters more than one from the rollback of an already failed transaction.
-            _ = try? execute("ROLLBACK")
+            // The original error matters more than one from the rollback of an already failed transaction. A broken
+            // connection has no transaction left to roll back (the server ends it with the session).
+            if PQstatus(handle) == CONNECTION_OK { _ = try? execute("ROLLBACK") }
             throw error
         }
     }
@@ -119,27 +205,59 @@ final class PostgresConnection: @unchecked Sendable {
         )
     }
 
-    /// The one place libpq failures become store errors, classified by SQLSTATE class.
+    /// The one place libpq failures become store errors, classified by SQLSTATE: what fails every statement alike
+    /// (read-only after a failover, permission denied, disk full, connection lost, shutdown) is store-wide; data
+    /// exceptions and constraint violations blame the data; the rest is a failed query.
     private func error(
         sqlState: String?, message: String, sql: String, file: String = #fileID, line: UInt = #line
     ) -> RollupStoreError {
         let described = "PostgreSQL \(sqlState ?? "-"): \(Self.trimmed(message)) in: \(sql.prefix(120))"
-        guard let sqlState else {
-            // No result at all: the connection failed underneath the statement.
-            return RollupStoreError(.connectionFailed, described, isRetriable: true, file: file, line: line)
+        let (code, isRetriable) = Self.classify(sqlState: sqlState)
+        return RollupStoreError(code, described, isRetriable: isRetriable, file: file, line: line)
+    }
+
+    /// The error code and retriability of a SQLSTATE (nil: no result at all, the connection failed underneath).
+    static func classify(sqlState: String?) -> (RollupStoreError.Code, isRetriable: Bool) {
+        guard let sqlState else { return (.connectionFailed, true) }
+        switch sqlState {
+        case "25006": return (.readOnly, true)
+        case "42501": return (.permissionDenied, true)
+        case "57014": return (.timedOut, true)  // query_canceled: statement_timeout
+        case "25P03": return (.timedOut, true)  // idle_in_transaction_session_timeout
+        case "55P03": return (.busy, true)
+        default: break
         }
         switch sqlState.prefix(2) {
-        case "08", "57":
-            return RollupStoreError(.connectionFailed, described, isRetriable: true, file: file, line: line)
-        case "40":
-            return RollupStoreError(.conflict, described, isRetriable: true, file: file, line: line)
-        case "53", "58":
-            return RollupStoreError(.ioError, described, isRetriable: true, file: file, line: line)
-        case "55" where sqlState == "55P03":
-            return RollupStoreError(.busy, described, isRetriable: true, file: file, line: line)
-        default:
-            return RollupStoreError(.queryFailed, described, file: file, line: line)
+        case "08", "57": return (.connectionFailed, true)
+        case "28": return (.permissionDenied, true)
+        case "40": return (.conflict, true)
+        case "53": return (.diskFull, true)
+        case "58", "XX": return (.ioError, true)
+        case "22", "23": return (.refused, false)
+        default: return (.queryFailed, false)
         }
+    }
+
+    /// The value of one libpq setting in `url`, as libpq parses it; nil when absent or the URL does not parse.
+    private static func parameter(_ keyword: String, in url: String) -> String? {
+        guard let options = PQconninfoParse(url, nil) else { return nil }
+        defer { PQconninfoFree(options) }
+        var option = options
+        while let name = option.pointee.keyword {
+            if String(cString: name) == keyword { return option.pointee.val.map { String(cString: $0) } }
+            option += 1
+        }
+        return nil
+    }
+
+    /// Calls `body` with a NULL-terminated array of C strings that live for the call.
+    private static func withCStrings<T>(
+        _ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> T
+    ) -> T {
+        let copies = strings.map { strdup($0) }
+        defer { copies.forEach { free($0) } }
+        let pointers = copies.map { UnsafePointer($0) } + [nil]
+        return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
     }
 
     private static func trimmed(_ message: String) -> String {

@@ -84,19 +84,29 @@ final class SQLiteConnection: @unchecked Sendable {
         throw Self.error(code: code, message: String(cString: sqlite3_errmsg(handle)), file: file, line: line)
     }
 
-    /// The one place SQLite result codes become store errors.
+    /// The one place SQLite result codes become store errors: the file's own failures (I/O, full, read-only,
+    /// damaged, busy past the timeout) are store-wide; only constraint and size errors blame the data.
     static func error(code: Int32, message: String, file: String = #fileID, line: UInt = #line) -> RollupStoreError {
         let primary = code & 0xff
         let described = "SQLite \(code): \(message)"
+        let kind: RollupStoreError.Code
+        var isRetriable = true
         switch primary {
-        case SQLITE_BUSY, SQLITE_LOCKED:
-            return RollupStoreError(.busy, described, isRetriable: true, file: file, line: line)
-        case SQLITE_IOERR, SQLITE_FULL, SQLITE_READONLY, SQLITE_CANTOPEN:
-            return RollupStoreError(.ioError, described, isRetriable: true, file: file, line: line)
+        case SQLITE_BUSY, SQLITE_LOCKED: kind = .busy
+        case SQLITE_IOERR, SQLITE_CANTOPEN, SQLITE_NOMEM: kind = .ioError
+        case SQLITE_FULL: kind = .diskFull
+        case SQLITE_READONLY: kind = .readOnly
+        case SQLITE_PERM, SQLITE_AUTH: kind = .permissionDenied
         case SQLITE_CORRUPT, SQLITE_NOTADB:
-            return RollupStoreError(.invalidData, described, file: file, line: line)
+            kind = .corrupt
+            isRetriable = false
+        case SQLITE_CONSTRAINT, SQLITE_TOOBIG, SQLITE_MISMATCH:
+            kind = .refused
+            isRetriable = false
         default:
-            return RollupStoreError(.queryFailed, described, file: file, line: line)
+            kind = .queryFailed
+            isRetriable = false
         }
+        return RollupStoreError(kind, described, isRetriable: isRetriable, file: file, line: line)
     }
 }
