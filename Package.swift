@@ -105,7 +105,10 @@ let package = Package(
         // Builds the running system of each long-running command (serve, sink, watch) as a ServiceGroup.
         .target(
             name: "FlowmeterRuntime",
-            dependencies: ["Collector", "Sink", "RollupStore", "Detector", "Kafka", "Lifecycle", "Logging", "Rollups"],
+            dependencies: [
+                "Collector", "Sink", "RollupStore", "Detector", "Kafka", "Lifecycle", "Logging", "Rollups", "HTTPServer",
+                "FlowmeterWire",
+            ],
             swiftSettings: strictSettings
         ),
 

@@ -1,0 +1,137 @@
+public import FlowmeterModels
+public import Rollups
+
+/// Blame by comparison: when two releases of one backend service serve the same app versions in the same window (a
+/// canary beside the stable release), which release raises which diagnostic on which versions, the other not.
+///
+/// The rollups carry events per `backendRelease` (``SeriesRollup/releases``) but no traffic per release, so a
+/// release's exposure to a version is measured by all the diagnostics it drew on that version: for each diagnostic
+/// (kind, widget type) of a version, each release's rate is its events on that diagnostic ÷ its events on every
+/// diagnostic of the version. A release raises a diagnostic when it drew at least ``minEvents`` of it at a rate at least
+/// ``minRatio`` times the other release's (whose rate may be 0). A release counts as serving a version only when it drew
+/// some diagnostic there: a release whose traffic on a version is entirely clean is invisible here (docs/cli.md,
+/// `matrix`).
+public struct CanaryComparison: Sendable {
+    /// One diagnostic that one release raises and a sibling release of the same service does not.
+    public struct Finding: Sendable, Hashable {
+        public var appID: String
+        /// The service (`page-api` of `page-api@2026.11.30-2`).
+        public var service: String
+        /// The release that raises it.
+        public var raising: String
+        /// The sibling release that, serving the same versions, does not (or far less).
+        public var quiet: String
+        public var kind: DiagnosticKind
+        public var widgetType: String
+        /// The app versions it happens on, ordered.
+        public var versions: [String]
+        /// The raising release's events of it on those versions.
+        public var events: Int64
+        /// Its events of it ÷ all its diagnostics on those versions.
+        public var raisingRate: Double
+        /// The same for the quiet release.
+        public var quietRate: Double
+    }
+
+    /// The fewest events of a diagnostic a release must draw to be blamed for it.
+    public let minEvents: Int64
+    /// How many times the quiet release's rate the raising release's must be.
+    public let minRatio: Double
+    /// What was found, by app, service, kind, widget type, then raising release.
+    public let findings: [Finding]
+
+    /// Compares the releases that `rollups` (any window, any apps) carry.
+    public init(rollups: [SeriesRollup], minEvents: Int64 = 5, minRatio: Double = 5) {
+        self.minEvents = minEvents
+        self.minRatio = minRatio
+        struct VersionID: Hashable {
+            var appID: String
+            var platform: String
+            var appVersion: String
+        }
+        struct Diagnostic: Hashable {
+            var kind: DiagnosticKind
+            var widgetType: String
+        }
+        var exposure: [VersionID: [String: Int64]] = [:]
+        var drawn: [VersionID: [Diagnostic: [String: Int64]]] = [:]
+        for rollup in rollups where !rollup.releases.isEmpty {
+            let version = VersionID(
+                appID: rollup.series.appID, platform: rollup.series.platform, appVersion: rollup.series.appVersion)
+            let diagnostic = Diagnostic(kind: rollup.series.kind, widgetType: rollup.series.widgetType)
+            for (release, events) in rollup.releases {
+                exposure[version, default: [:]][release, default: 0] += events
+                drawn[version, default: [:]][diagnostic, default: [:]][release, default: 0] += events
+            }
+        }
+        // Per (app, raising, quiet, diagnostic): the versions and the sums behind the rates.
+        struct Key: Hashable {
+            var appID: String
+            var raising: String
+            var quiet: String
+            var diagnostic: Diagnostic
+        }
+        var found: [Key: (versions: Set<String>, events: Int64, raisingTotal: Int64, quietEvents: Int64, quietTotal: Int64)] =
+            [:]
+        for (version, releases) in exposure {
+            let byService = Dictionary(grouping: releases.keys, by: Self.service(of:))
+            for (_, siblings) in byService where siblings.count >= 2 {
+                for (diagnostic, counts) in drawn[version] ?? [:] {
+                    for raising in siblings {
+                        let events = counts[raising] ?? 0
+                        guard events >= minEvents else { continue }
+                        let raisingRate = Double(events) / Double(releases[raising]!)
+                        for quiet in siblings where quiet != raising {
+                            let quietEvents = counts[quiet] ?? 0
+                            let quietRate = Double(quietEvents) / Double(releases[quiet]!)
+                            guard raisingRate >= minRatio * quietRate else { continue }
+                            let key = Key(appID: version.appID, raising: raising, quiet: quiet, diagnostic: diagnostic)
+                            var entry = found[key] ?? ([], 0, 0, 0, 0)
+                            entry.versions.insert(version.appVersion)
+                            entry.events += events
+                            entry.raisingTotal += releases[raising]!
+                            entry.quietEvents += quietEvents
+                            entry.quietTotal += releases[quiet]!
+                            found[key] = entry
+                        }
+                    }
+                }
+            }
+        }
+        findings = found.map { key, entry in
+            Finding(
+                appID: key.appID, service: Self.service(of: key.raising), raising: key.raising, quiet: key.quiet,
+                kind: key.diagnostic.kind, widgetType: key.diagnostic.widgetType,
+                versions: entry.versions.sorted(by: VersionOrder.less), events: entry.events,
+                raisingRate: Self.rounded(Double(entry.events) / Double(entry.raisingTotal)),
+                quietRate: Self.rounded(Double(entry.quietEvents) / Double(entry.quietTotal)))
+        }
+        .sorted {
+            ($0.appID, $0.service, $0.kind.rawValue, $0.widgetType, $0.raising, $0.quiet)
+                < ($1.appID, $1.service, $1.kind.rawValue, $1.widgetType, $1.raising, $1.quiet)
+        }
+    }
+
+    /// The release the comparison blames for `kind` of `widgetType` in `appID` among `releases`: one that raises it
+    /// while a sibling it was compared with does not; nil when none does (or several do).
+    public func blamed(appID: String, kind: DiagnosticKind, widgetType: String, among releases: some Sequence<String>)
+        -> String?
+    {
+        let candidates = Set(releases)
+        let raising = Set(
+            findings.filter {
+                $0.appID == appID && $0.kind == kind && $0.widgetType == widgetType && candidates.contains($0.raising)
+            }.map(\.raising))
+        return raising.count == 1 ? raising.first : nil
+    }
+
+    /// The service of a `service@version` release (the whole string when it has no `@`).
+    public static func service(of release: String) -> String {
+        guard let at = release.lastIndex(of: "@") else { return release }
+        return String(release[..<at])
+    }
+
+    private static func rounded(_ value: Double) -> Double {
+        (value * 10_000).rounded() / 10_000
+    }
+}
