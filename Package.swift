@@ -106,7 +106,8 @@ let package = Package(
         .target(
             name: "FlowmeterRuntime",
             dependencies: [
-                "Collector", "Sink", "RollupStore", "Detector", "Kafka", "Lifecycle", "Logging", "Rollups", "HTTPServer",
+                "Collector", "Sink", "RollupStore", "Detector", "Kafka", "Lifecycle", "Logging", "Rollups",
+                "HTTPServer",
                 "FlowmeterWire",
             ],
             swiftSettings: strictSettings

@@ -86,7 +86,8 @@ enum CompatibilityBenchmark {
         ]
         if let threads = options.threads { arguments += ["--threads", String(threads)] }
         let serve = try MeasuredProcess(
-            name: "flowmeter-serve", executable: options.flowmeterPath ?? IngestBenchmark.siblingExecutable("flowmeter"),
+            name: "flowmeter-serve",
+            executable: options.flowmeterPath ?? IngestBenchmark.siblingExecutable("flowmeter"),
             arguments: arguments, environment: ["FLOWMETER_SALT": "62656e63682d73616c74"], cpu: nil,
             logDirectory: work)
         defer { serve.stop() }
@@ -144,7 +145,8 @@ enum CompatibilityBenchmark {
                 + IngestBenchmark.format(cpu > 0 ? Double(result.latencies.count) / cpu : 0))
         print(
             "latency ms p50 \(IngestBenchmark.format(percentile(0.50), 3))  p90 \(IngestBenchmark.format(percentile(0.90), 3))"
-                + "  p99 \(IngestBenchmark.format(percentile(0.99), 3))  max \(IngestBenchmark.format(percentile(1), 3))")
+                + "  p99 \(IngestBenchmark.format(percentile(0.99), 3))  max \(IngestBenchmark.format(percentile(1), 3))"
+        )
     }
 
     /// A loopback port that was free a moment ago.

@@ -74,7 +74,8 @@ import Testing
             for index in 0..<10 { installs.insert(installHash: "\(version)-\(index)") }
             versions.append(
                 VersionRollup(
-                    key: VersionKey(appID: Self.app, platform: "ios", appVersion: version, buildConfiguration: .release),
+                    key: VersionKey(
+                        appID: Self.app, platform: "ios", appVersion: version, buildConfiguration: .release),
                     window: MinuteWindow(start: Self.start), batches: 10, decodes: 100, installs: installs,
                     registeredTypes: version == "5.3.0" ? ["hologram_projector"] : ["title_block"],
                     maxSchemaVersion: 1))

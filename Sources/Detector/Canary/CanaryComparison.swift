@@ -71,8 +71,9 @@ public struct CanaryComparison: Sendable {
             var quiet: String
             var diagnostic: Diagnostic
         }
-        var found: [Key: (versions: Set<String>, events: Int64, raisingTotal: Int64, quietEvents: Int64, quietTotal: Int64)] =
-            [:]
+        var found:
+            [Key: (versions: Set<String>, events: Int64, raisingTotal: Int64, quietEvents: Int64, quietTotal: Int64)] =
+                [:]
         for (version, releases) in exposure {
             let byService = Dictionary(grouping: releases.keys, by: Self.service(of:))
             for (_, siblings) in byService where siblings.count >= 2 {

@@ -42,7 +42,7 @@ enum CheckCommand {
                 .value(
                     "max-unknown-share", "SHARE",
                     help: "The largest share of an app's installs that may not render a type (0.5% or 0.005).",
-                    default: "0.5%")
+                    default: "0.5%"),
             ],
             run: { arguments in try await run(arguments) }
         )
@@ -95,7 +95,8 @@ enum CheckCommand {
             if let team { restrict(&report, to: team, rules: owners, appID: appID) }
             reports.append(report)
             findings += CheckFinding.findings(
-                of: report, payload: payload, page: page, lines: CheckLineIndex(payload.bytes, firstLine: payload.firstLine),
+                of: report, payload: payload, page: page,
+                lines: CheckLineIndex(payload.bytes, firstLine: payload.firstLine),
                 manifestsWithoutTraffic: withoutTraffic)
         }
         findings = approvals.apply(to: findings, now: Timestamp(Date()))
@@ -146,7 +147,9 @@ enum CheckCommand {
     private static func restrict(_ report: inout CheckReport, to team: String, rules: OwnerRules?, appID: String?) {
         for index in report.types.indices {
             let type = report.types[index].widgetType
-            report.types[index].apps.removeAll { !OwnerOptions.keeps(team, rules: rules, appID: $0.appID, widgetType: type) }
+            report.types[index].apps.removeAll {
+                !OwnerOptions.keeps(team, rules: rules, appID: $0.appID, widgetType: type)
+            }
             report.types[index].problems.removeAll {
                 !OwnerOptions.keeps(team, rules: rules, appID: $0.appID, widgetType: type)
             }
@@ -160,7 +163,8 @@ enum CheckCommand {
     private static func approvalNotes(_ findings: [CheckFinding]) -> String {
         let covered = findings.filter { $0.approval != nil }
         guard !covered.isEmpty else { return "" }
-        return "\n\n" + covered.map { "  " + ($0.approvalExpired ? "EXPIRED APPROVAL: " : "approved: ") + $0.message }
+        return "\n\n"
+            + covered.map { "  " + ($0.approvalExpired ? "EXPIRED APPROVAL: " : "approved: ") + $0.message }
             .joined(separator: "\n")
     }
 

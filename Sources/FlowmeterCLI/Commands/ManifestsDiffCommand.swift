@@ -30,7 +30,8 @@ enum ManifestsDiffCommand {
                 .value("from", "BUILD", help: "The build in use (its uploaded manifest)."),
                 .value("to", "BUILD", help: "The new build (its uploaded manifest)."),
                 .value("since", "DURATION", help: "The traffic window, ending now.", default: "7d"),
-                .value("fixtures", "PATH", help: "Page payload files or directories to check keys in.", repeatable: true),
+                .value(
+                    "fixtures", "PATH", help: "Page payload files or directories to check keys in.", repeatable: true),
                 SharedOptions.store,
                 .value("format", "FORMAT", help: "table | json.", default: "table"),
             ],
@@ -63,7 +64,8 @@ enum ManifestsDiffCommand {
         let platform = try required(arguments, "platform")
         let fromBuild = try required(arguments, "from")
         let toBuild = try required(arguments, "to")
-        let json = try arguments.parsed("format", as: "table or json") { ["table", "json"].contains($0) ? $0 : nil }
+        let json =
+            try arguments.parsed("format", as: "table or json") { ["table", "json"].contains($0) ? $0 : nil }
             == "json"
         let since =
             try arguments.parsed("since", as: "a positive duration such as 24h or 7d") {
@@ -137,7 +139,8 @@ enum ManifestsDiffCommand {
             all.merge(rollup.installs)
             if rollup.key.appVersion == old.appVersion { moving.merge(rollup.installs) }
         }
-        let movingShare = all.count > 0 ? (Double(min(moving.count, all.count)) / Double(all.count) * 10_000).rounded() / 10_000 : 0
+        let movingShare =
+            all.count > 0 ? (Double(min(moving.count, all.count)) / Double(all.count) * 10_000).rounded() / 10_000 : 0
         let breaking = !dropped.isEmpty || keys.contains { !$0.lackedAt.isEmpty }
         let output = arguments.output
         if json {
@@ -180,8 +183,11 @@ enum ManifestsDiffCommand {
                     + "\(moving.count) installs (\(CellFormat.percent(movingShare))) will move."
             ]
             for type in dropped {
-                let senders = type.releases.isEmpty ? "" : " by \(type.releases.map(Terminal.name).joined(separator: ", "))"
-                let fixtures = type.fixtures.isEmpty ? "" : "; fixtures \(type.fixtures.map(Terminal.name).joined(separator: ", "))"
+                let senders =
+                    type.releases.isEmpty ? "" : " by \(type.releases.map(Terminal.name).joined(separator: ", "))"
+                let fixtures =
+                    type.fixtures.isEmpty
+                    ? "" : "; fixtures \(type.fixtures.map(Terminal.name).joined(separator: ", "))"
                 lines += Terminal.wrapped(
                     "BREAKS: drops \(Terminal.name(type.widgetType)), still sent (\(type.events) events\(senders)\(fixtures)).",
                     indent: "  ")
@@ -197,7 +203,10 @@ enum ManifestsDiffCommand {
                             + key.lackedAt.map(Terminal.name).joined(separator: ", ") + ".", indent: "  ")
                 }
             }
-            lines.append(breaking ? "FAIL: build \(Terminal.name(toBuild)) would break what backends send." : "OK: nothing would break.")
+            lines.append(
+                breaking
+                    ? "FAIL: build \(Terminal.name(toBuild)) would break what backends send."
+                    : "OK: nothing would break.")
             output.print(lines.joined(separator: "\n"))
         }
         return breaking ? 3 : 0

@@ -203,7 +203,9 @@ enum MatrixCommand {
             ])
         }
         let app = table.removeColumnIfUniform("APP").map { " of " + Terminal.name($0) } ?? ""
-        var lines = [table.rendered(style: style), "", "Release × version\(app) (\(span)); CLEAN, DIAG/1K per version."]
+        var lines = [
+            table.rendered(style: style), "", "Release × version\(app) (\(span)); CLEAN, DIAG/1K per version.",
+        ]
         if canary.findings.isEmpty {
             lines.append("Canary: no release raises a diagnostic its sibling does not.")
         } else {

@@ -133,7 +133,9 @@ enum CheckCIFormat: String, CaseIterable, Sendable {
                     "\(finding.ruleID) \(finding.widgetType)" + (finding.appID.map { " (\($0))" } ?? "")
                         + (finding.key.map { " \($0)" } ?? ""))
                 let location = escape("\(finding.uri):\(finding.line) \(finding.codingPath)")
-                xml.append(#"    <testcase classname="\#(name)" name="\#(caseName)" file="\#(escape(finding.uri))" line="\#(finding.line)">"#)
+                xml.append(
+                    #"    <testcase classname="\#(name)" name="\#(caseName)" file="\#(escape(finding.uri))" line="\#(finding.line)">"#
+                )
                 if finding.fails {
                     xml.append(
                         #"      <failure type="\#(finding.ruleID)" message="\#(escape(finding.message))">\#(location)</failure>"#
@@ -141,7 +143,8 @@ enum CheckCIFormat: String, CaseIterable, Sendable {
                 } else if finding.ruleID == "noTraffic" {
                     xml.append(#"      <skipped message="\#(escape(finding.message))"/>"#)
                 } else {
-                    xml.append("      <system-out>\(escape(finding.level.rawValue + ": " + finding.message))</system-out>")
+                    xml.append(
+                        "      <system-out>\(escape(finding.level.rawValue + ": " + finding.message))</system-out>")
                 }
                 xml.append("    </testcase>")
             }

@@ -84,7 +84,8 @@ struct CheckFinding: Sendable, Hashable {
                         "Widget type '\(type.widgetType)' is unknown to \(percent(problem.installShare)) of "
                         + "\(problem.appID)'s installs (versions \(versions))."
                     if let typo = type.likelyTypoOf { message += " Did you mean '\(typo)'?" }
-                    add("unknownType", level, message, path: problem.path, type: type.widgetType,
+                    add(
+                        "unknownType", level, message, path: problem.path, type: type.widgetType,
                         app: problem.appID, key: nil)
                 } else {
                     let key = problem.key ?? ""
@@ -137,7 +138,8 @@ struct CheckFinding: Sendable, Hashable {
                 for version in ordered {
                     guard let shape = versions[version]!.types[type] else { continue }
                     for occurrence in places {
-                        for gap in ShapeCheck.missing(shape.required, in: occurrence.content, at: occurrence.contentPath)
+                        for gap in ShapeCheck.missing(
+                            shape.required, in: occurrence.content, at: occurrence.contentPath)
                         {
                             var entry = lacking[gap.key] ?? (gap.path, [])
                             if !entry.versions.contains(version) { entry.versions.append(version) }
