@@ -73,7 +73,7 @@ enum CompatibilityBenchmark {
         let keys = work.appendingPathComponent("keys.json")
         try Data(
             """
-            {"ingestKeys": [], "adminKeys": ["\(adminKey)"],
+            {"ingestKeys": [{"key": "bench-ingest-0123456789", "apps": ["\(app)"]}], "adminKeys": ["\(adminKey)"],
              "readKeys": [{"key": "\(readKey)", "apps": ["\(app)"]}]}
             """.utf8
         ).write(to: keys)

@@ -255,3 +255,93 @@ import Testing
         _ = try store.apply(partials)
     }
 }
+
+/// The weekly report lists check approvals that expire soon (or have expired), from `--approvals`.
+@Suite struct ReportApprovalsTests {
+    @Test func approvalsExpiringWithinTwoWeeksAreListed() async throws {
+        let store = try SeededStore()
+        let approvals = store.directory.file("approvals.json")
+        let soon = Timestamp(secondsSinceEpoch: Timestamp(Date()).secondsSinceEpoch + 3 * 86_400)
+        let later = Timestamp(secondsSinceEpoch: Timestamp(Date()).secondsSinceEpoch + 90 * 86_400)
+        try Data(
+            """
+            {"approvals": [
+              {"widgetType": "image_text_card", "key": "imageURL", "reason": "old builds", "owner": "team-pages",
+               "expires": "\(soon.rfc3339String.prefix(10))"},
+              {"widgetType": "promo_banner", "reason": "later", "owner": "team-home",
+               "expires": "\(later.rfc3339String.prefix(10))"},
+              {"widgetType": "video_tile", "reason": "gone", "owner": "team-video", "expires": "2020-01-01"}]}
+            """.utf8
+        ).write(to: URL(fileURLWithPath: approvals))
+        // The report writes to its file (or the process's standard output), not through the captured output.
+        let jsonFile = store.directory.file("report.json")
+        let json = await CLI.run([
+            "report", "--week", "2026-W49", "--format", "json", "--approvals", approvals, "--store", store.path,
+            "--output", jsonFile,
+        ])
+        #expect(json.status == 0, "\(json.standardError)")
+        let object = try JSONSerialization.jsonObject(with: try Data(contentsOf: URL(fileURLWithPath: jsonFile)))
+        let listed = try #require((object as? [String: Any])?["approvalsExpiring"] as? [[String: Any]])
+        #expect(listed.compactMap { $0["widgetType"] as? String } == ["video_tile", "image_text_card"])
+        #expect(listed.first?["expired"] as? Bool == true)
+        let markdownFile = store.directory.file("report.md")
+        _ = await CLI.run([
+            "report", "--week", "2026-W49", "--format", "md", "--approvals", approvals, "--store", store.path,
+            "--output", markdownFile,
+        ])
+        let markdown = try String(contentsOfFile: markdownFile, encoding: .utf8)
+        let section = try #require(
+            markdown.components(separatedBy: "## Check approvals expiring soon").dropFirst().first?
+                .components(separatedBy: "\n## ").first)
+        #expect(section.contains("2020-01-01 (expired: failing again)"))
+        #expect(section.contains("image_text_card"))
+        #expect(!section.contains("promo_banner"))
+    }
+}
+
+/// NDJSON on standard input, through the real binary: each line one payload, findings at their line of the stream.
+@Suite struct CheckStandardInputTests {
+    @Test func ndjsonOnStandardInputIsOnePayloadPerLine() async throws {
+        let store = try await ManifestCheckTests.store()
+        let stream = store.directory.file("pages.ndjson")
+        let compact = { (name: String) throws -> String in
+            let object = try JSONSerialization.jsonObject(with: Data(try CLI.fixtureText(name).utf8))
+            return String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self)
+        }
+        try Data((try compact("page-additive.json") + "\n\n" + (try compact("page-drop-key.json")) + "\n").utf8)
+            .write(to: URL(fileURLWithPath: stream))
+        let run = try await ChildProcess.run(
+            "/bin/bash",
+            [
+                "-c",
+                "'\(try FlowmeterExecutable.requiredPath())' check - --format github --app com.example.shop "
+                    + store.window.joined(separator: " ") + " < '\(stream)'",
+            ])
+        #expect(run.status == 3, "\(run.errors)")
+        let errors = run.output.split(separator: "\n").filter { $0.hasPrefix("::error ") }
+        #expect(errors.count == 2, "\(run.output)")
+        #expect(errors.allSatisfy { $0.hasPrefix("::error file=stdin,line=3,") }, "\(errors)")
+    }
+}
+
+/// `flowmeter matrix` on the seeded store: page-api@2026.11.30-2 drew 5.2.1's unknown hologram_projector events.
+@Suite struct MatrixCommandTests {
+    @Test func releaseByVersionRowsWithTheVersionsCleanRate() async throws {
+        let store = try SeededStore()
+        let result = await CLI.run(["matrix", "--format", "json", "--app", "com.example.shop"] + store.window)
+        #expect(result.status == 0, "\(result.standardError)")
+        let json = try CLI.json(result)
+        let rows = try #require(json["rows"] as? [[String: Any]])
+        let release = try #require(rows.first { $0["release"] as? String == "page-api@2026.11.30-2" })
+        #expect(release["appVersion"] as? String == "5.2.1")
+        #expect(release["events"] as? Int == 100)
+        #expect((release["byKind"] as? [String: Int]) == ["unknownType": 100])
+        #expect(release["versionCleanRate"] as? Double == 0.75)
+        // 5.3.0's malformed events carry no release.
+        #expect(rows.contains { $0["release"] as? String == "(none)" && $0["appVersion"] as? String == "5.3.0" })
+        #expect((json["canary"] as? [Any])?.isEmpty == true)
+        let table = await CLI.run(["matrix", "--app", "com.example.shop"] + store.window)
+        #expect(table.standardOutput.contains("page-api@2026.11.30-2"))
+        #expect(table.standardOutput.contains("Canary: no release raises a diagnostic its sibling does not."))
+    }
+}

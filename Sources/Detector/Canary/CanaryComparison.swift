@@ -7,7 +7,9 @@ public import Rollups
 /// The rollups carry events per `backendRelease` (``SeriesRollup/releases``) but no traffic per release, so a
 /// release's exposure to a version is measured by all the diagnostics it drew on that version: for each diagnostic
 /// (kind, widget type) of a version, each release's rate is its events on that diagnostic ÷ its events on every
-/// diagnostic of the version. A release raises a diagnostic when it drew at least ``minEvents`` of it at a rate at least
+/// diagnostic of the version, both summed over the time buckets (`overlapSeconds`, 15 minutes by default) in which both
+/// releases drew diagnostics on that version, so a release is only compared with one serving at the same time (a
+/// release deployed after the other was replaced never is). A release raises a diagnostic when it drew at least ``minEvents`` of it at a rate at least
 /// ``minRatio`` times the other release's (whose rate may be 0). A release counts as serving a version only when it drew
 /// some diagnostic there: a release whose traffic on a version is entirely clean is invisible here (docs/cli.md,
 /// `matrix`).
@@ -41,7 +43,7 @@ public struct CanaryComparison: Sendable {
     public let findings: [Finding]
 
     /// Compares the releases that `rollups` (any window, any apps) carry.
-    public init(rollups: [SeriesRollup], minEvents: Int64 = 5, minRatio: Double = 5) {
+    public init(rollups: [SeriesRollup], minEvents: Int64 = 5, minRatio: Double = 5, overlapSeconds: Int64 = 900) {
         self.minEvents = minEvents
         self.minRatio = minRatio
         struct VersionID: Hashable {
@@ -53,18 +55,67 @@ public struct CanaryComparison: Sendable {
             var kind: DiagnosticKind
             var widgetType: String
         }
-        var exposure: [VersionID: [String: Int64]] = [:]
-        var drawn: [VersionID: [Diagnostic: [String: Int64]]] = [:]
+        // Per version and time bucket: each release's diagnostics, and per diagnostic each release's events. Only
+        // buckets where both releases drew something are compared: they served the version at the same time.
+        struct Slot: Hashable {
+            var version: VersionID
+            var bucket: Int64
+        }
+        var exposure: [Slot: [String: Int64]] = [:]
+        var drawn: [Slot: [Diagnostic: [String: Int64]]] = [:]
         for rollup in rollups where !rollup.releases.isEmpty {
-            let version = VersionID(
-                appID: rollup.series.appID, platform: rollup.series.platform, appVersion: rollup.series.appVersion)
+            let slot = Slot(
+                version: VersionID(
+                    appID: rollup.series.appID, platform: rollup.series.platform,
+                    appVersion: rollup.series.appVersion),
+                bucket: rollup.window.start - rollup.window.start % overlapSeconds)
             let diagnostic = Diagnostic(kind: rollup.series.kind, widgetType: rollup.series.widgetType)
             for (release, events) in rollup.releases {
-                exposure[version, default: [:]][release, default: 0] += events
-                drawn[version, default: [:]][diagnostic, default: [:]][release, default: 0] += events
+                exposure[slot, default: [:]][release, default: 0] += events
+                drawn[slot, default: [:]][diagnostic, default: [:]][release, default: 0] += events
             }
         }
-        // Per (app, raising, quiet, diagnostic): the versions and the sums behind the rates.
+        // Per (app, raising, quiet, diagnostic, version): the sums behind the rates over the shared buckets.
+        struct Pair: Hashable {
+            var appID: String
+            var raising: String
+            var quiet: String
+            var diagnostic: Diagnostic
+            var appVersion: String
+        }
+        struct Shared: Hashable {
+            var appID: String
+            var raising: String
+            var quiet: String
+            var appVersion: String
+        }
+        var sums: [Pair: (events: Int64, quietEvents: Int64)] = [:]
+        var shared: [Shared: (raisingTotal: Int64, quietTotal: Int64)] = [:]
+        for (slot, releases) in exposure {
+            let byService = Dictionary(grouping: releases.keys, by: Self.service(of:))
+            for (_, siblings) in byService where siblings.count >= 2 {
+                for raising in siblings {
+                    for quiet in siblings where quiet != raising {
+                        let both = Shared(
+                            appID: slot.version.appID, raising: raising, quiet: quiet,
+                            appVersion: slot.version.appVersion)
+                        var totals = shared[both] ?? (0, 0)
+                        totals.raisingTotal += releases[raising]!
+                        totals.quietTotal += releases[quiet]!
+                        shared[both] = totals
+                        for (diagnostic, counts) in drawn[slot] ?? [:] {
+                            let pair = Pair(
+                                appID: slot.version.appID, raising: raising, quiet: quiet, diagnostic: diagnostic,
+                                appVersion: slot.version.appVersion)
+                            var entry = sums[pair] ?? (0, 0)
+                            entry.events += counts[raising] ?? 0
+                            entry.quietEvents += counts[quiet] ?? 0
+                            sums[pair] = entry
+                        }
+                    }
+                }
+            }
+        }
         struct Key: Hashable {
             var appID: String
             var raising: String
@@ -74,30 +125,20 @@ public struct CanaryComparison: Sendable {
         var found:
             [Key: (versions: Set<String>, events: Int64, raisingTotal: Int64, quietEvents: Int64, quietTotal: Int64)] =
                 [:]
-        for (version, releases) in exposure {
-            let byService = Dictionary(grouping: releases.keys, by: Self.service(of:))
-            for (_, siblings) in byService where siblings.count >= 2 {
-                for (diagnostic, counts) in drawn[version] ?? [:] {
-                    for raising in siblings {
-                        let events = counts[raising] ?? 0
-                        guard events >= minEvents else { continue }
-                        let raisingRate = Double(events) / Double(releases[raising]!)
-                        for quiet in siblings where quiet != raising {
-                            let quietEvents = counts[quiet] ?? 0
-                            let quietRate = Double(quietEvents) / Double(releases[quiet]!)
-                            guard raisingRate >= minRatio * quietRate else { continue }
-                            let key = Key(appID: version.appID, raising: raising, quiet: quiet, diagnostic: diagnostic)
-                            var entry = found[key] ?? ([], 0, 0, 0, 0)
-                            entry.versions.insert(version.appVersion)
-                            entry.events += events
-                            entry.raisingTotal += releases[raising]!
-                            entry.quietEvents += quietEvents
-                            entry.quietTotal += releases[quiet]!
-                            found[key] = entry
-                        }
-                    }
-                }
-            }
+        for (pair, entry) in sums where entry.events >= minEvents {
+            let totals = shared[
+                Shared(appID: pair.appID, raising: pair.raising, quiet: pair.quiet, appVersion: pair.appVersion)]!
+            let raisingRate = Double(entry.events) / Double(totals.raisingTotal)
+            let quietRate = Double(entry.quietEvents) / Double(totals.quietTotal)
+            guard raisingRate >= minRatio * quietRate else { continue }
+            let key = Key(appID: pair.appID, raising: pair.raising, quiet: pair.quiet, diagnostic: pair.diagnostic)
+            var merged = found[key] ?? ([], 0, 0, 0, 0)
+            merged.versions.insert(pair.appVersion)
+            merged.events += entry.events
+            merged.raisingTotal += totals.raisingTotal
+            merged.quietEvents += entry.quietEvents
+            merged.quietTotal += totals.quietTotal
+            found[key] = merged
         }
         findings = found.map { key, entry in
             Finding(

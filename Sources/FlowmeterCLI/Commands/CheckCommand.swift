@@ -118,7 +118,11 @@ enum CheckCommand {
             format.print(
                 to: output, json: { final.jsonValue }, csv: { csv(final) },
                 table: { style in
-                    table(final, style: style) + approvalLines + "\n" + verdict(final, styled: output.styled)
+                    let verdictText =
+                        failed || final.exitStatus == 0
+                        ? verdict(final, styled: output.styled)
+                        : "\n" + output.styled("OK", .green) + ": every finding over the threshold is approved (above)."
+                    return table(final, style: style) + approvalLines + "\n" + verdictText
                 }, freshness: freshness)
         } else {
             let all = reports

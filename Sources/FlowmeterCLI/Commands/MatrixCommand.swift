@@ -17,9 +17,9 @@ enum MatrixCommand {
                 per app version, not per release, so these two are the version's, whichever release served it.
                 Events without a backendRelease are the row "(none)".
 
-                CANARY: where two releases of one service drew diagnostics on the same versions in the window, each
-                diagnostic's rate per release (its events ÷ all the release's diagnostics on those versions) is
-                compared; a release that draws one at least 5 times the rate of its sibling (and 5 events or more)
+                CANARY: where two releases of one service drew diagnostics on the same version at the same time
+                (the same 15-minute buckets), each diagnostic's rate per release over those buckets (its events ÷
+                all the release's diagnostics there) is compared; a release that draws one at least 5 times the rate of its sibling (and 5 events or more)
                 raises it. The detector's ungated finder blames that release as the suspect deploy. A release whose
                 traffic on a version is entirely clean draws nothing and is not seen here.
 
@@ -189,9 +189,9 @@ enum MatrixCommand {
         let span = "\(CellFormat.time(window.from)) – \(CellFormat.time(window.to)) UTC"
         guard !rows.isEmpty else { return "No release diagnostics (\(span))." }
         var table = TextTable(columns: [
-            .text("APP", flexible: true, shrinkPriority: 1), .text("RELEASE", flexible: true),
+            .text("APP", flexible: true, shrinkPriority: 1), .text("RELEASE", flexible: true, shrinkPriority: -1),
             .text("VERSION", flexible: true), .number("EVENTS"), .number("SHARE"), .number("CLEAN"),
-            .number("DIAG/1K"), .text("TOP KIND", flexible: true),
+            .number("DIAG/1K"), .text("TOP KIND", flexible: true, shrinkPriority: 2),
         ])
         for row in rows {
             let top = row.byKind.max { $0.value != $1.value ? $0.value < $1.value : $0.key > $1.key }
