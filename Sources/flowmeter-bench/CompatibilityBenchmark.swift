@@ -88,7 +88,7 @@ enum CompatibilityBenchmark {
         let serve = try MeasuredProcess(
             name: "flowmeter-serve",
             executable: options.flowmeterPath ?? IngestBenchmark.siblingExecutable("flowmeter"),
-            arguments: arguments, environment: ["FLOWMETER_SALT": "62656e63682d73616c74"], cpu: nil,
+            arguments: arguments, environment: ["FLOWMETER_SALT": String(repeating: "62656e6368", count: 4)], cpu: nil,
             logDirectory: work)
         defer { serve.stop() }
         try serve.waitUntilServing(port: port, path: "/healthz", timeout: 30)
