@@ -430,7 +430,8 @@ private struct HTMLWriter {
         for finding in report.canary.prefix(maxRows) {
             rows += "<tr><td>\(code(finding.raising))</td><td>\(e(finding.kind.rawValue))</td>"
             rows += "<td>\(code(finding.widgetType))</td><td>\(e(finding.versions.joined(separator: ", ")))</td>"
-            rows += "<td class=\"num\">\(ReportFormatting.count(finding.events))</td><td>\(code(finding.quiet))</td></tr>\n"
+            rows +=
+                "<td class=\"num\">\(ReportFormatting.count(finding.events))</td><td>\(code(finding.quiet))</td></tr>\n"
         }
         return section(
             "canary", "Backend releases compared",

@@ -15,7 +15,8 @@ extension WeeklyReport: JSONRepresentable {
         let approvals = JSONValue.array(
             expiringApprovals.map { approval in
                 .object([
-                    ("widgetType", .string(approval.widgetType)), ("kind", approval.kind.map(JSONValue.string) ?? .null),
+                    ("widgetType", .string(approval.widgetType)),
+                    ("kind", approval.kind.map(JSONValue.string) ?? .null),
                     ("appID", approval.appID.map(JSONValue.string) ?? .null),
                     ("key", approval.key.map(JSONValue.string) ?? .null), ("owner", .string(approval.owner)),
                     ("reason", .string(approval.reason)), ("expires", .string(approval.expires)),
