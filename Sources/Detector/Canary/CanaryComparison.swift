@@ -43,7 +43,7 @@ public struct CanaryComparison: Sendable {
     public let findings: [Finding]
 
     /// Compares the releases that `rollups` (any window, any apps) carry.
-    public init(rollups: [SeriesRollup], minEvents: Int64 = 5, minRatio: Double = 5, overlapSeconds: Int64 = 900) {
+    public init(rollups: [SeriesRollup], minEvents: Int64 = 10, minRatio: Double = 5, overlapSeconds: Int64 = 900) {
         self.minEvents = minEvents
         self.minRatio = minRatio
         struct VersionID: Hashable {

@@ -19,9 +19,10 @@ enum MatrixCommand {
 
                 CANARY: where two releases of one service drew diagnostics on the same version at the same time
                 (the same 15-minute buckets), each diagnostic's rate per release over those buckets (its events ÷
-                all the release's diagnostics there) is compared; a release that draws one at least 5 times the rate of its sibling (and 5 events or more)
-                raises it. The detector's ungated finder blames that release as the suspect deploy. A release whose
-                traffic on a version is entirely clean draws nothing and is not seen here.
+                all the release's diagnostics there) is compared; a release that draws one at least 5 times the
+                rate of its sibling (and 10 events or more) raises it. The detector's ungated finder blames that
+                release as the suspect deploy. A release whose traffic on a version is entirely clean draws nothing
+                and is not seen here.
 
                 Exit status: 0, 3 when the comparison blames a release, 1 error, 2 usage error.
                 """,
