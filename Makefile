@@ -8,7 +8,7 @@ SWIFT_BUILD = mkdir -p $(BUILD_TMP) && TMPDIR=$(BUILD_TMP) $(SWIFT) build
 CLEAN_BUILD_TMP = rm -rf $(BUILD_TMP)
 
 .PHONY: all deps deps-test deps-bench build release test fuzz fuzz-corpus demo bench bench-decode bench-rollups bench-sink bench-store \
-	bench-reporter bench-instructions bench-detector lint clean help test-soak
+	bench-reporter bench-instructions bench-detector bench-compatibility lint clean help test-soak
 
 help:
 	@echo "make demo          run the pipeline end to end on the embedded default (installs what is missing)"
@@ -111,6 +111,12 @@ bench-store: release
 # docs/performance.md; BENCH_ARGS narrows it (flowmeter-bench ingest --help lists the options).
 bench: release
 	$(RELEASE_BIN)/flowmeter-bench ingest $(BENCH_ARGS)
+	$(RELEASE_BIN)/flowmeter-bench compatibility --connections 128 --requests 100000 --seconds 60
+
+# GET /v1/compatibility alone: p99 latency and requests per CPU-second of serve at 128 connections
+# (docs/compatibility.md); BENCH_ARGS changes it (flowmeter-bench compatibility --help).
+bench-compatibility: release
+	$(RELEASE_BIN)/flowmeter-bench compatibility $(BENCH_ARGS)
 
 # The spike detector over weeks of seeded synthetic traffic (DetectorBenchmarks.LongTraffic) with issue 39's planted
 # causes: each found once with its deploy, false incidents per app per week, detection delay (docs/detector.md).

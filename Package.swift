@@ -109,6 +109,7 @@ let package = Package(
                 "Collector", "Sink", "RollupStore", "Detector", "Kafka", "Lifecycle", "Logging", "Rollups",
                 "HTTPServer",
                 "Metrics",
+                "FlowmeterWire",
             ],
             swiftSettings: strictSettings
         ),

@@ -8,7 +8,7 @@
 #          headless Chromium (renders the HTML report) and chromium-driver, python3-yaml, binutils (readelf) and
 #          systemd (systemd-analyze) for the operations tests, socat, openssl and iproute2 (the Kafka TLS tests'
 #          endpoint and network namespace); and from PyPI, selenium and axe-selenium-python for the console's browser
-#          test (Tests/Console/console_test.py) and (pinned) kubernetes-validate, which checks the Kubernetes
+#          test (Tests/Console/console_test.py), sarif-tools for the check tests' SARIF, and kubernetes-validate, which checks the Kubernetes
 #          manifests offline against the schemas it bundles
 #   demo   build
 #   bench  build, plus Valgrind (callgrind and vgdb) for make bench-instructions
@@ -17,8 +17,9 @@ set -euo pipefail
 build_packages=(pkg-config librdkafka-dev libmicrohttpd-dev libsqlite3-dev zlib1g-dev libdeflate-dev libpq-dev libssl-dev libmimalloc-dev libcurl4)
 test_packages=(postgresql prometheus prometheus-alertmanager chromium chromium-driver python3-yaml python3-pip binutils systemd socat openssl iproute2 util-linux)
 # PyPI packages of the test set, pinned, for the system python3 the tests run (/usr/bin/python3): the Kubernetes
-# manifests' offline check, and the console's browser test (Selenium driving Chromium, axe-core).
-test_python_packages=(kubernetes-validate==1.31.0 selenium==4.51.0 axe-selenium-python==2.1.6)
+# manifests' offline check, and the console's browser test (Selenium driving Chromium,
+# axe-core), the check tests' SARIF reader.
+test_python_packages=(kubernetes-validate==1.31.0 selenium==4.51.0 axe-selenium-python==2.1.6 sarif-tools==3.0.5)
 bench_packages=(valgrind)
 
 case "${1:-build}" in
@@ -27,6 +28,8 @@ case "${1:-build}" in
   bench) wanted=("${build_packages[@]}" "${bench_packages[@]}") ;;
   *) echo "usage: $0 build|test|demo|bench" >&2; exit 2 ;;
 esac
+
+# The SARIF library the check tests read flowmeter's SARIF back with: sarif-tools, from PyPI (Debian has none).
 
 missing=()
 for package in "${wanted[@]}"; do

@@ -21,7 +21,16 @@ public func makeCollector(
     configuration: CollectorConfiguration, logger: Logger? = nil, store: (any CollectorStore)? = nil,
     handoff: (any BatchRecordHandoff)? = nil
 ) throws(CollectorError) -> Collector {
-    try Collector(configuration: configuration, logger: logger, store: store, handoff: handoff)
+    try Collector(configuration: configuration, logger: logger, store: store, handoff: handoff, routes: [])
+}
+
+/// ``makeCollector(configuration:logger:store:handoff:)`` with `routes` added to the server beside the collector's
+/// own (a route of the same method and path as one of them replaces it).
+package func makeCollector(
+    configuration: CollectorConfiguration, logger: Logger? = nil, store: (any CollectorStore)? = nil,
+    handoff: (any BatchRecordHandoff)? = nil, routes: [AdditionalRoute]
+) throws(CollectorError) -> Collector {
+    try Collector(configuration: configuration, logger: logger, store: store, handoff: handoff, routes: routes)
 }
 
 /// The ingest service: `POST /v1/diagnostics` into Kafka, with `/metrics`, `/healthz` and `/readyz`.
@@ -55,7 +64,7 @@ public final class Collector: Sendable {
 
     init(
         configuration: CollectorConfiguration, logger givenLogger: Logger?, store: (any CollectorStore)?,
-        handoff: (any BatchRecordHandoff)?
+        handoff: (any BatchRecordHandoff)?, routes: [AdditionalRoute]
     ) throws(CollectorError) {
         try Self.validate(configuration)
         self.configuration = configuration
@@ -240,6 +249,7 @@ public final class Collector: Sendable {
             )
         }
         if operationsServer == nil { router.add(.get, "/metrics", handler: metricsRoute) }
+        for route in routes { router.add(route.method, route.path, handler: route.handler) }
         for route in configuration.additionalRoutes where !router.answers(route.method, route.path) {
             router.add(route.method, route.path, handler: route.handler)
         }

@@ -21,6 +21,7 @@ public enum FlowmeterCommands {
                 VersionsCommand.command,
                 TypesCommand.command,
                 CheckCommand.command,
+                MatrixCommand.command,
                 ManifestsCommand.command,
                 SimulateCommand.command,
                 ReportCommand.command,

@@ -23,6 +23,8 @@ public struct ServeConfiguration: Sendable {
     public var retention = RetentionPolicy()
     /// Time between prunes of the store (the first at start); zero prunes never. Default 1 h.
     public var pruneInterval: Duration = .seconds(3600)
+    /// How the compatibility API (`GET /v1/compatibility`, with a store) keeps its answers.
+    public var compatibility = CompatibilityConfiguration()
 
     /// The in-process detector: how often (zero: never), over what window, where alerts go, who owns what.
     public struct Detection: Sendable {
@@ -61,6 +63,8 @@ public struct ServeRuntime: Sendable {
     public let sink: RollupSink?
     /// The in-process sink of `--kafka none`, with a store.
     public let localSink: InProcessSink?
+    /// The compatibility answers `GET /v1/compatibility` serves, with a store.
+    public var compatibility: CompatibilityCache? = nil
 }
 
 /// Builds `flowmeter serve`: opens the store (its unreadable rows logged and counted), makes the collector (the
@@ -80,9 +84,12 @@ public func makeServe(_ configuration: ServeConfiguration, logger: Logger) throw
         local.dedupeHorizon = configuration.dedupeHorizon
         localSink = InProcessSink(configuration: local, store: store, log: sinkLog)
     }
+    // With a store, GET /v1/compatibility answers from memory, refreshed by a service below.
+    let compatibility = store.map { _ in CompatibilityCache() }
+    let routes = compatibility.map { [CompatibilityHandler(keys: configuration.collector.keys, cache: $0).route] } ?? []
     let collector = try makeCollector(
         configuration: configuration.collector, logger: logger, store: store.map { StoreWriter(store: $0) },
-        handoff: localSink.map { InProcessHandoff(sink: $0) })
+        handoff: localSink.map { InProcessHandoff(sink: $0) }, routes: routes)
     storeLog.attach(collector.metrics)
 
     var entries: [ServiceGroup.Entry] = []
@@ -127,6 +134,13 @@ public func makeServe(_ configuration: ServeConfiguration, logger: Logger) throw
     {
         entries.append(prune)
     }
+    if let store, let compatibility {
+        entries.append(
+            ServiceGroup.Entry(
+                CompatibilityRefresh(
+                    store: store, cache: compatibility, configuration: configuration.compatibility, logger: logger),
+                shutdownTimeout: .seconds(15)))
+    }
     entries += collector.services
     let detection = configuration.detection
     if let store, detection.interval > .zero {
@@ -141,5 +155,5 @@ public func makeServe(_ configuration: ServeConfiguration, logger: Logger) throw
     }
     return ServeRuntime(
         group: ServiceGroup(entries, logger: logger), collector: collector, store: store, sink: sink,
-        localSink: localSink)
+        localSink: localSink, compatibility: compatibility)
 }

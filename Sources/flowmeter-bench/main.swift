@@ -4,6 +4,7 @@ import Foundation
 let arguments = Array(CommandLine.arguments.dropFirst())
 let subcommands: [String: ([String]) -> Int32] = [
     "decode": DecodeBenchmark.run,
+    "compatibility": CompatibilityBenchmark.run,
     "detector": DetectorBenchmark.run,
     "ingest": IngestBenchmark.run,
     "instructions": InstructionsBenchmark.run,

@@ -14,9 +14,9 @@ import Testing
         let object = try #require(try JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any])
         #expect(
             Array(object.keys).sorted() == [
-                "actions", "appID", "deploys", "duplicates", "from", "gates", "generatedAt", "incidents", "malformed",
-                "manifests", "newTypes", "previousFrom", "spikes", "summary", "to", "ungated", "unknownByDay",
-                "versions", "week",
+                "actions", "appID", "approvalsExpiring", "canary", "deploys", "duplicates", "from", "gates",
+                "generatedAt", "incidents", "malformed", "manifests", "newTypes", "previousFrom", "spikes", "summary",
+                "to", "ungated", "unknownByDay", "versions", "week",
             ])
         #expect(object["week"] as? String == "2026-W48")
         #expect(object["from"] as? String == "2026-11-23T00:00:00Z")

@@ -41,6 +41,17 @@ public struct DeployAttributor: Sendable {
         return Self.suspect(closest, firstSeen: firstSeen, evidence: .timing)
     }
 
+    /// ``suspect(firstSeen:earliestReleases:)``, except that a release blamed by comparison (``CanaryComparison``) is
+    /// tried first: when it names a recorded deploy, that deploy is the suspect.
+    public func suspect(firstSeen: Timestamp, earliestReleases: [String: Int64], blamed: String?) -> SuspectDeploy? {
+        if let blamed, let byComparison = suspect(firstSeen: firstSeen, earliestReleases: [blamed: 1]),
+            byComparison.evidence == .backendRelease
+        {
+            return byComparison
+        }
+        return suspect(firstSeen: firstSeen, earliestReleases: earliestReleases)
+    }
+
     // Deterministic when two deploys finish in the same instant: by service, version, then id.
     private static func finishedFirst(_ a: DeployMarker, _ b: DeployMarker) -> Bool {
         if a.finishedAt != b.finishedAt { return a.finishedAt < b.finishedAt }

@@ -144,6 +144,9 @@ public struct UngatedTypeFinder: Sendable {
             },
             by: \.key.appID)
         let attributor = DeployAttributor(deploys: deploys, deployWindow: configuration.deployWindow)
+        // A canary beside a stable release: the release that raises the type where its sibling does not is blamed
+        // before the releases of the earliest events.
+        let canary = CanaryComparison(rollups: inWindow)
         var found: [UngatedType] = []
         for (app, rollups) in Dictionary(grouping: inWindow, by: \.series.appID) {
             let context = AppContext(
@@ -151,7 +154,8 @@ public struct UngatedTypeFinder: Sendable {
                 manifests: manifests.versions[app] ?? [:])
             for (widgetType, typeRollups) in context.unknownTypeRollups {
                 if let finding = ungated(
-                    app: app, widgetType: widgetType, rollups: typeRollups, context: context, attributor: attributor)
+                    app: app, widgetType: widgetType, rollups: typeRollups, context: context, attributor: attributor,
+                    canary: canary)
                 {
                     found.append(finding)
                 }
@@ -166,7 +170,8 @@ public struct UngatedTypeFinder: Sendable {
     }
 
     private func ungated(
-        app: String, widgetType: String, rollups: [SeriesRollup], context: AppContext, attributor: DeployAttributor
+        app: String, widgetType: String, rollups: [SeriesRollup], context: AppContext, attributor: DeployAttributor,
+        canary: CanaryComparison
     ) -> UngatedType? {
         var perVersion: [String: (events: Int64, installs: HyperLogLog)] = [:]
         var allInstalls = HyperLogLog()
@@ -210,7 +215,10 @@ public struct UngatedTypeFinder: Sendable {
             appID: app, widgetType: widgetType, events: perVersion.values.reduce(0) { $0 + $1.events },
             installs: allInstalls.count, affectedVersions: affected, renderingVersions: rendering,
             suggestedMinAppVersion: gate, firstSeen: firstSeen,
-            suspectDeploy: attributor.suspect(firstSeen: firstSeen, earliestReleases: earliestReleases),
+            suspectDeploy: attributor.suspect(
+                firstSeen: firstSeen, earliestReleases: earliestReleases,
+                blamed: canary.blamed(
+                    appID: app, kind: .unknownType, widgetType: widgetType, among: rollups.flatMap(\.releases.keys))),
             likelyTypoOf: rendering.isEmpty
                 ? context.likelyOriginal(of: widgetType, maxDistance: configuration.maxTypoDistance) : nil,
             pages: pages.sorted())

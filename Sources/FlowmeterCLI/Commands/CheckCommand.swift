@@ -1,3 +1,4 @@
+import Detector
 import FlowmeterModels
 import Foundation
 
@@ -19,18 +20,29 @@ enum CheckCommand {
                 back to vertical. A version without a manifest renders a type when its capabilities register it,
                 or, without capabilities, when it had traffic and reported no unknownType for it; a type no app
                 knows is unknown to every version, and is checked for a likely typo of a known type. Shares weigh
-                versions by installs. PAYLOAD may be - for standard input. When a collector is behind for the
-                window, a warning says the shares may miss its events.
+                versions by installs. Give any number of payload files and directories (every *.json under them);
+                - reads NDJSON from standard input, one payload per line. When a collector is behind for the
+                window, a warning says the shares may miss its events. With no traffic in the window, the
+                manifests judge exactly (every version's manifest must list each type and get its required keys);
+                without manifests either, every type is reported as not judged. --format sarif, junit and github
+                are for CI (docs/cli.md); --approvals accepts known findings until their expiry date.
 
-                Exit status: 0 every type under --max-unknown-share, 3 some type unknown to or malformed for more
-                of an app's installs, 1 error, 2 usage error.
+                Exit status: 0 every type under --max-unknown-share (or approved), 3 some type unknown to or
+                malformed for more of an app's installs, 1 error, 2 usage error.
                 """,
-            positionalUsage: "PAYLOAD.json",
-            options: QueryOptions.common() + [
+            positionalUsage: "PAYLOAD.json|DIR|- …",
+            options: QueryOptions.common().filter { $0.name != "format" } + [
+                .value(
+                    "format", "FORMAT",
+                    help: "table | json | csv | sarif (code scanning) | junit | github (workflow annotations).",
+                    default: "table"),
+                .value(
+                    "approvals", "FILE",
+                    help: "Accepted findings, each with reason, owner and expiry date (docs/cli.md)."),
                 .value(
                     "max-unknown-share", "SHARE",
                     help: "The largest share of an app's installs that may not render a type (0.5% or 0.005).",
-                    default: "0.5%")
+                    default: "0.5%"),
             ],
             run: { arguments in try await run(arguments) }
         )
@@ -38,76 +50,138 @@ enum CheckCommand {
 
     private static func run(_ arguments: ParsedArguments) async throws -> Int32 {
         let path = arguments.commandPath
-        guard let payload = arguments.positionals.first else {
+        guard !arguments.positionals.isEmpty else {
             throw CommandUsageError(
-                "missing PAYLOAD.json (a page payload file, or - for standard input)", commandPath: path)
+                "missing PAYLOAD.json (page payload files, directories of them, or - for NDJSON on standard input)",
+                commandPath: path)
         }
-        guard arguments.positionals.count == 1 else {
-            throw CommandUsageError("expected one payload, got \(arguments.positionals.count)", commandPath: path)
-        }
-        let format = try OutputFormat.parse(arguments)
+        let formatName = arguments.value("format") ?? "table"
+        let ciFormat = CheckCIFormat(rawValue: formatName)
+        let format: OutputFormat =
+            ciFormat == nil
+            ? try arguments.parsed("format", as: "table, json, csv, sarif, junit or github") {
+                OutputFormat(rawValue: $0)
+            } ?? .table : .json
         let window = try QueryOptions.window(arguments)
         let appID = QueryOptions.appID(arguments)
         let threshold =
             try arguments.parsed("max-unknown-share", as: "a share such as 0.5% or 0.005", OptionValues.share)
             ?? 0.005
-        let page = try readPage(payload)
+        let approvals = try arguments.value("approvals").map { try CheckApprovals(path: $0) } ?? CheckApprovals()
+        let payloads = try CheckPayload.gather(arguments.positionals) {
+            FileHandle.standardInput.readDataToEndOfFile()
+        }
+        guard !payloads.isEmpty else {
+            throw CommandError(.unreadableInput, "no payloads found in \(arguments.positionals.joined(separator: " "))")
+        }
+        let pages = try payloads.map { try readPage($0) }
         let store = try QueryOptions.openStore(arguments)
-        let (apps, freshness) = try await QueryOptions.read {
+        let (apps, freshness, manifests) = try await QueryOptions.read {
             let freshness = try FreshnessNote.load(store, window: window, warns: true)
-            return (try AppTraffic.load(reader: store, window: window, appID: appID), freshness)
+            return (
+                try AppTraffic.load(reader: store, window: window, appID: appID), freshness,
+                try ManifestIndex.load(reader: store, appID: appID)
+            )
         }
-        var report = CheckReport.make(
-            page: page, apps: apps, window: window, payload: payload, maxUnknownShare: threshold)
         let owners = try OwnerOptions.rules(arguments)
-        if let team = try OwnerOptions.team(arguments, rules: owners) {
-            // Only the team's types, judged only in the apps where the team owns them.
-            for index in report.types.indices {
-                let type = report.types[index].widgetType
-                report.types[index].apps.removeAll {
-                    !OwnerOptions.keeps(team, rules: owners, appID: $0.appID, widgetType: type)
-                }
-                report.types[index].problems.removeAll {
-                    !OwnerOptions.keeps(team, rules: owners, appID: $0.appID, widgetType: type)
-                }
-            }
-            report.types.removeAll {
-                $0.apps.isEmpty
-                    && !OwnerOptions.keeps(team, rules: owners, appID: appID ?? "", widgetType: $0.widgetType)
-            }
+        let team = try OwnerOptions.team(arguments, rules: owners)
+        // Apps with manifests and no traffic in the window: judged exactly by their manifests when nothing has traffic.
+        let withoutTraffic = manifests.versions.filter { apps[$0.key]?.versions.isEmpty ?? true }
+        var reports: [CheckReport] = []
+        var findings: [CheckFinding] = []
+        for (payload, page) in zip(payloads, pages) {
+            var report = CheckReport.make(
+                page: page, apps: apps, window: window, payload: payload.name, maxUnknownShare: threshold)
+            if let team { restrict(&report, to: team, rules: owners, appID: appID) }
+            reports.append(report)
+            findings += CheckFinding.findings(
+                of: report, payload: payload, page: page,
+                lines: CheckLineIndex(payload.bytes, firstLine: payload.firstLine),
+                manifestsWithoutTraffic: withoutTraffic)
         }
+        findings = approvals.apply(to: findings, now: Timestamp(Date()))
         let output = arguments.output
-        if !report.hasLiveVersions {
+        if !reports.contains(where: \.hasLiveVersions) {
             output.printError(
-                "warning: no app version had release traffic in the window; nothing to check the payload against")
+                withoutTraffic.isEmpty
+                    ? "warning: no app version had release traffic in the window and no manifest describes one; "
+                        + "the payloads were not judged (what apps render is unknown)"
+                    : "warning: no app version had release traffic in the window; judged by the manifests alone")
         }
-        let final = report
-        format.print(
-            to: output, json: { final.jsonValue }, csv: { csv(final) },
-            table: { style in table(final, style: style) + "\n" + verdict(final, styled: output.styled) },
-            freshness: freshness)
-        return report.exitStatus
+        let failed = findings.contains(where: \.fails)
+        if let ciFormat {
+            if let warning = freshness.warning { output.printError(warning) }
+            output.print(ciFormat.render(findings, payloads: payloads))
+        } else if reports.count == 1 {
+            let final = reports[0]
+            let approvalLines = approvalNotes(findings)
+            format.print(
+                to: output, json: { final.jsonValue }, csv: { csv(final) },
+                table: { style in
+                    let verdictText =
+                        failed || final.exitStatus == 0
+                        ? verdict(final, styled: output.styled)
+                        : "\n" + output.styled("OK", .green) + ": every finding over the threshold is approved (above)."
+                    return table(final, style: style) + approvalLines + "\n" + verdictText
+                }, freshness: freshness)
+        } else {
+            let all = reports
+            format.print(
+                to: output,
+                json: {
+                    .object([
+                        ("from", .string(window.from.rfc3339String)), ("to", .string(window.to.rfc3339String)),
+                        ("passed", .bool(!failed)), ("payloads", .array(all.map(\.jsonValue))),
+                    ])
+                },
+                csv: {
+                    var merged = CSVTable(header: ["payload"] + csv(all[0]).header)
+                    for report in all { merged.rows += csv(report).rows.map { [report.payload] + $0 } }
+                    return merged
+                },
+                table: { style in
+                    all.map { table($0, style: style) + "\n" + verdict($0, styled: output.styled) }
+                        .joined(separator: "\n\n") + approvalNotes(findings)
+                }, freshness: freshness)
+        }
+        return failed ? 3 : 0
     }
 
-    private static func readPage(_ payload: String) throws -> PageWalker.Page {
-        let data: Data
-        if payload == "-" {
-            data = FileHandle.standardInput.readDataToEndOfFile()
-        } else {
-            guard let contents = FileManager.default.contents(atPath: payload) else {
-                throw CommandError(.unreadableInput, "cannot read payload '\(payload)'")
+    /// Only the team's types, judged only in the apps where the team owns them.
+    private static func restrict(_ report: inout CheckReport, to team: String, rules: OwnerRules?, appID: String?) {
+        for index in report.types.indices {
+            let type = report.types[index].widgetType
+            report.types[index].apps.removeAll {
+                !OwnerOptions.keeps(team, rules: rules, appID: $0.appID, widgetType: type)
             }
-            data = contents
+            report.types[index].problems.removeAll {
+                !OwnerOptions.keeps(team, rules: rules, appID: $0.appID, widgetType: type)
+            }
         }
+        report.types.removeAll {
+            $0.apps.isEmpty && !OwnerOptions.keeps(team, rules: rules, appID: appID ?? "", widgetType: $0.widgetType)
+        }
+    }
+
+    /// Lines under the table for findings an approval covers: accepted until its date, or expired and failing again.
+    private static func approvalNotes(_ findings: [CheckFinding]) -> String {
+        let covered = findings.filter { $0.approval != nil }
+        guard !covered.isEmpty else { return "" }
+        return "\n\n"
+            + covered.map { "  " + ($0.approvalExpired ? "EXPIRED APPROVAL: " : "approved: ") + $0.message }
+            .joined(separator: "\n")
+    }
+
+    private static func readPage(_ payload: CheckPayload) throws -> PageWalker.Page {
         do {
-            return try PageWalker.page(in: data)
+            return try PageWalker.page(in: Data(payload.bytes))
         } catch .notJSON(let reason) {
-            throw CommandError(.unreadableInput, "payload '\(payload)' is not JSON: \(reason)")
+            throw CommandError(.unreadableInput, "payload '\(payload.name)' is not JSON: \(reason)")
         } catch .notAnObject {
-            throw CommandError(.unreadableInput, "payload '\(payload)' is not a JSON object (a page envelope)")
+            throw CommandError(.unreadableInput, "payload '\(payload.name)' is not a JSON object (a page envelope)")
         } catch .tooDeep {
             throw CommandError(
-                .unreadableInput, "payload '\(payload)' nests deeper than \(PageWalker.maxDepth) levels")
+                .unreadableInput, "payload '\(payload.name)' nests deeper than \(PageWalker.maxDepth) levels")
         }
     }
 

@@ -161,6 +161,7 @@ struct DemoRun {
         _ = await query(["gates", "--store", storePath])
         print("")
         await checkDroppedKey(storePath: storePath, since: since, truth: outcome.truth)
+        await showCompatibilityAndMatrix(store: store, storePath: storePath, since: since)
 
         let reportPath = directory + "/schema-health"
         Terminal.heading("the weekly schema-health report")

@@ -12,7 +12,7 @@ enum ManifestsCommand {
         Command(
             name: "manifests",
             abstract: "Upload, list and check capability manifests: what each app build can render.",
-            subcommands: [upload, list, check]
+            subcommands: [upload, list, check, ManifestsDiffCommand.command]
         )
     }
 

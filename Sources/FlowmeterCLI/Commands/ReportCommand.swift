@@ -36,6 +36,7 @@ enum ReportCommand {
                 .value("app", "APPID", help: "Only this app."),
                 SharedOptions.store,
                 .value("output", "FILE", help: "Write to FILE instead of standard output."),
+                .value("approvals", "FILE", help: "flowmeter check's approvals: list those expiring within 14 days."),
                 .value("min-installs", "N", help: "Installs before a type counts as ungated.", default: "5"),
                 .value("min-events", "N", help: "Events before a type counts as ungated.", default: "20"),
                 .value(
@@ -81,6 +82,13 @@ enum ReportCommand {
             }
         }.get()
         report.freshness = freshness.text
+        if let path = arguments.value("approvals"), !path.isEmpty {
+            report.expiringApprovals = try CheckApprovals(path: path).expiring(within: 14, now: now).map {
+                WeeklyReport.ExpiringApproval(
+                    widgetType: $0.widgetType, kind: $0.kind, appID: $0.appID, key: $0.key, owner: $0.owner,
+                    reason: $0.reason, expires: $0.expires, isExpired: $0.expiresAt <= now)
+            }
+        }
         if week.end > now {
             arguments.output.printError("note: \(week) is not over yet; the report covers it up to now")
         }

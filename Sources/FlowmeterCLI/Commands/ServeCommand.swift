@@ -89,6 +89,9 @@ enum ServeCommand {
                 SharedOptions.dedupeHorizon,
                 .value("detect-interval", "DURATION", help: "Detector passes over --store (0: none).", default: "60s"),
                 .value("detect-window", "DURATION", help: "The window each detector pass examines.", default: "1h"),
+                .value(
+                    "compatibility-refresh", "DURATION",
+                    help: "Time between refreshes of GET /v1/compatibility's answers from --store.", default: "30s"),
                 .value("alertmanager", "URL", help: "Send the detector's alerts to this Alertmanager (v2 API)."),
                 .value("min-installs", "N", help: "Installs before a type counts as ungated.", default: "5"),
                 .value("min-events", "N", help: "Events before a type counts as ungated.", default: "20"),
@@ -158,6 +161,12 @@ enum ServeCommand {
         configuration.detection = try detection(from: arguments)
         configuration.retention = try SharedOptions.retentionPolicy(arguments)
         configuration.pruneInterval = try SharedOptions.pruneInterval(arguments)
+        if let refresh = try arguments.parsed(
+            "compatibility-refresh", as: "a positive duration such as 30s",
+            { OptionValues.duration($0).flatMap { $0 > .zero ? $0 : nil } })
+        {
+            configuration.compatibility.refreshInterval = refresh
+        }
         return configuration
     }
 

@@ -63,6 +63,8 @@ private struct HTMLWriter {
         page += manifestDrift()
         page += deploys()
         page += incidents()
+        page += canary()
+        page += expiringApprovals()
         page += newTypes()
         page += """
             <footer>Generated \(e(report.generatedAt.rfc3339String)) by <code>flowmeter report</code>.
@@ -420,6 +422,38 @@ private struct HTMLWriter {
                 + "versions under the gate. Can drop: when that share is forecast to fall under \(threshold) (a "
                 + "logistic fit to the daily shares of the last four weeks; it needs seven days of traffic).",
             table(header: header, numeric: [2], appColumnAt: 0, rows: rows) + more(report.gates.count))
+    }
+
+    private func canary() -> String {
+        guard !report.canary.isEmpty else { return "" }
+        var rows = ""
+        for finding in report.canary.prefix(maxRows) {
+            rows += "<tr><td>\(code(finding.raising))</td><td>\(e(finding.kind.rawValue))</td>"
+            rows += "<td>\(code(finding.widgetType))</td><td>\(e(finding.versions.joined(separator: ", ")))</td>"
+            rows +=
+                "<td class=\"num\">\(ReportFormatting.count(finding.events))</td><td>\(code(finding.quiet))</td></tr>\n"
+        }
+        return section(
+            "canary", "Backend releases compared",
+            note: "Two releases of one service served the same versions at the same time; the first raised this, the "
+                + "second did not (or far less): blame by comparison (<code>flowmeter matrix</code>).",
+            table(header: ["Raises", "Kind", "Type", "Versions", "Events", "Beside"], numeric: [4], rows: rows)
+                + more(report.canary.count))
+    }
+
+    private func expiringApprovals() -> String {
+        guard !report.expiringApprovals.isEmpty else { return "" }
+        var rows = ""
+        for approval in report.expiringApprovals.prefix(maxRows) {
+            rows += "<tr><td>\(code(approval.widgetType))</td><td>\(approval.key.map(code) ?? "")</td>"
+            rows += "<td>\(e(approval.owner))</td><td>\(e(approval.expires))"
+            rows += approval.isExpired ? " (expired: failing again)" : ""
+            rows += "</td><td>\(e(approval.reason))</td></tr>\n"
+        }
+        return section(
+            "approvals", "Check approvals expiring soon",
+            table(header: ["Type", "Key", "Owner", "Expires", "Reason"], numeric: [], rows: rows)
+                + more(report.expiringApprovals.count))
     }
 
     private func manifestDrift() -> String {

@@ -12,7 +12,19 @@ extension WeeklyReport: JSONRepresentable {
         let manifests = JSONValue.object([
             ("checked", .integer(Int64(manifestsChecked))), ("drift", .array(manifestDrift.map(\.jsonValue))),
         ])
-        return .object(fields + [("manifests", manifests)])
+        let canary = JSONValue.array(self.canary.map(MatrixCommand.findingJSON))
+        let approvals = JSONValue.array(
+            expiringApprovals.map { approval in
+                .object([
+                    ("widgetType", .string(approval.widgetType)),
+                    ("kind", approval.kind.map(JSONValue.string) ?? .null),
+                    ("appID", approval.appID.map(JSONValue.string) ?? .null),
+                    ("key", approval.key.map(JSONValue.string) ?? .null), ("owner", .string(approval.owner)),
+                    ("reason", .string(approval.reason)), ("expires", .string(approval.expires)),
+                    ("expired", .bool(approval.isExpired)),
+                ])
+            })
+        return .object(fields + [("manifests", manifests), ("canary", canary), ("approvalsExpiring", approvals)])
     }
 
     private var reportFields: JSONValue {

@@ -44,6 +44,8 @@ private struct MarkdownWriter {
         if report.manifestsChecked > 0 { lines += section("Manifests out of date", manifestDrift()) }
         lines += section("Deploys", deploys())
         lines += section("Incidents", incidents())
+        if !report.canary.isEmpty { lines += section("Backend releases compared", canary()) }
+        if !report.expiringApprovals.isEmpty { lines += section("Check approvals expiring soon", approvals()) }
         lines.append("")
         lines.append("_Generated \(report.generatedAt.rfc3339String) by `flowmeter report`._")
         if let freshness = report.freshness {
@@ -51,6 +53,32 @@ private struct MarkdownWriter {
             lines += freshness.split(separator: "\n").map { "_\($0)_" }
         }
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    private func canary() -> [String] {
+        var rows = [["Raises", "Kind", "Type", "Versions", "Events", "Beside"]]
+        for finding in report.canary.prefix(maxRows) {
+            rows.append([
+                Self.code(finding.raising), finding.kind.rawValue, Self.code(finding.widgetType),
+                finding.versions.joined(separator: ", "), ReportFormatting.count(finding.events),
+                Self.code(finding.quiet),
+            ])
+        }
+        return [
+            "Two releases of one service served the same versions at the same time; the first raised this, the "
+                + "second did not (or far less): blame by comparison (`flowmeter matrix`)."
+        ] + [""] + table(rows, numeric: [4]) + more(report.canary.count)
+    }
+
+    private func approvals() -> [String] {
+        var rows = [["Type", "Key", "Owner", "Expires", "Reason"]]
+        for approval in report.expiringApprovals.prefix(maxRows) {
+            rows.append([
+                Self.code(approval.widgetType), approval.key.map(Self.code) ?? "", approval.owner,
+                approval.expires + (approval.isExpired ? " (expired: failing again)" : ""), approval.reason,
+            ])
+        }
+        return table(rows, numeric: []) + more(report.expiringApprovals.count)
     }
 
     private func section(_ title: String, _ body: [String]) -> [String] {

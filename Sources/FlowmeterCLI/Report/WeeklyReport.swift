@@ -49,6 +49,26 @@ public struct WeeklyReport: Sendable {
     public var manifestsChecked: Int
     /// Manifests the week's traffic contradicts ("Manifests out of date"), by app and version.
     public var manifestDrift: [ManifestDrift]
+    /// Diagnostics one backend release raised where a sibling release serving the same versions at the same time did
+    /// not (``CanaryComparison``): "Backend releases compared"; empty leaves the section out.
+    public var canary: [CanaryComparison.Finding] = []
+    /// `flowmeter check` approvals (`flowmeter report --approvals FILE`) expiring within 14 days of the report, or
+    /// expired: "Check approvals expiring soon"; empty leaves the section out.
+    public var expiringApprovals: [ExpiringApproval] = []
+
+    /// A `flowmeter check` approval near or past its expiry date.
+    public struct ExpiringApproval: Sendable, Hashable {
+        public var widgetType: String
+        public var kind: String?
+        public var appID: String?
+        public var key: String?
+        public var owner: String
+        public var reason: String
+        /// The date as written in the approvals file.
+        public var expires: String
+        /// Whether it has expired: the finding fails `check` again.
+        public var isExpired: Bool
+    }
 
     /// Creates a report from its parts.
     public init(

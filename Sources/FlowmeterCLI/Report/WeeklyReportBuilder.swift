@@ -82,7 +82,7 @@ public struct WeeklyReportBuilder: Sendable {
         let malformed = Self.malformedGroups(currentSeries)
         let duplicates = Self.duplicatePages(currentSeries)
         let weekDeploys = deploys.filter { $0.finishedAt >= from && $0.finishedAt < to }
-        return WeeklyReport(
+        var report = WeeklyReport(
             week: week, appID: appID, generatedAt: now,
             current: Self.summary(
                 from: from, to: to, series: currentSeries, versions: currentVersions, ungated: thisWeek.count),
@@ -106,6 +106,8 @@ public struct WeeklyReportBuilder: Sendable {
             },
             incidents: incidents, gates: gates, hasOwners: owners != nil, manifestsChecked: drift.manifestCount,
             manifestDrift: drift.drift)
+        report.canary = CanaryComparison(rollups: currentSeries).findings
+        return report
     }
 
     private static func matches(_ suspect: SuspectDeploy?, _ deploy: DeployMarker) -> Bool {
