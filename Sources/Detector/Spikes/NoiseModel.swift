@@ -5,7 +5,10 @@ import Foundation
 ///
 /// **Dispersion.** Each series' ``Dispersion`` comes from its buckets before the window, shrunk toward the pooled
 /// dispersion of its app's series across versions by ``SpikeDetector/Configuration/dispersionPriorWeight`` events:
-/// a new or rare series borrows its app's, a busy one has its own.
+/// a new or rare series borrows its app's, a busy one has its own. When the buckets before the window hold fewer
+/// events than that weight (a report whose window reaches back to the store's first data, `spikes --since 14d` on a
+/// two-week-old store), they come from the judged buckets as well: the trimmed pair estimate drops an incident's
+/// edges, and judging weeks of over-dispersed counts as Poisson would raise an incident every few days.
 ///
 /// **Long-run level.** A mostly silent series that bursts now and then has a trailing median of 0, and an hour's mean
 /// that is itself noisy; its events per batch (or per decode) over the history, times the bucket's batches (or
@@ -30,15 +33,19 @@ struct NoiseModel {
     private let recent: BucketIndex
     private let from: Int64
     private let to: Int64
+    private let judgedEnd: Int64
     private let bucketSeconds: Int64
 
-    /// A model from the buckets of `recent` in `from..<to` (bucket starts): the history before the judged window.
+    /// A model from the buckets of `recent` in `from..<to` (bucket starts): the history before the judged window,
+    /// which ends at `judgedEnd`.
     init(
-        recent: BucketIndex, from: Int64, to: Int64, bucketSeconds: Int64, configuration: SpikeDetector.Configuration
+        recent: BucketIndex, from: Int64, to: Int64, judgedEnd: Int64, bucketSeconds: Int64,
+        configuration: SpikeDetector.Configuration
     ) {
         self.recent = recent
         self.from = from
         self.to = to
+        self.judgedEnd = judgedEnd
         self.bucketSeconds = bucketSeconds
         priorWeight = configuration.dispersionPriorWeight
         perVersion = configuration.perVersion
@@ -48,8 +55,7 @@ struct NoiseModel {
         for series in recent.counts.keys {
             if series.appVersion == nil {
                 acrossSeries[series.appID, default: 0] += 1
-                let dispersion = Self.dispersion(
-                    of: series, in: recent, from: from, to: to, bucketSeconds: bucketSeconds)
+                let dispersion = ownDispersion(of: series)
                 dispersions[series] = dispersion
                 pooled[series.appID, default: []].append(dispersion)
             } else {
@@ -87,10 +93,16 @@ struct NoiseModel {
 
     /// The dispersion to judge `series` with: its own history's, shrunk toward its app's.
     func dispersion(of series: SeriesIdentity) -> Double {
-        let own =
-            dispersions[series]
-            ?? Self.dispersion(of: series, in: recent, from: from, to: to, bucketSeconds: bucketSeconds)
+        let own = dispersions[series] ?? ownDispersion(of: series)
         return own.ratio(shrunkToward: appPriors[series.appID] ?? 1, priorWeight: priorWeight)
+    }
+
+    /// The series' dispersion from the buckets before the window, or, when they hold fewer events than the prior's
+    /// weight, from those and the judged ones.
+    private func ownDispersion(of series: SeriesIdentity) -> Dispersion {
+        let before = Self.dispersion(of: series, in: recent, from: from, to: to, bucketSeconds: bucketSeconds)
+        guard before.levels < priorWeight, judgedEnd > to else { return before }
+        return Self.dispersion(of: series, in: recent, from: from, to: judgedEnd, bucketSeconds: bucketSeconds)
     }
 
     /// The natural log of the largest upper-tail probability that opens a spike of `series`.

@@ -214,7 +214,8 @@ public struct SpikeDetector: Sendable {
         let bucket = configuration.bucketSeconds
         let recentStart = judgeStart - Int64(configuration.trailingBuckets) * bucket
         let noise = NoiseModel(
-            recent: recent, from: recentStart, to: firstBucket, bucketSeconds: bucket, configuration: configuration)
+            recent: recent, from: recentStart, to: firstBucket, judgedEnd: end, bucketSeconds: bucket,
+            configuration: configuration)
         let gapLimit = Int64(configuration.mergeGapBuckets + 1) * bucket
         let openingFloor = min(configuration.minEvents, configuration.minShareEvents, configuration.newReleaseMinEvents)
         var runs: [Run] = []
