@@ -21,16 +21,7 @@ public func makeCollector(
     configuration: CollectorConfiguration, logger: Logger? = nil, store: (any CollectorStore)? = nil,
     handoff: (any BatchRecordHandoff)? = nil
 ) throws(CollectorError) -> Collector {
-    try Collector(configuration: configuration, logger: logger, store: store, handoff: handoff, routes: [])
-}
-
-/// ``makeCollector(configuration:logger:store:handoff:)`` with `routes` added to the server beside the collector's
-/// own (a route of the same method and path as one of them replaces it).
-package func makeCollector(
-    configuration: CollectorConfiguration, logger: Logger? = nil, store: (any CollectorStore)? = nil,
-    handoff: (any BatchRecordHandoff)? = nil, routes: [AdditionalRoute]
-) throws(CollectorError) -> Collector {
-    try Collector(configuration: configuration, logger: logger, store: store, handoff: handoff, routes: routes)
+    try Collector(configuration: configuration, logger: logger, store: store, handoff: handoff)
 }
 
 /// The ingest service: `POST /v1/diagnostics` into Kafka, with `/metrics`, `/healthz` and `/readyz`.
@@ -64,7 +55,7 @@ public final class Collector: Sendable {
 
     init(
         configuration: CollectorConfiguration, logger givenLogger: Logger?, store: (any CollectorStore)?,
-        handoff: (any BatchRecordHandoff)?, routes: [AdditionalRoute]
+        handoff: (any BatchRecordHandoff)?
     ) throws(CollectorError) {
         try Self.validate(configuration)
         self.configuration = configuration
@@ -249,7 +240,6 @@ public final class Collector: Sendable {
             )
         }
         if operationsServer == nil { router.add(.get, "/metrics", handler: metricsRoute) }
-        for route in routes { router.add(route.method, route.path, handler: route.handler) }
         for route in configuration.additionalRoutes where !router.answers(route.method, route.path) {
             router.add(route.method, route.path, handler: route.handler)
         }

@@ -123,7 +123,7 @@ public struct CollectorConfiguration: Sendable {
     public var maxBodyBytesInFlightPerKey = 32 << 20
     /// The ingest keys (docs/api.md#keys-file).
     public var keys: IngestKeys
-    /// Routes served beside the collector's own (`flowmeter serve`'s read API and console, CONTRACT §9); none by
+    /// Routes served beside the collector's own (`flowmeter serve`'s compatibility API, read API and console: docs/api.md#reading); none by
     /// default. A path the collector answers itself is not replaced.
     package var additionalRoutes: [HTTPRoute] = []
     /// Where to publish; default `.embedded`.

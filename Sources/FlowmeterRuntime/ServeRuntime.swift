@@ -86,10 +86,14 @@ public func makeServe(_ configuration: ServeConfiguration, logger: Logger) throw
     }
     // With a store, GET /v1/compatibility answers from memory, refreshed by a service below.
     let compatibility = store.map { _ in CompatibilityCache() }
-    let routes = compatibility.map { [CompatibilityHandler(keys: configuration.collector.keys, cache: $0).route] } ?? []
+    var collectorConfiguration = configuration.collector
+    if let compatibility {
+        collectorConfiguration.additionalRoutes.append(
+            CompatibilityHandler(keys: configuration.collector.keys, cache: compatibility).route)
+    }
     let collector = try makeCollector(
-        configuration: configuration.collector, logger: logger, store: store.map { StoreWriter(store: $0) },
-        handoff: localSink.map { InProcessHandoff(sink: $0) }, routes: routes)
+        configuration: collectorConfiguration, logger: logger, store: store.map { StoreWriter(store: $0) },
+        handoff: localSink.map { InProcessHandoff(sink: $0) })
     storeLog.attach(collector.metrics)
 
     var entries: [ServiceGroup.Entry] = []

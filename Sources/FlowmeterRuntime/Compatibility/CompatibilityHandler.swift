@@ -15,8 +15,8 @@ struct CompatibilityHandler: Sendable {
     let cache: CompatibilityCache
 
     /// The route for the collector's server.
-    var route: AdditionalRoute {
-        AdditionalRoute(.get, Self.path) { request, responder in responder.respond(handle(request)) }
+    var route: HTTPRoute {
+        HTTPRoute(.get, Self.path) { request, responder in responder.respond(handle(request)) }
     }
 
     func handle(_ request: HTTPRequest) -> HTTPResponse {
