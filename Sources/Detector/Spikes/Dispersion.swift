@@ -20,6 +20,8 @@ struct Dispersion {
     var squares: Double = 0
     /// Sum of the kept pairs' levels `x + y`.
     var levels: Double = 0
+    /// How many pairs were kept.
+    var pairs = 0
 
     /// The trimmed pair sums of `counts`, over the observed buckets in `from..<to` (bucket starts).
     init(counts: [Int64: Int64]?, from: Int64, to: Int64, bucketSeconds: Int64, isObserved: (Int64) -> Bool) {
@@ -48,6 +50,7 @@ struct Dispersion {
             squares += pair.square
             levels += pair.level
         }
+        self.pairs = pairs.count - min(dropped, pairs.count)
         if dropped > 0 { squares *= Self.trimCorrection }
     }
 
@@ -56,6 +59,7 @@ struct Dispersion {
         for part in parts {
             squares += part.squares
             levels += part.levels
+            pairs += part.pairs
         }
     }
 

@@ -7,8 +7,9 @@ import Foundation
 /// dispersion of its app's series across versions by ``SpikeDetector/Configuration/dispersionPriorWeight`` events:
 /// a new or rare series borrows its app's, a busy one has its own. When the buckets before the window hold fewer
 /// events than that weight (a report whose window reaches back to the store's first data, `spikes --since 14d` on a
-/// two-week-old store), they come from the judged buckets as well: the trimmed pair estimate drops an incident's
-/// edges, and judging weeks of over-dispersed counts as Poisson would raise an incident every few days.
+/// two-week-old store) and the judged buckets hold a long history of the series (``minJudgedPairs``), they come from
+/// those as well: the trimmed pair estimate drops an incident's edges, and judging weeks of over-dispersed counts as
+/// Poisson would raise an incident every few days.
 ///
 /// **Long-run level.** A mostly silent series that bursts now and then has a trailing median of 0, and an hour's mean
 /// that is itself noisy; its events per batch (or per decode) over the history, times the bucket's batches (or
@@ -98,12 +99,19 @@ struct NoiseModel {
     }
 
     /// The series' dispersion from the buckets before the window, or, when they hold fewer events than the prior's
-    /// weight, from those and the judged ones.
+    /// weight, from those and the judged ones, if those give at least ``minJudgedPairs`` pairs of active buckets: a
+    /// long history inside the window, where the trim drops an incident's edges. A series new in the window (a flood
+    /// from nothing, a few buckets long) keeps its app's prior, or its own spike would be its noise.
     private func ownDispersion(of series: SeriesIdentity) -> Dispersion {
         let before = Self.dispersion(of: series, in: recent, from: from, to: to, bucketSeconds: bucketSeconds)
         guard before.levels < priorWeight, judgedEnd > to else { return before }
-        return Self.dispersion(of: series, in: recent, from: from, to: judgedEnd, bucketSeconds: bucketSeconds)
+        let within = Self.dispersion(of: series, in: recent, from: from, to: judgedEnd, bucketSeconds: bucketSeconds)
+        return within.pairs >= Self.minJudgedPairs ? within : before
     }
+
+    /// The fewest pairs of active buckets in the judged window that stand in for a missing history: about 8 hours of
+    /// a steady series' 5-minute buckets, where the 2% trim drops at least two pairs.
+    static let minJudgedPairs = 100
 
     /// The natural log of the largest upper-tail probability that opens a spike of `series`.
     func logThreshold(for series: SeriesIdentity) -> Double {
