@@ -28,7 +28,7 @@ public struct KafkaClientOptions: Sendable, Hashable, CustomStringConvertible {
         "bootstrap.servers": "set the brokers with --kafka",
         "metadata.broker.list": "set the brokers with --kafka",
         "group.id": "set the consumer group with --group",
-        "enable.idempotence": "the collector's producer is always idempotent (RELIABILITY.md)",
+        "enable.idempotence": "the collector's producer is always idempotent (docs/reliability.md)",
         "acks": "every write is acknowledged by all in-sync replicas (acks=all) before a 202",
         "enable.auto.commit": "the sink commits offsets in the store, in the same transaction as the rollups",
         "enable.auto.offset.store": "the sink commits offsets in the store, in the same transaction as the rollups",

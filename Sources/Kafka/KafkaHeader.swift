@@ -19,7 +19,7 @@ public struct KafkaHeader: Sendable, Hashable {
 }
 
 extension KafkaHeader {
-    /// The headers every Flowmeter topic's values carry (CONTRACT §4): `content-type: application/json` and
+    /// The headers every Flowmeter topic's values carry (docs/api.md#kafka-topics): `content-type: application/json` and
     /// `schema: <topic>`.
     public static func json(schema topic: String) -> [KafkaHeader] {
         [KafkaHeader(name: "content-type", value: "application/json"), KafkaHeader(name: "schema", value: topic)]

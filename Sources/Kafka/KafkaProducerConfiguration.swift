@@ -1,4 +1,4 @@
-/// How a `KafkaProducer` talks to Kafka; the defaults are Flowmeter's reliability settings (RELIABILITY.md).
+/// How a `KafkaProducer` talks to Kafka; the defaults are Flowmeter's reliability settings (docs/reliability.md).
 ///
 /// The defaults favour durability: an idempotent producer with `acks=all`, a queue deep enough to ride out a minute of
 /// broker outage at 5,000 events/s, and a message timeout (10 minutes) longer than any outage the spool is meant to

@@ -15,7 +15,7 @@ public final class SQLRollupStore: RollupStore, SchemaMigrating {
     ///
     /// A new file is made with `auto_vacuum=INCREMENTAL`, so pruning returns free pages to the file system.
     /// `synchronous=NORMAL`: commits survive a process crash, but the newest ones can roll back on power loss
-    /// (RELIABILITY.md S5), which the sink tolerates because Kafka offsets are committed only after the store and a
+    /// (docs/reliability.md S5), which the sink tolerates because Kafka offsets are committed only after the store and a
     /// rolled-back apply is replayed. Busy timeout 5000 ms, foreign keys on.
     public init(sqlitePath path: String, options: RollupStoreOptions = RollupStoreOptions()) throws {
         let writer = try SQLiteConnection(path: path)

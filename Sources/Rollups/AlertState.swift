@@ -25,7 +25,7 @@ public struct AlertState: Hashable, Sendable, Codable {
     public var resolvedAt: Timestamp?
     /// The latest measured value (count, ratio) that kept it open.
     public var lastValue: Double
-    /// The finding as JSON text (the spike or ungated-type object of CONTRACT §5).
+    /// The finding as JSON text (the spike or ungated-type object of docs/api.md#cli).
     public var payload: String
 
     /// Creates an alert state.

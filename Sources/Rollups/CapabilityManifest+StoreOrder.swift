@@ -1,7 +1,7 @@
 public import FlowmeterModels
 
 extension CapabilityManifest {
-    /// The order every store lists manifests in: by app id, app version (numerically, CONTRACT §1), the version's
+    /// The order every store lists manifests in: by app id, app version (numerically, docs/api.md#ingest), the version's
     /// spelling, platform, then build; strings by UTF-8 bytes.
     public static func storeOrder(_ lhs: CapabilityManifest, _ rhs: CapabilityManifest) -> Bool {
         if lhs.appID != rhs.appID { return utf8Less(lhs.appID, rhs.appID) }

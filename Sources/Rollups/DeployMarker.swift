@@ -1,7 +1,7 @@
 public import FlowmeterModels
 import Foundation
 
-/// A backend deploy, as `POST /v1/deploys` and `flowmeter deploys add` record it (CONTRACT §2).
+/// A backend deploy, as `POST /v1/deploys` and `flowmeter deploys add` record it (docs/api.md#deploy-markers).
 ///
 /// JSON: `{"service", "version", "environment", "startedAt", "finishedAt", "commit", "url", "id"}`; `service`,
 /// `version` and `finishedAt` are required, times are RFC 3339. A marker decoded without an `id` gets a fresh random

@@ -8,7 +8,7 @@ public struct RollupSinkConfiguration: Sendable, Hashable {
     public var batchesTopic = "flowmeter.batches.v1"
     /// The deploy-markers topic, also merged into the store; nil reads no deploys. Default `flowmeter.deploys.v1`.
     public var deploysTopic: String? = "flowmeter.deploys.v1"
-    /// The capability-manifests topic (CONTRACT §7), also merged into the store; nil reads no manifests. Default
+    /// The capability-manifests topic (docs/api.md#capability-manifests), also merged into the store; nil reads no manifests. Default
     /// `flowmeter.manifests.v1`. The topic must exist (Deploy/kafka/create-topics.sh makes it).
     public var manifestsTopic: String? = "flowmeter.manifests.v1"
     /// How long a counted batch is remembered, so a copy (a retry through any collector) is not counted again;

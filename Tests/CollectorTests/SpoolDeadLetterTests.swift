@@ -7,7 +7,7 @@ import Testing
     import Glibc
 #endif
 
-/// RELIABILITY C3 end to end: a collector whose spool Kafka refuses for good (`TOPIC_AUTHORIZATION_FAILED` on every
+/// docs/reliability.md C3 end to end: a collector whose spool Kafka refuses for good (`TOPIC_AUTHORIZATION_FAILED` on every
 /// Produce) moves those records to its dead-letter segment, and `flowmeter spool replay-dead-letters` delivers them
 /// once Kafka takes them, while the collector runs; and the real `flowmeter serve`, running as `nobody`, whose
 /// spool segments become unreadable (EACCES) during the replay, retries and loses nothing.

@@ -10,7 +10,7 @@ import Testing
     import Glibc
 #endif
 
-/// RELIABILITY C3: nothing the spool acknowledged is deleted or dropped. A corrupted length field in a closed
+/// docs/reliability.md C3: nothing the spool acknowledged is deleted or dropped. A corrupted length field in a closed
 /// segment costs only its record (at start and at read time, one resync for both); a read that fails is retried
 /// with backoff and never settles anything; records Kafka refuses for good go to the dead-letter segment, from
 /// which `flowmeter spool replay-dead-letters` produces them once Kafka takes them; `UNKNOWN_TOPIC_OR_PARTITION`

@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-/// The read API (CONTRACT §9) against the real `flowmeter serve` over a seeded store: every query answers what the
+/// The read API (docs/api.md#reading) against the real `flowmeter serve` over a seeded store: every query answers what the
 /// CLI prints with `--format json`, only for the apps the key may read; 400 names the parameter, 401 and 403.
 @Suite(.serialized) struct ReadAPITests {
     static let allKey = "read-all-key"

@@ -2,7 +2,7 @@ import Kafka
 import TestSupport
 import Testing
 
-/// Delivery under broker faults, against the mock cluster (RELIABILITY.md K1 and K3, scaled down for CI).
+/// Delivery under broker faults, against the mock cluster (docs/reliability.md K1 and K3, scaled down for CI).
 @Suite struct KafkaDeliveryFaultTests {
     private static let reconnectQuickly = ["reconnect.backoff.max.ms": "1000"]
 

@@ -114,7 +114,7 @@ import Testing
         #expect(!rejected.succeeded, "\(rejected.transcript)")
     }
 
-    /// RELIABILITY C4: a collector pod replaced (rollout, drain, scale-down) while Kafka is away keeps its spool:
+    /// docs/reliability.md C4: a collector pod replaced (rollout, drain, scale-down) while Kafka is away keeps its spool:
     /// the shipped collector is a StatefulSet whose spool directory lies on a claim from its volumeClaimTemplates
     /// (kept on scale-down), probed on the ops listener, with a disruption budget and an HPA that scales it, and
     /// kustomization.yml names every manifest.

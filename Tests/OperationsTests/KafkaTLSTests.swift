@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-/// RELIABILITY C5: the collector and the sink binaries reach Kafka over TLS with certificate verification, given
+/// docs/reliability.md C5: the collector and the sink binaries reach Kafka over TLS with certificate verification, given
 /// only `--kafka-option`s; a CA that did not sign the brokers' certificate fails with librdkafka's reason in the log
 /// and in `/readyz`; a password never shows in the log, `/metrics`, `/readyz` or `--help`.
 @Suite(.serialized) struct KafkaTLSTests {
@@ -69,7 +69,7 @@ import Testing
         #expect(log.contains("certificate verify failed"), "\(log.suffix(3000))")
     }
 
-    /// RELIABILITY H13: with librdkafka's defaults (the system's CA store), a broker certificate from a private CA
+    /// docs/reliability.md H13: with librdkafka's defaults (the system's CA store), a broker certificate from a private CA
     /// is refused.
     @Test func aPrivateCAIsNotTrustedByDefault() async throws {
         let cluster = try await TLSKafkaCluster()

@@ -6,7 +6,7 @@ import Testing
 
 @testable import RollupStore
 
-/// Capability manifests in every store (CONTRACT §7): one per app id, app version, platform and build; an upload of
+/// Capability manifests in every store (docs/api.md#capability-manifests): one per app id, app version, platform and build; an upload of
 /// the same build replaces the earlier one, a replayed older one never undoes a newer; the list comes in one order.
 @Suite struct ManifestStoreTests {
     static func manifest(

@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 
-/// `GET /v1/compatibility` (CONTRACT §8) against the real binary: `flowmeter serve --kafka none --store …` as a
+/// `GET /v1/compatibility` (docs/api.md#reading) against the real binary: `flowmeter serve --kafka none --store …` as a
 /// process, fed through its own HTTP endpoints.
 @Suite struct CompatibilityAPITests {
     static let ingestKey = "key-ingest-0123456789"

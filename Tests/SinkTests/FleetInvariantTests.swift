@@ -11,7 +11,7 @@ import Testing
     import Glibc
 #endif
 
-/// RELIABILITY.md C1, with the real executable: three collectors, each request sent to one picked at random (as a
+/// docs/reliability.md C1, with the real executable: three collectors, each request sent to one picked at random (as a
 /// load balancer would), clients that retry a batch through another collector after any answer but 202 and send
 /// some acknowledged batches again (at once and seconds later), two sinks in one group, a collector and a sink
 /// killed with SIGKILL under load, a broker outage, a sink added and one removed. Afterwards the store's totals

@@ -7,7 +7,7 @@ import Sink
 import TestSupport
 import Testing
 
-/// Capability manifests through the pipeline (CONTRACT §7): `POST /v1/manifests` on a real `flowmeter serve`
+/// Capability manifests through the pipeline (docs/api.md#capability-manifests): `POST /v1/manifests` on a real `flowmeter serve`
 /// validates, records in its store and publishes to `flowmeter.manifests.v1`; any other sink reading that topic
 /// gets the same manifests into its own store; a bad message on the topic is dead-lettered, never stored.
 @Suite(.serialized) struct ManifestPipelineTests {

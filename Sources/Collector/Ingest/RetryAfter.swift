@@ -6,7 +6,7 @@
 /// - 429 `rate_limited`: the key's bucket's own wait (whole seconds, at least 1) plus 0–2 s drawn uniformly, so a
 ///   client never comes back before its bucket has the tokens.
 ///
-/// CONTRACT §1 asks only that both answers set `Retry-After`; the SDK adds its own jitter on top (docs/reporter.md).
+/// docs/api.md#ingest asks only that both answers set `Retry-After`; the SDK adds its own jitter on top (docs/reporter.md).
 enum RetryAfter {
     /// The range of a 503's `Retry-After`, in seconds.
     static let unavailableSeconds = 3...8

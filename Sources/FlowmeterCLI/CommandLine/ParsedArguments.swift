@@ -11,7 +11,7 @@ public struct ParsedArguments: Sendable {
     /// Where the command writes: standard output and error, or a test's buffer.
     public internal(set) var output: CommandOutput = .standard
     /// The apps whose findings a query may show: nil for every app (the command line); the read API's key scope
-    /// otherwise (CONTRACT §9), applied by each query where it filters by `--team`.
+    /// otherwise (docs/api.md#reading), applied by each query where it filters by `--team`.
     var appScope: Set<String>?
 
     /// Whether the query may show a finding of `appID` (``appScope``).

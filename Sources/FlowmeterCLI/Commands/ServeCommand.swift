@@ -149,7 +149,7 @@ enum ServeCommand {
         var configuration = ServeConfiguration(collector: try self.configuration(from: arguments))
         if let url = arguments.value("store"), !url.isEmpty {
             configuration.storeURL = url
-            // CONTRACT §9: the read API and the console, over the same store.
+            // docs/api.md#reading: the read API and the console, over the same store.
             configuration.collector.additionalRoutes = ReadRoutes.routes(
                 keys: configuration.collector.keys, storeURL: url,
                 ownersPath: arguments.value("owners").flatMap { $0.isEmpty ? nil : $0 },

@@ -3,7 +3,7 @@ import Detector
 import Foundation
 import HTTPServer
 
-/// The web console under `/console/` (CONTRACT §9): server-rendered pages over the read API's queries, signed in
+/// The web console under `/console/` (docs/api.md#reading): server-rendered pages over the read API's queries, signed in
 /// with a read key once.
 ///
 /// Signing in posts the key in a form; the server checks it, keeps only what it may read against a random session

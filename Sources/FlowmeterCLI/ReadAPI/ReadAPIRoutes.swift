@@ -1,7 +1,7 @@
 import Collector
 import HTTPServer
 
-/// `GET /v1/query/{top,spikes,ungated,gates,versions,types,deploys,manifests,report}` (CONTRACT §9): a read key (or
+/// `GET /v1/query/{top,spikes,ungated,gates,versions,types,deploys,manifests,report}` (docs/api.md#reading): a read key (or
 /// an admin key) as `Authorization: Bearer`, the CLI's options as query parameters, the CLI's JSON as the answer.
 ///
 /// 401 `unauthorized` without a key that may read; 403 `forbidden` for an `app` the key may not read; 400

@@ -1,7 +1,7 @@
 import Collector
 import Foundation
 
-/// The read API's queries (CONTRACT §9), answered by the same commands as the CLI: a request's query parameters
+/// The read API's queries (docs/api.md#reading), answered by the same commands as the CLI: a request's query parameters
 /// become the command's options, the command runs in process with its output in a buffer, and the answer is what
 /// `flowmeter <query> --format json` prints, limited to the apps the key may read.
 ///
@@ -21,17 +21,17 @@ struct ReadQueries: Sendable {
         "manifests": ["manifests", "list"], "report": ["report"],
     ]
 
-    /// Queries the console reads that the read API does not serve (CONTRACT §9 names its list): manifest drift.
+    /// Queries the console reads that the read API does not serve (docs/api.md#reading names its list): manifest drift.
     static let consoleCommands: [String: [String]] = ["manifest-drift": ["manifests", "check"]]
 
-    /// The query parameters the API takes (CONTRACT §9); `week` and `format` for the report only.
+    /// The query parameters the API takes (docs/api.md#reading); `week` and `format` for the report only.
     static let parameters: Set<String> = ["since", "from", "to", "app", "kind", "team", "limit"]
 
     /// The outcome of one query.
     enum Answer: Sendable {
         /// The command's output and its content type.
         case ok(body: String, contentType: String)
-        /// A parameter at fault (CONTRACT §1's `path`), with the command's message: 400.
+        /// A parameter at fault (docs/api.md#ingest's `path`), with the command's message: 400.
         case badRequest(parameter: String, message: String)
         /// The key may not read the app it asked for: 403.
         case forbidden(String)

@@ -5,7 +5,7 @@ public struct CompatibilityConfiguration: Sendable {
     public var refreshInterval: Duration = .seconds(30)
     /// How far back capabilities and traffic count: a version seen in it is known; default 72 h.
     public var trafficWindow: Duration = .seconds(72 * 3600)
-    /// How far back `unknownInTraffic` looks; 24 h (CONTRACT §8).
+    /// How far back `unknownInTraffic` looks; 24 h (docs/api.md#reading).
     public var unknownWindow: Duration = .seconds(24 * 3600)
     /// The most app versions kept in memory; past it, versions with manifests first, then the most recently seen.
     /// Default 100 000.

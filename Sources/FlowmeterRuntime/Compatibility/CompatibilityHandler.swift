@@ -1,7 +1,7 @@
 import Collector
 import HTTPServer
 
-/// `GET /v1/compatibility` (CONTRACT §8): what one app build can render, answered from a ``CompatibilityCache``.
+/// `GET /v1/compatibility` (docs/api.md#reading): what one app build can render, answered from a ``CompatibilityCache``.
 ///
 /// Runs on the HTTP worker thread and never touches the store: a key check in constant time, a dictionary read, and
 /// the rendered body. 401 without a read or admin key, 400 without `appID`, `platform` or `appVersion`, 403 for an

@@ -3,7 +3,7 @@ import FlowmeterWire
 public import Rollups
 
 /// Every answer `GET /v1/compatibility` can give, rendered once from the store's manifests, capabilities and traffic
-/// (CONTRACT §8): looking one up is a dictionary read, so a request never waits on the store.
+/// (docs/api.md#reading): looking one up is a dictionary read, so a request never waits on the store.
 ///
 /// Per app version: an answer per build that uploaded a manifest, the newest of them for a request without a build,
 /// and one answer from the version's capabilities (or, without them, its traffic) for builds no manifest describes.
@@ -13,7 +13,7 @@ public struct CompatibilityIndex: Sendable {
     public struct Answer: Sendable, Hashable {
         /// Where the answer comes from.
         public var source: Source
-        /// The JSON body (CONTRACT §8).
+        /// The JSON body (docs/api.md#reading).
         public var body: [UInt8]
         /// The quoted entity tag of `body`.
         public var etag: String
@@ -175,7 +175,7 @@ public struct CompatibilityIndex: Sendable {
         return Self.utf8Less(rhs.build ?? "", lhs.build ?? "")
     }
 
-    /// The CONTRACT §8 body; a type without a shape (capabilities, traffic) is `{}`: its keys are not known.
+    /// The docs/api.md#reading body; a type without a shape (capabilities, traffic) is `{}`: its keys are not known.
     static func render(
         _ id: VersionID, build: String?, source: Source, updatedAt: Timestamp?,
         types: [String: CapabilityManifest.TypeShape?], arrangements: [String]?, unknownInTraffic: [String]

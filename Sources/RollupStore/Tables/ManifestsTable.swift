@@ -1,7 +1,7 @@
 import FlowmeterModels
 import Rollups
 
-/// `manifests`: one capability manifest per app id, platform, app version and build (CONTRACT §7), as JSON, with the
+/// `manifests`: one capability manifest per app id, platform, app version and build (docs/api.md#capability-manifests), as JSON, with the
 /// upload time in two columns so a later upload replaces an earlier one and never the reverse.
 enum ManifestsTable {
     static let name = "manifests"

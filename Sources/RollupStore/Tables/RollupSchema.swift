@@ -72,7 +72,7 @@ enum RollupSchema {
                 "CREATE INDEX version_hours_window ON version_hours (window_start)",
             ]
         },
-        // Capability manifests (CONTRACT §7): one row per build, the JSON as uploaded (keys sorted).
+        // Capability manifests (docs/api.md#capability-manifests): one row per build, the JSON as uploaded (keys sorted).
         Migration(version: 4) { database in
             [
                 """

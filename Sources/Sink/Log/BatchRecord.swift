@@ -3,7 +3,7 @@ import Foundation
 import Hashing
 
 /// One record of `flowmeter.batches.v1` as the sink reads it: an accepted batch (or one part of a split one),
-/// normalized by the collector (CONTRACT §4).
+/// normalized by the collector (docs/api.md#kafka-topics).
 public struct BatchRecord: Sendable, Decodable {
     /// The batch id.
     public var batchID: String
