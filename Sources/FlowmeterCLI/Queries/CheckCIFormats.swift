@@ -181,23 +181,7 @@ enum CheckCIFormat: String, CaseIterable, Sendable {
         data(text).replacingOccurrences(of: ":", with: "%3A").replacingOccurrences(of: ",", with: "%2C")
     }
 
-    /// Text for an XML attribute or element.
-    private static func escape(_ text: String) -> String {
-        var escaped = ""
-        for character in text {
-            switch character {
-            case "&": escaped += "&amp;"
-            case "<": escaped += "&lt;"
-            case ">": escaped += "&gt;"
-            case "\"": escaped += "&quot;"
-            case "'": escaped += "&apos;"
-            default:
-                if let ascii = character.asciiValue, ascii < 0x20, ascii != 0x09, ascii != 0x0A, ascii != 0x0D {
-                    continue
-                }
-                escaped.append(character)
-            }
-        }
-        return escaped
-    }
+    /// Text for an XML attribute or element: the report's escaping (entities, and control characters, which XML
+    /// rejects, replaced).
+    private static func escape(_ text: String) -> String { HTMLEscaping.escape(text) }
 }
