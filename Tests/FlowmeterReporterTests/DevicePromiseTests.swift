@@ -224,7 +224,7 @@ import Testing
         clock.setWallClock(by: -30 * 86_400)
         clock.advance(by: 8 * 86_400)
         // The upload loop wakes at the seal deadline, seals and finds the batch expired.
-        try await waitUntil { reporter.engine.snapshot().discards[.expired] == 2 }
+        #expect(await eventually { reporter.engine.snapshot().discards[.expired] == 2 })
         #expect(await flushed(reporter) == .delivered)
         #expect(stub.received.count == 2)
         #expect(stub.received.last?.batch.events.isEmpty == true)
@@ -262,20 +262,5 @@ import Testing
         #expect(upload.batch.events.count == 100, "the cap limits distinct entries: the merged one and 99 others")
         #expect(upload.discarded == ["cap_exceeded": 21])
         await reporter.close()
-    }
-}
-
-/// Returns once `condition` holds, checking every millisecond; fails after 120 s of real time (a hang guard, not a
-/// timing assertion).
-func waitUntil(
-    _ condition: @Sendable () -> Bool, sourceLocation: SourceLocation = #_sourceLocation
-) async throws {
-    let guardDeadline = ContinuousClock.now + .seconds(120)
-    while !condition() {
-        guard ContinuousClock.now < guardDeadline else {
-            Issue.record("the condition did not hold after 120 s", sourceLocation: sourceLocation)
-            return
-        }
-        try await Task.sleep(for: .milliseconds(1))
     }
 }
