@@ -58,6 +58,12 @@ public final class RollupSink: Sendable {
     private let lastFreshness = Mutex<ContinuousClock.Instant?>(nil)
     private let currentStall = Mutex<SinkStall?>(nil)
     private let progress = Mutex<[Int: PartitionProgress]>([:])
+    /// Seeks that failed (librdkafka timed out, or the partition was between states), by partition: tried again
+    /// before every poll until they succeed or the partition is no longer assigned. Without this a partition whose
+    /// seek failed after its last record was read would sit past records nobody counted until new ones arrived.
+    private let pendingSeeks = Mutex<[Int: Int64?]>([:])
+    /// Fault injection for tests: this many seeks fail as a timed-out one would.
+    let seekFailuresToInject = Atomic<Int>(0)
     private let observeCommit: @Sendable (Duration) -> Void
 
     /// Where one partition stands: the next offset the store holds and the partition's end as last seen.
@@ -192,6 +198,7 @@ public final class RollupSink: Sendable {
     }
 
     private func pollOnce(commit: Bool = true, draining: Bool) throws(SinkError) -> Int {
+        retryPendingSeeks()
         let messages: [KafkaConsumerMessage]
         do {
             messages = try consumer.poll(maxMessages: configuration.maxBatch, timeout: configuration.pollTimeout)
@@ -363,13 +370,39 @@ public final class RollupSink: Sendable {
         }
     }
 
-    /// Seeks a partition to `offset` (its beginning when nil); a partition no longer assigned is left alone.
+    /// Seeks a partition to `offset` (its beginning when nil). A seek that fails is tried again before each poll
+    /// while the partition stays assigned (``retryPendingSeeks()``).
     private func seek(partition: Int, to offset: Int64?) {
         do {
+            if seekFailuresToInject.load(ordering: .relaxed) > 0 {
+                seekFailuresToInject.subtract(1, ordering: .relaxed)
+                throw SinkError(.kafkaFailed, "injected seek failure")
+            }
             try consumer.seek(topic: configuration.batchesTopic, partition: partition, offset: offset ?? -2)
+            pendingSeeks.withLock { _ = $0.removeValue(forKey: partition) }
             state.withLock { $0.seeks += 1 }
         } catch {
-            log(.info, "could not seek", ["partition": String(partition), "error": String(describing: error)])
+            pendingSeeks.withLock { $0[partition] = offset }
+            log(
+                .info, "could not seek; trying again before the next poll",
+                ["partition": String(partition), "error": String(describing: error)])
+        }
+    }
+
+    /// Tries the seeks that failed again; a partition no longer assigned is left alone (its next owner reads it from
+    /// the store's offset).
+    private func retryPendingSeeks() {
+        let pending = pendingSeeks.withLock { $0 }
+        guard !pending.isEmpty else { return }
+        guard let assigned = try? consumer.assignment() else { return }
+        let topic = configuration.batchesTopic
+        let partitions = Set(assigned.filter { $0.topic == topic }.map(\.partition))
+        for (partition, offset) in pending.sorted(by: { $0.key < $1.key }) {
+            if partitions.contains(partition) {
+                seek(partition: partition, to: offset)
+            } else {
+                pendingSeeks.withLock { _ = $0.removeValue(forKey: partition) }
+            }
         }
     }
 
