@@ -12,10 +12,14 @@ enum MatrixCommand {
             discussion: """
                 Release builds in the window. A row is one backend release (the backendRelease events carry, as
                 service@version) on one app version: the diagnostics its events drew there, by kind, and their
-                share of all the version's diagnostics. CLEAN and DIAG/1K are the version's decode-clean rate
-                (clean batches ÷ batches) and diagnostics per 1,000 decodes: the rollups count batches and decodes
-                per app version, not per release, so these two are the version's, whichever release served it.
-                Events without a backendRelease are the row "(none)".
+                share of all the version's diagnostics. CLEAN and DIAG/1K are the release's decode-clean rate
+                (clean batches ÷ batches) and diagnostics per 1,000 decodes on that version. Batches carry no
+                release of their own, only their events do, so a release's traffic is: in each 15-minute bucket
+                where it was the only release of its service whose events a version's batches carried, all the
+                version's batches and decodes there; in a bucket it shared with a sibling release (a canary), only
+                the batches whose events it carried (* after DIAG/1K: its clean traffic there is unknown, so CLEAN
+                reads low and DIAG/1K high). Events without a backendRelease are the row "(none)", with the
+                traffic of the buckets where no release was seen.
 
                 CANARY: where two releases of one service drew diagnostics on the same version at the same time
                 (the same 15-minute buckets), each diagnostic's rate per release over those buckets (its events ÷
@@ -42,6 +46,87 @@ enum MatrixCommand {
         var versionDecodes: Int64
         var versionCleanRate: Double?
         var versionDiagnosticsPerThousandDecodes: Double?
+        /// The release's traffic on the version (``ReleaseTraffic``).
+        var releaseBatches: Int64 = 0
+        var releaseDecodes: Int64 = 0
+        var releaseCleanRate: Double?
+        var releaseDiagnosticsPerThousandDecodes: Double?
+        /// The version's decodes, in buckets shared with a sibling release, attributed to neither.
+        var sharedDecodes: Int64 = 0
+    }
+
+    /// A release's traffic on one app version, from the version rollups' ``VersionRollup/releases``: per
+    /// `bucketSeconds` bucket (and platform) where it was the only release of its service seen on the version, the
+    /// version's whole traffic there; where a sibling was seen too, only the batches attributed to it, the rest of
+    /// the bucket's decodes in `sharedDecodes`. `(none)` has the traffic of the buckets where no release was seen.
+    struct ReleaseTraffic: Sendable, Hashable {
+        var batches: Int64 = 0
+        var cleanBatches: Int64 = 0
+        var decodes: Int64 = 0
+        var sharedDecodes: Int64 = 0
+    }
+
+    /// The bucket length within which one release alone of its service stands for the version's traffic: the
+    /// canary comparison's (``CanaryComparison``).
+    static let bucketSeconds: Int64 = 900
+
+    struct VersionID: Hashable {
+        var appID: String
+        var appVersion: String
+    }
+
+    /// The traffic of each release on each app version (release builds).
+    static func releaseTraffic(_ versions: [VersionRollup]) -> [VersionID: [String: ReleaseTraffic]] {
+        struct Unit: Hashable {
+            var appID: String
+            var platform: String
+            var appVersion: String
+            var bucket: Int64
+        }
+        var units: [Unit: VersionRollup] = [:]
+        for rollup in versions where rollup.key.buildConfiguration == .release {
+            let unit = Unit(
+                appID: rollup.key.appID, platform: rollup.key.platform, appVersion: rollup.key.appVersion,
+                bucket: rollup.window.start - ((rollup.window.start % bucketSeconds) + bucketSeconds) % bucketSeconds)
+            if var held = units[unit] {
+                var incoming = rollup
+                incoming.window = held.window
+                held.merge(incoming)
+                units[unit] = held
+            } else {
+                units[unit] = rollup
+            }
+        }
+        var traffic: [VersionID: [String: ReleaseTraffic]] = [:]
+        for (unit, rollup) in units {
+            let id = VersionID(appID: unit.appID, appVersion: unit.appVersion)
+            if rollup.releases.isEmpty {
+                var none = traffic[id, default: [:]]["(none)"] ?? ReleaseTraffic()
+                none.batches += rollup.batches
+                none.cleanBatches += rollup.cleanBatches
+                none.decodes += rollup.decodes
+                traffic[id, default: [:]]["(none)"] = none
+                continue
+            }
+            let byService = Dictionary(grouping: rollup.releases.keys, by: VersionReleaseTraffic.service(of:))
+            for (_, siblings) in byService {
+                let attributedDecodes = siblings.reduce(Int64(0)) { $0 + rollup.releases[$1]!.decodes }
+                for release in siblings {
+                    var entry = traffic[id, default: [:]][release] ?? ReleaseTraffic()
+                    if siblings.count == 1 {
+                        entry.batches += rollup.batches
+                        entry.cleanBatches += rollup.cleanBatches
+                        entry.decodes += rollup.decodes
+                    } else {
+                        entry.batches += rollup.releases[release]!.batches
+                        entry.decodes += rollup.releases[release]!.decodes
+                        entry.sharedDecodes += max(0, rollup.decodes - attributedDecodes)
+                    }
+                    traffic[id, default: [:]][release] = entry
+                }
+            }
+        }
+        return traffic
     }
 
     private static func run(_ arguments: ParsedArguments) async throws -> Int32 {
@@ -67,10 +152,7 @@ enum MatrixCommand {
 
     /// The rows, by app, app version (oldest first), then events (most first) and release.
     static func rows(series: [SeriesRollup], versions: [VersionRollup]) -> [Row] {
-        struct VersionID: Hashable {
-            var appID: String
-            var appVersion: String
-        }
+        let byRelease = Self.releaseTraffic(versions)
         var traffic: [VersionID: (batches: Int64, clean: Int64, decodes: Int64)] = [:]
         for rollup in versions where rollup.key.buildConfiguration == .release {
             let id = VersionID(appID: rollup.key.appID, appVersion: rollup.key.appVersion)
@@ -100,6 +182,7 @@ enum MatrixCommand {
             let versionTraffic = traffic[id]
             for (release, cell) in releases {
                 let total = versionEvents[id] ?? 0
+                let served = byRelease[id]?[release] ?? ReleaseTraffic()
                 rows.append(
                     Row(
                         appID: id.appID, release: release, appVersion: id.appVersion, events: cell.events,
@@ -111,7 +194,13 @@ enum MatrixCommand {
                         },
                         versionDiagnosticsPerThousandDecodes: versionTraffic.flatMap {
                             $0.decodes > 0 ? rounded(Double(total) * 1000 / Double($0.decodes)) : nil
-                        }))
+                        },
+                        releaseBatches: served.batches, releaseDecodes: served.decodes,
+                        releaseCleanRate: served.batches > 0
+                            ? rounded(Double(served.cleanBatches) / Double(served.batches)) : nil,
+                        releaseDiagnosticsPerThousandDecodes: served.decodes > 0
+                            ? rounded(Double(cell.events) * 1000 / Double(served.decodes)) : nil,
+                        sharedDecodes: served.sharedDecodes))
             }
         }
         return rows.sorted {
@@ -127,7 +216,8 @@ enum MatrixCommand {
     }
 
     /// `{"from", "to", "rows": [{"appID", "release", "appVersion", "events", "byKind", "shareOfVersionDiagnostics",
-    /// "versionDecodes", "versionCleanRate", "versionDiagnosticsPerThousandDecodes"}], "canary": [{"appID",
+    /// "versionDecodes", "versionCleanRate", "versionDiagnosticsPerThousandDecodes", "releaseBatches", "releaseDecodes",
+    /// "releaseCleanRate", "releaseDiagnosticsPerThousandDecodes", "sharedDecodes"}], "canary": [{"appID",
     /// "service", "raising", "quiet", "kind", "widgetType", "versions", "events", "raisingRate", "quietRate"}]}`.
     static func json(_ rows: [Row], canary: CanaryComparison, window: QueryWindow) -> JSONValue {
         .object([
@@ -150,11 +240,39 @@ enum MatrixCommand {
                                 "versionDiagnosticsPerThousandDecodes",
                                 row.versionDiagnosticsPerThousandDecodes.map { .number($0) } ?? .null
                             ),
+                            ("releaseBatches", .integer(row.releaseBatches)),
+                            ("releaseDecodes", .integer(row.releaseDecodes)),
+                            ("releaseCleanRate", row.releaseCleanRate.map { .number($0) } ?? .null),
+                            (
+                                "releaseDiagnosticsPerThousandDecodes",
+                                row.releaseDiagnosticsPerThousandDecodes.map { .number($0) } ?? .null
+                            ),
+                            ("sharedDecodes", .integer(row.sharedDecodes)),
                         ])
                     })
             ),
             ("canary", .array(canary.findings.map(findingJSON))),
         ])
+    }
+
+    /// The raising and quiet releases' diagnostics per 1,000 decodes over each finding's versions, from `rows`.
+    static func canaryRates(_ findings: [CanaryComparison.Finding], rows: [Row]) -> [CanaryComparison.Finding:
+        WeeklyReport.CanaryRates]
+    {
+        var rates: [CanaryComparison.Finding: WeeklyReport.CanaryRates] = [:]
+        for finding in findings {
+            let versions = Set(finding.versions)
+            func rate(_ release: String) -> Double? {
+                let served = rows.filter {
+                    $0.appID == finding.appID && $0.release == release && versions.contains($0.appVersion)
+                }
+                let decodes = served.reduce(Int64(0)) { $0 + $1.releaseDecodes }
+                guard decodes > 0 else { return nil }
+                return rounded(Double(served.reduce(Int64(0)) { $0 + $1.events }) * 1000 / Double(decodes))
+            }
+            rates[finding] = WeeklyReport.CanaryRates(raising: rate(finding.raising), quiet: rate(finding.quiet))
+        }
+        return rates
     }
 
     static func findingJSON(_ finding: CanaryComparison.Finding) -> JSONValue {
@@ -170,7 +288,8 @@ enum MatrixCommand {
     static func csv(_ rows: [Row]) -> CSVTable {
         var csv = CSVTable(header: [
             "appID", "release", "appVersion", "events", "byKind", "shareOfVersionDiagnostics", "versionDecodes",
-            "versionCleanRate", "versionDiagnosticsPerThousandDecodes",
+            "versionCleanRate", "versionDiagnosticsPerThousandDecodes", "releaseBatches", "releaseDecodes",
+            "releaseCleanRate", "releaseDiagnosticsPerThousandDecodes", "sharedDecodes",
         ])
         for row in rows {
             csv.rows.append([
@@ -178,7 +297,9 @@ enum MatrixCommand {
                 row.byKind.keys.sorted().map { "\($0)=\(row.byKind[$0]!)" }.joined(separator: " "),
                 String(row.shareOfVersionDiagnostics), String(row.versionDecodes),
                 row.versionCleanRate.map { String($0) } ?? "",
-                row.versionDiagnosticsPerThousandDecodes.map { String($0) } ?? "",
+                row.versionDiagnosticsPerThousandDecodes.map { String($0) } ?? "", String(row.releaseBatches),
+                String(row.releaseDecodes), row.releaseCleanRate.map { String($0) } ?? "",
+                row.releaseDiagnosticsPerThousandDecodes.map { String($0) } ?? "", String(row.sharedDecodes),
             ])
         }
         return csv
@@ -198,15 +319,23 @@ enum MatrixCommand {
             let top = row.byKind.max { $0.value != $1.value ? $0.value < $1.value : $0.key > $1.key }
             table.append([
                 row.appID, row.release, row.appVersion, String(row.events),
-                CellFormat.percent(row.shareOfVersionDiagnostics), row.versionCleanRate.map(CellFormat.percent) ?? "-",
-                row.versionDiagnosticsPerThousandDecodes.map { String(format: "%.1f", $0) } ?? "-",
+                CellFormat.percent(row.shareOfVersionDiagnostics), row.releaseCleanRate.map(CellFormat.percent) ?? "-",
+                row.releaseDiagnosticsPerThousandDecodes.map {
+                    String(format: "%.1f", $0) + (row.sharedDecodes > 0 ? "*" : "")
+                } ?? "-",
                 top.map { "\($0.key) \($0.value)" } ?? "-",
             ])
         }
         let app = table.removeColumnIfUniform("APP").map { " of " + Terminal.name($0) } ?? ""
         var lines = [
-            table.rendered(style: style), "", "Release × version\(app) (\(span)); CLEAN, DIAG/1K per version.",
+            table.rendered(style: style), "",
+            "Release × version\(app) (\(span)); CLEAN, DIAG/1K per release on the version.",
         ]
+        if rows.contains(where: { $0.sharedDecodes > 0 }) {
+            lines += Terminal.wrapped(
+                "* served beside a sibling release: only the batches carrying its events count there, so CLEAN "
+                    + "reads low and DIAG/1K high (docs/cli.md, matrix).", indent: "")
+        }
         if canary.findings.isEmpty {
             lines.append("Canary: no release raises a diagnostic its sibling does not.")
         } else {
