@@ -20,6 +20,7 @@ final class CanaryStore: Sendable {
     static let app = "com.example.shop"
     static let stable = "page-api@2026.11.29-1"
     static let canary = "page-api@2026.11.30-canary"
+    static let old = "page-api@2026.11.20-1"
 
     init() throws {
         directory = try TemporaryDirectory(prefix: "flowmeter-canary")
@@ -49,6 +50,25 @@ final class CanaryStore: Sendable {
                 if minute >= 120 { background[Self.canary] = 2 }
                 rollups.append(.series(Self.events(version, .droppedElement, "", minute: minute, releases: background)))
             }
+        }
+        // 5.4.0, 06:00–07:00: the stable release leads (19 of 20 batches with diagnostics a minute); an old release
+        // trails on cached pages (1).
+        for minute in Int64(0)..<60 {
+            rollups.append(
+                .version(
+                    VersionRollup(
+                        key: VersionKey(
+                            appID: Self.app, platform: "ios", appVersion: "5.4.0", buildConfiguration: .release),
+                        window: MinuteWindow(start: SeededStore.start(minute: minute)), batches: 40, cleanBatches: 20,
+                        decodes: 200, installs: SeededStore.sketch(40, prefix: "5.4.0"),
+                        releases: [
+                            Self.stable: VersionReleaseTraffic(batches: 19, decodes: 95),
+                            Self.old: VersionReleaseTraffic(batches: 1, decodes: 5),
+                        ])))
+            rollups.append(
+                .series(
+                    Self.events("5.4.0", .droppedElement, "", minute: minute, releases: [Self.stable: 19, Self.old: 1]))
+            )
         }
         rollups.append(
             .series(Self.events("5.2.1", .unknownType, "hologram_projector", minute: 180, releases: [Self.stable: 40])))
@@ -150,6 +170,21 @@ final class CanaryStore: Sendable {
         #expect(canary["releaseCleanRate"] as? Double == 0)
         #expect(canary["events"] as? Int == 240 + 240)
         #expect(canary["releaseDiagnosticsPerThousandDecodes"] as? Double == 200)
+        #expect(stable["bucketsBeside"] as? Int == 8)
+        // 5.4.0: the stable release led every bucket, so the version's traffic less the old release's batch a
+        // minute is its own; the old release has only its batches.
+        let leading = try row(CanaryStore.stable, "5.4.0")
+        #expect(leading["releaseBatches"] as? Int == 60 * 39)
+        #expect(leading["releaseDecodes"] as? Int == 60 * 195)
+        #expect(leading["releaseCleanRate"] as? Double == 0.5128)
+        #expect(leading["releaseDiagnosticsPerThousandDecodes"] as? Double == 97.4359)
+        #expect(leading["bucketsBeside"] as? Int == 0)
+        #expect(leading["sharedDecodes"] as? Int == 0)
+        let trailing = try row(CanaryStore.old, "5.4.0")
+        #expect(trailing["releaseBatches"] as? Int == 60)
+        #expect(trailing["releaseDecodes"] as? Int == 300)
+        #expect(trailing["bucketsBeside"] as? Int == 4)
+        #expect(trailing["sharedDecodes"] as? Int == 0)
         // The version's figures stay as they were, for readers of the earlier output.
         #expect(canary["versionDecodes"] as? Int == 240 * 200)
         #expect(canary["versionCleanRate"] as? Double == stable["versionCleanRate"] as? Double)
@@ -178,5 +213,45 @@ final class CanaryStore: Sendable {
         #expect(table.output.contains("CLEAN, DIAG/1K per release on the version"), "\(table.output)")
         #expect(table.output.contains("200.0*"), "\(table.output)")
         #expect(table.output.contains("raises unknownType"), "\(table.output)")
+    }
+
+    /// The console's incident page names the comparison behind the suspect deploy, with each release's diagnostics
+    /// per 1,000 of its decodes.
+    @Test func theConsolesIncidentPageShowsTheReleasesCompared() async throws {
+        let store = try CanaryStore()
+        let keys = store.directory.file("keys.json")
+        try Data(
+            #"{"ingestKeys": [{"key": "ingest-key-0123456789", "apps": ["*"]}], "readKeys": [{"key": "read-key-0123456789", "apps": ["*"]}]}"#
+                .utf8
+        )
+        .write(to: URL(fileURLWithPath: keys))
+        let serve = try await FlowmeterExecutable.serve(
+            [
+                "--kafka", "none", "--store", store.path, "--keys", keys, "--prune-interval", "0",
+                "--detect-interval", "0", "--log-level", "warning", "--salt", "00112233445566778899aabbccddeeff",
+            ], within: .seconds(20), attempts: 3)
+        defer { _ = serve.child.terminate(timeout: .seconds(20)) }
+        let client = try HTTPTestClient(port: serve.port, readTimeout: .seconds(60))
+        defer { client.close() }
+        let signedIn = try client.request(
+            "POST", "/console/sign-in",
+            headers: [("Content-Type", "application/x-www-form-urlencoded"), ("Origin", "http://127.0.0.1")],
+            body: Array("key=read-key-0123456789&next=%2Fconsole%2F".utf8))
+        let cookie = try #require(signedIn.header("Set-Cookie"), "\(signedIn.status)")
+        let session = String(cookie.split(separator: ";")[0])
+        let page = try client.request(
+            "GET",
+            "/console/incident?app=com.example.shop&kind=unknownType&type=hologram_projector"
+                + "&from=2026-11-30T06%3A00%3A00Z&to=2026-11-30T10%3A00%3A00Z",
+            headers: [("Cookie", session)])
+        let html = String(decoding: page.body, as: UTF8.self)
+        #expect(page.status == 200, "\(html)")
+        #expect(html.contains("Chosen by comparison"), "\(html)")
+        #expect(html.contains("id=\"releases-compared\""), "\(html)")
+        // From the onset (09:00) to the window's end, on 5.2.1: the canary's 120 background and 240 hologram events
+        // over its 1,800 attributed decodes, the stable release's 960 and 40 over its 2,400.
+        #expect(html.contains("200.0 diagnostics per 1,000 of its decodes there"), "\(html)")
+        #expect(html.contains("416.7 diagnostics per 1,000 of its decodes there"), "\(html)")
+        #expect(html.contains("page-api@2026.11.30-canary raises it on 5.2.1"), "\(html)")
     }
 }

@@ -14,9 +14,11 @@ enum MatrixCommand {
                 service@version) on one app version: the diagnostics its events drew there, by kind, and their
                 share of all the version's diagnostics. CLEAN and DIAG/1K are the release's decode-clean rate
                 (clean batches ÷ batches) and diagnostics per 1,000 decodes on that version. Batches carry no
-                release of their own, only their events do, so a release's traffic is: in each 15-minute bucket
-                where it was the only release of its service whose events a version's batches carried, all the
-                version's batches and decodes there; in a bucket it shared with a sibling release (a canary), only
+                release of their own, only their events do: each batch with diagnostics counts, per service, for
+                the release most of its events carry. In each 15-minute bucket where a release led its service on
+                a version (the only one seen, or 90% or more of the service's batches with diagnostics there), the
+                version's traffic there is the release's, clean batches included, less the other releases'
+                batches; elsewhere (beside a leading release, or in a canary where none leads) a release has only
                 the batches whose events it carried (* after DIAG/1K: its clean traffic there is unknown, so CLEAN
                 reads low and DIAG/1K high). Events without a backendRelease are the row "(none)", with the
                 traffic of the buckets where no release was seen.
@@ -25,7 +27,7 @@ enum MatrixCommand {
                 (the same 15-minute buckets), each diagnostic's rate per release over those buckets (its events ÷
                 all the release's diagnostics there) is compared; a release that draws one at least 5 times the
                 rate of its sibling (and 10 events or more) raises it. The detector's ungated finder blames that
-                release as the suspect deploy. A release whose traffic on a version is entirely clean draws nothing
+                release as the suspect deploy, and so does the spike detector. A release whose traffic on a version is entirely clean draws nothing
                 and is not seen here.
 
                 Exit status: 0, 3 when the comparison blames a release, 1 error, 2 usage error.
@@ -53,18 +55,28 @@ enum MatrixCommand {
         var releaseDiagnosticsPerThousandDecodes: Double?
         /// The version's decodes, in buckets shared with a sibling release, attributed to neither.
         var sharedDecodes: Int64 = 0
+        /// Buckets in which the release had only the batches attributed to it (``ReleaseTraffic/bucketsBeside``).
+        var bucketsBeside: Int64 = 0
     }
 
     /// A release's traffic on one app version, from the version rollups' ``VersionRollup/releases``: per
-    /// `bucketSeconds` bucket (and platform) where it was the only release of its service seen on the version, the
-    /// version's whole traffic there; where a sibling was seen too, only the batches attributed to it, the rest of
-    /// the bucket's decodes in `sharedDecodes`. `(none)` has the traffic of the buckets where no release was seen.
+    /// `bucketSeconds` bucket (and platform) where it led its service on the version (the only release of it seen,
+    /// or one with at least ``leadingShare`` of its attributed batches), the version's whole traffic there less the
+    /// other releases' attributed batches; otherwise only the batches attributed to it, and, where no release led,
+    /// the rest of the bucket's decodes in `sharedDecodes`. `(none)` has the traffic of the buckets where no release
+    /// was seen.
     struct ReleaseTraffic: Sendable, Hashable {
         var batches: Int64 = 0
         var cleanBatches: Int64 = 0
         var decodes: Int64 = 0
         var sharedDecodes: Int64 = 0
+        /// Buckets in which it had only its attributed batches: beside a leading release, or with no release leading.
+        var bucketsBeside: Int64 = 0
     }
+
+    /// The share of its service's attributed batches in a bucket from which a release is taken to have served the
+    /// version's whole traffic there.
+    static let leadingShare = 0.9
 
     /// The bucket length within which one release alone of its service stands for the version's traffic: the
     /// canary comparison's (``CanaryComparison``).
@@ -110,17 +122,27 @@ enum MatrixCommand {
             }
             let byService = Dictionary(grouping: rollup.releases.keys, by: VersionReleaseTraffic.service(of:))
             for (_, siblings) in byService {
-                let attributedDecodes = siblings.reduce(Int64(0)) { $0 + rollup.releases[$1]!.decodes }
+                let attributed = siblings.map { rollup.releases[$0]! }
+                let attributedBatches = attributed.reduce(Int64(0)) { $0 + $1.batches }
+                let attributedDecodes = attributed.reduce(Int64(0)) { $0 + $1.decodes }
+                // The release that served the bucket: the only one of its service, or one carrying at least
+                // `leadingShare` of the service's attributed batches (the others: stale cached pages, a trickle).
+                let leading = siblings.first {
+                    Double(rollup.releases[$0]!.batches) >= leadingShare * Double(attributedBatches)
+                }
                 for release in siblings {
                     var entry = traffic[id, default: [:]][release] ?? ReleaseTraffic()
-                    if siblings.count == 1 {
-                        entry.batches += rollup.batches
+                    let own = rollup.releases[release]!
+                    if release == leading {
+                        // The bucket's traffic less the other releases' attributed batches.
+                        entry.batches += rollup.batches - (attributedBatches - own.batches)
                         entry.cleanBatches += rollup.cleanBatches
-                        entry.decodes += rollup.decodes
+                        entry.decodes += max(0, rollup.decodes - (attributedDecodes - own.decodes))
                     } else {
-                        entry.batches += rollup.releases[release]!.batches
-                        entry.decodes += rollup.releases[release]!.decodes
-                        entry.sharedDecodes += max(0, rollup.decodes - attributedDecodes)
+                        entry.batches += own.batches
+                        entry.decodes += own.decodes
+                        entry.bucketsBeside += 1
+                        if leading == nil { entry.sharedDecodes += max(0, rollup.decodes - attributedDecodes) }
                     }
                     traffic[id, default: [:]][release] = entry
                 }
@@ -200,7 +222,7 @@ enum MatrixCommand {
                             ? rounded(Double(served.cleanBatches) / Double(served.batches)) : nil,
                         releaseDiagnosticsPerThousandDecodes: served.decodes > 0
                             ? rounded(Double(cell.events) * 1000 / Double(served.decodes)) : nil,
-                        sharedDecodes: served.sharedDecodes))
+                        sharedDecodes: served.sharedDecodes, bucketsBeside: served.bucketsBeside))
             }
         }
         return rows.sorted {
@@ -217,7 +239,7 @@ enum MatrixCommand {
 
     /// `{"from", "to", "rows": [{"appID", "release", "appVersion", "events", "byKind", "shareOfVersionDiagnostics",
     /// "versionDecodes", "versionCleanRate", "versionDiagnosticsPerThousandDecodes", "releaseBatches", "releaseDecodes",
-    /// "releaseCleanRate", "releaseDiagnosticsPerThousandDecodes", "sharedDecodes"}], "canary": [{"appID",
+    /// "releaseCleanRate", "releaseDiagnosticsPerThousandDecodes", "sharedDecodes", "bucketsBeside"}], "canary": [{"appID",
     /// "service", "raising", "quiet", "kind", "widgetType", "versions", "events", "raisingRate", "quietRate"}]}`.
     static func json(_ rows: [Row], canary: CanaryComparison, window: QueryWindow) -> JSONValue {
         .object([
@@ -248,6 +270,7 @@ enum MatrixCommand {
                                 row.releaseDiagnosticsPerThousandDecodes.map { .number($0) } ?? .null
                             ),
                             ("sharedDecodes", .integer(row.sharedDecodes)),
+                            ("bucketsBeside", .integer(row.bucketsBeside)),
                         ])
                     })
             ),
@@ -289,7 +312,7 @@ enum MatrixCommand {
         var csv = CSVTable(header: [
             "appID", "release", "appVersion", "events", "byKind", "shareOfVersionDiagnostics", "versionDecodes",
             "versionCleanRate", "versionDiagnosticsPerThousandDecodes", "releaseBatches", "releaseDecodes",
-            "releaseCleanRate", "releaseDiagnosticsPerThousandDecodes", "sharedDecodes",
+            "releaseCleanRate", "releaseDiagnosticsPerThousandDecodes", "sharedDecodes", "bucketsBeside",
         ])
         for row in rows {
             csv.rows.append([
@@ -300,6 +323,7 @@ enum MatrixCommand {
                 row.versionDiagnosticsPerThousandDecodes.map { String($0) } ?? "", String(row.releaseBatches),
                 String(row.releaseDecodes), row.releaseCleanRate.map { String($0) } ?? "",
                 row.releaseDiagnosticsPerThousandDecodes.map { String($0) } ?? "", String(row.sharedDecodes),
+                String(row.bucketsBeside),
             ])
         }
         return csv
@@ -321,7 +345,7 @@ enum MatrixCommand {
                 row.appID, row.release, row.appVersion, String(row.events),
                 CellFormat.percent(row.shareOfVersionDiagnostics), row.releaseCleanRate.map(CellFormat.percent) ?? "-",
                 row.releaseDiagnosticsPerThousandDecodes.map {
-                    String(format: "%.1f", $0) + (row.sharedDecodes > 0 ? "*" : "")
+                    String(format: "%.1f", $0) + (row.bucketsBeside > 0 ? "*" : "")
                 } ?? "-",
                 top.map { "\($0.key) \($0.value)" } ?? "-",
             ])
@@ -331,10 +355,10 @@ enum MatrixCommand {
             table.rendered(style: style), "",
             "Release × version\(app) (\(span)); CLEAN, DIAG/1K per release on the version.",
         ]
-        if rows.contains(where: { $0.sharedDecodes > 0 }) {
+        if rows.contains(where: { $0.bucketsBeside > 0 }) {
             lines += Terminal.wrapped(
-                "* served beside a sibling release: only the batches carrying its events count there, so CLEAN "
-                    + "reads low and DIAG/1K high (docs/cli.md, matrix).", indent: "")
+                "* not the leading release in some buckets: only the batches carrying its events count there, so "
+                    + "CLEAN reads low and DIAG/1K high (docs/cli.md, matrix).", indent: "")
         }
         if canary.findings.isEmpty {
             lines.append("Canary: no release raises a diagnostic its sibling does not.")
