@@ -27,8 +27,8 @@ enum MatrixCommand {
                 (the same 15-minute buckets), each diagnostic's rate per release over those buckets (its events ÷
                 all the release's diagnostics there) is compared; a release that draws one at least 5 times the
                 rate of its sibling (and 10 events or more) raises it. The detector's ungated finder blames that
-                release as the suspect deploy, and so does the spike detector. A release whose traffic on a version is entirely clean draws nothing
-                and is not seen here.
+                release as the suspect deploy, and so does the spike detector. A release whose traffic on a version
+                is entirely clean draws nothing and is not seen here.
 
                 Exit status: 0, 3 when the comparison blames a release, 1 error, 2 usage error.
                 """,
@@ -95,19 +95,24 @@ enum MatrixCommand {
             var appVersion: String
             var bucket: Int64
         }
-        var units: [Unit: VersionRollup] = [:]
+        // Only the counts: merging whole rollups would merge an install sketch per minute.
+        struct Counts {
+            var batches: Int64 = 0
+            var cleanBatches: Int64 = 0
+            var decodes: Int64 = 0
+            var releases: [String: VersionReleaseTraffic] = [:]
+        }
+        var units: [Unit: Counts] = [:]
         for rollup in versions where rollup.key.buildConfiguration == .release {
             let unit = Unit(
                 appID: rollup.key.appID, platform: rollup.key.platform, appVersion: rollup.key.appVersion,
                 bucket: rollup.window.start - ((rollup.window.start % bucketSeconds) + bucketSeconds) % bucketSeconds)
-            if var held = units[unit] {
-                var incoming = rollup
-                incoming.window = held.window
-                held.merge(incoming)
-                units[unit] = held
-            } else {
-                units[unit] = rollup
-            }
+            var counts = units[unit] ?? Counts()
+            counts.batches += rollup.batches
+            counts.cleanBatches += rollup.cleanBatches
+            counts.decodes += rollup.decodes
+            for (release, traffic) in rollup.releases { counts.releases[release, default: .init()].add(traffic) }
+            units[unit] = counts
         }
         var traffic: [VersionID: [String: ReleaseTraffic]] = [:]
         for (unit, rollup) in units {
@@ -238,9 +243,10 @@ enum MatrixCommand {
     }
 
     /// `{"from", "to", "rows": [{"appID", "release", "appVersion", "events", "byKind", "shareOfVersionDiagnostics",
-    /// "versionDecodes", "versionCleanRate", "versionDiagnosticsPerThousandDecodes", "releaseBatches", "releaseDecodes",
-    /// "releaseCleanRate", "releaseDiagnosticsPerThousandDecodes", "sharedDecodes", "bucketsBeside"}], "canary": [{"appID",
-    /// "service", "raising", "quiet", "kind", "widgetType", "versions", "events", "raisingRate", "quietRate"}]}`.
+    /// "versionDecodes", "versionCleanRate", "versionDiagnosticsPerThousandDecodes", "releaseBatches",
+    /// "releaseDecodes", "releaseCleanRate", "releaseDiagnosticsPerThousandDecodes", "sharedDecodes", "bucketsBeside"}],
+    /// "canary": [{"appID", "service", "raising", "quiet", "kind", "widgetType", "versions", "events", "raisingRate",
+    /// "quietRate"}]}`.
     static func json(_ rows: [Row], canary: CanaryComparison, window: QueryWindow) -> JSONValue {
         .object([
             ("from", .string(window.from.rfc3339String)), ("to", .string(window.to.rfc3339String)),
