@@ -219,7 +219,9 @@ extension AggregatorShard.VersionEntry {
     ) -> Int {
         let events = table.events
         let strings = table.strings
-        recordBatch(batch, version: version, entryCount: &entryCount, softCap: softCap)
+        recordBatch(
+            batch, version: version, releases: Self.attributedReleases(table, batch: batch), entryCount: &entryCount,
+            softCap: softCap)
         let isCounting = batch.counters != nil
         var lost = 0
         // Each table entry's digest once per batch, however many events name it.
@@ -321,8 +323,36 @@ extension AggregatorShard.VersionEntry {
         return digest
     }
 
+    /// The releases the batch's decodes are attributed to (``VersionReleaseTraffic/attributed(_:)``): none for a
+    /// later part of a split batch (the first part counted the batch) or a batch without a release on its events.
+    static func attributedReleases(_ table: EventTable, batch: AggregatorShard.Batch) -> [String] {
+        guard !batch.isContinuation, !batch.isClean else { return [] }
+        let events = table.events
+        // Most batches carry one release or none: found without building a list.
+        var only: Int32 = CompactEvent.absent
+        var isSingle = true
+        for position in events.indices {
+            let release = events[position].backendRelease
+            guard release >= 0, release != only else { continue }
+            if only < 0 {
+                only = release
+            } else {
+                isSingle = false
+                break
+            }
+        }
+        guard only >= 0 else { return [] }
+        if isSingle { return [table.strings[Int(only)]] }
+        var counts: [(release: String, events: Int64)] = []
+        for position in events.indices where events[position].backendRelease >= 0 {
+            let event = events[position]
+            counts.append((table.strings[Int(event.backendRelease)], Int64(max(0, event.count))))
+        }
+        return VersionReleaseTraffic.attributed(counts)
+    }
+
     private mutating func recordBatch(
-        _ batch: AggregatorShard.Batch, version: VersionKey, entryCount: inout Int, softCap: Int
+        _ batch: AggregatorShard.Batch, version: VersionKey, releases: [String], entryCount: inout Int, softCap: Int
     ) {
         let window = MinuteWindow(containing: batch.receivedAt)
         var index = windows.index(forKey: window)
@@ -335,6 +365,9 @@ extension AggregatorShard.VersionEntry {
         let types = batch.capabilities?.registeredTypes
         let repeats = types != nil && window == lastTypesWindow && types == lastRegisteredTypes
         windows.values[index!].add(batch, repeatsTypes: repeats)
+        if !releases.isEmpty {
+            windows.values[index!].attribute(decodes: Int64(max(0, batch.decodes)), to: releases)
+        }
         if let types {
             lastRegisteredTypes = types
             lastTypesWindow = window

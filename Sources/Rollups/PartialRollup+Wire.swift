@@ -93,7 +93,8 @@ private struct WireForm: Codable {
             rollup = .series(series)
         case .version:
             let version = try container.decode(VersionRollup.self, forKey: .rollup)
-            guard version.batches >= 0, version.cleanBatches >= 0, version.decodes >= 0, version.clientDiscarded >= 0
+            guard version.batches >= 0, version.cleanBatches >= 0, version.decodes >= 0, version.clientDiscarded >= 0,
+                version.releases.values.allSatisfy({ $0.batches >= 0 && $0.decodes >= 0 })
             else {
                 throw DecodingError.dataCorruptedError(
                     forKey: .rollup, in: container, debugDescription: "negative counts")
@@ -111,6 +112,7 @@ private struct WireForm: Codable {
         case .version(let version):
             identifiers += [version.key.appID, version.key.platform, version.key.appVersion]
             identifiers += version.registeredTypes
+            identifiers += version.releases.keys
         }
         if identifiers.contains(where: { !IdentifierRule.isValid($0) })
             || IdentifierRule.violation(in: widgetType) == .controlCharacter

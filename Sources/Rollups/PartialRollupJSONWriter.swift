@@ -106,7 +106,18 @@ enum PartialRollupJSONWriter {
             if offset > 0 { out.append(UInt8(ascii: ",")) }
             JSONString.append(type, to: &out)
         }
-        out.append(contentsOf: #"],"window":"#.utf8)
+        out.append(contentsOf: #"],"releases":{"#.utf8)
+        for (offset, name) in rollup.releases.keys.sorted().enumerated() {
+            if offset > 0 { out.append(UInt8(ascii: ",")) }
+            let traffic = rollup.releases[name] ?? VersionReleaseTraffic()
+            JSONString.append(name, to: &out)
+            out.append(contentsOf: #":{"batches":"#.utf8)
+            appendInteger(traffic.batches, to: &out)
+            out.append(contentsOf: #","decodes":"#.utf8)
+            appendInteger(traffic.decodes, to: &out)
+            out.append(UInt8(ascii: "}"))
+        }
+        out.append(contentsOf: #"},"window":"#.utf8)
         appendInteger(rollup.window.start, to: &out)
         out.append(UInt8(ascii: "}"))
     }

@@ -1,8 +1,10 @@
-/// One app build's traffic in one minute (of receipt): batches, clean batches, decodes, installs, capabilities, and
-/// the events its SDK reported dropping on the device (`clientReport`).
+/// One app build's traffic in one minute (of receipt): batches, clean batches, decodes, installs, capabilities, the
+/// events its SDK reported dropping on the device (`clientReport`), and the batches and decodes attributed to each
+/// backend release its events carried (``releases``).
 ///
 /// ``merge(_:)`` is associative and commutative exactly: counts add, installs and registered types union, the
-/// schema version takes the maximum.
+/// schema version takes the maximum. `releases` keeps at most ``VersionReleaseTraffic/maxReleases``, exactly
+/// associative as long as the merged rollups carry no more between them (as ``SeriesRollup/releases``).
 public struct VersionRollup: Sendable, Codable, Equatable {
     /// The app build.
     public var key: VersionKey
@@ -22,12 +24,15 @@ public struct VersionRollup: Sendable, Codable, Equatable {
     public var maxSchemaVersion: Int?
     /// Events the app's SDK dropped before sending (the batches' `clientReport` totals): on-device loss.
     public var clientDiscarded: Int64
+    /// Batches and decodes per backend release (`service@version`), attributed through the batches' events
+    /// (``VersionReleaseTraffic``); batches attributed to no release are not in it.
+    public var releases: [String: VersionReleaseTraffic]
 
     /// Creates a rollup.
     public init(
         key: VersionKey, window: MinuteWindow, batches: Int64 = 0, cleanBatches: Int64 = 0, decodes: Int64 = 0,
         installs: HyperLogLog = HyperLogLog(), registeredTypes: Set<String> = [], maxSchemaVersion: Int? = nil,
-        clientDiscarded: Int64 = 0
+        clientDiscarded: Int64 = 0, releases: [String: VersionReleaseTraffic] = [:]
     ) {
         self.key = key
         self.window = window
@@ -38,6 +43,7 @@ public struct VersionRollup: Sendable, Codable, Equatable {
         self.registeredTypes = registeredTypes
         self.maxSchemaVersion = maxSchemaVersion
         self.clientDiscarded = clientDiscarded
+        self.releases = VersionReleaseTraffic.bounded(releases)
     }
 
     /// Adds `other` into this rollup; both must have the same key and window.
@@ -52,6 +58,28 @@ public struct VersionRollup: Sendable, Codable, Equatable {
         registeredTypes.formUnion(other.registeredTypes)
         maxSchemaVersion = Self.maxOptional(maxSchemaVersion, other.maxSchemaVersion)
         clientDiscarded = Self.saturatingSum(clientDiscarded, other.clientDiscarded)
+        if !other.releases.isEmpty {
+            releases.merge(other.releases) {
+                var sum = $0
+                sum.add($1)
+                return sum
+            }
+            if releases.count > VersionReleaseTraffic.maxReleases {
+                releases = VersionReleaseTraffic.bounded(releases)
+            }
+        }
+    }
+
+    /// Attributes one batch of `decodes` decodes to each of `releases` (``VersionReleaseTraffic/attributed(_:)``).
+    public mutating func attribute(decodes: Int64, to releases: [String]) {
+        for release in releases {
+            var traffic = self.releases[release] ?? VersionReleaseTraffic()
+            traffic.add(VersionReleaseTraffic(batches: 1, decodes: max(0, decodes)))
+            self.releases[release] = traffic
+        }
+        if self.releases.count > VersionReleaseTraffic.maxReleases {
+            self.releases = VersionReleaseTraffic.bounded(self.releases)
+        }
     }
 
     static func saturatingSum(_ lhs: Int64, _ rhs: Int64) -> Int64 {
@@ -70,9 +98,11 @@ public struct VersionRollup: Sendable, Codable, Equatable {
 extension VersionRollup {
     enum CodingKeys: String, CodingKey {
         case key, window, batches, cleanBatches, decodes, installs, registeredTypes, maxSchemaVersion, clientDiscarded
+        case releases
     }
 
-    /// Decodes a rollup; `clientDiscarded` may be missing (rollups written before it existed), meaning 0.
+    /// Decodes a rollup; `clientDiscarded` and `releases` may be missing (rollups written before they existed),
+    /// meaning 0 and none.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         key = try container.decode(VersionKey.self, forKey: .key)
@@ -84,5 +114,7 @@ extension VersionRollup {
         registeredTypes = try container.decode(Set<String>.self, forKey: .registeredTypes)
         maxSchemaVersion = try container.decodeIfPresent(Int.self, forKey: .maxSchemaVersion)
         clientDiscarded = try container.decodeIfPresent(Int64.self, forKey: .clientDiscarded) ?? 0
+        releases = VersionReleaseTraffic.bounded(
+            try container.decodeIfPresent([String: VersionReleaseTraffic].self, forKey: .releases) ?? [:])
     }
 }

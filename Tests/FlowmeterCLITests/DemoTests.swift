@@ -58,6 +58,23 @@ import Testing
             }
             #expect(found.count == expected.count, "--since \(since): unplanted incidents in \(found)")
         }
+
+        // The matrix over the simulated hours: the page-api release that shipped the ungated type draws more
+        // diagnostics per 1,000 of its own decodes on 5.2.1 than the release it replaced.
+        let matrix = try await json(["matrix", "--store", store, "--since", "5h", "--format", "json"])
+        let rows = try #require(matrix["rows"] as? [[String: Any]]).filter {
+            $0["appID"] as? String == "com.example.shop" && $0["appVersion"] as? String == "5.2.1"
+        }
+        func rate(_ suffix: String) -> Double? {
+            let row = rows.first {
+                let release = $0["release"] as? String ?? ""
+                return release.hasPrefix("page-api@") && release.hasSuffix(suffix)
+            }
+            return row?["releaseDiagnosticsPerThousandDecodes"] as? Double
+        }
+        let shipped = try #require(rate("-2"), "\(rows)")
+        let replaced = try #require(rate("-1"), "\(rows)")
+        #expect(shipped > 3 * replaced, "\(rows)")
     }
 
     private func json(_ arguments: [String]) async throws -> [String: Any] {

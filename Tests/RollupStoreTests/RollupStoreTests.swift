@@ -290,6 +290,39 @@ import Testing
     }
 
     @Test(arguments: [StoreKind.sqlite, .postgres])
+    func releaseTrafficAddsUpPerVersionAndWindow(kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind)
+        var factory = RollupFactory()
+        let key = VersionKey(
+            appID: "com.example.shop", platform: "ios", appVersion: "5.2.1", buildConfiguration: .release)
+        var first = RollupFactory.versionRollup(key, minute: 0, batches: 3, decodes: 30, types: [])
+        first.releases = ["page-api@1": VersionReleaseTraffic(batches: 2, decodes: 20)]
+        var second = RollupFactory.versionRollup(key, minute: 0, batches: 2, decodes: 7, types: [])
+        second.releases = [
+            "page-api@1": VersionReleaseTraffic(batches: 1, decodes: 3),
+            "page-api@2": VersionReleaseTraffic(batches: 1, decodes: 4),
+        ]
+        let later = RollupFactory.versionRollup(key, minute: 1, batches: 1, decodes: 5, types: [])
+        _ = try fixture.store.apply(factory.partials([.version(first), .version(later)]))
+        _ = try fixture.store.apply(factory.partials([.version(second)]))
+        let versions = try fixture.store.versionRollups(
+            from: RollupFactory.at(minute: 0), to: RollupFactory.at(minute: 2), appID: nil)
+        #expect(
+            versions.map(\.releases) == [
+                [
+                    "page-api@1": VersionReleaseTraffic(batches: 3, decodes: 23),
+                    "page-api@2": VersionReleaseTraffic(batches: 1, decodes: 4),
+                ],
+                [:],
+            ])
+        if kind.isSQL {
+            #expect(
+                try fixture.reopen().versionRollups(
+                    from: RollupFactory.at(minute: 0), to: RollupFactory.at(minute: 2), appID: nil) == versions)
+        }
+    }
+
+    @Test(arguments: [StoreKind.sqlite, .postgres])
     func migrationsRunTwiceSafely(kind: StoreKind) throws {
         let fixture = try StoreFixture(kind)
         var factory = RollupFactory()
@@ -299,7 +332,7 @@ import Testing
         let sql = try #require(reopened as? any SchemaMigrating)
         try sql.migrate()
         try sql.migrate()
-        #expect(try sql.schemaVersion() == 5)
+        #expect(try sql.schemaVersion() == 6)
         let rollups = try reopened.seriesRollups(
             SeriesQuery(from: RollupFactory.at(minute: 0), to: RollupFactory.at(minute: 1)))
         #expect(rollups.map(\.events) == [2])

@@ -113,6 +113,46 @@ import Testing
         #expect(version.installs.count == 2)
     }
 
+    /// Each batch counts, with all its decodes, once per service its events' releases name: for the release of that
+    /// service carrying most of its events (ties by name); clean batches, batches without a release and the later
+    /// parts of a split batch are attributed to none.
+    @Test func batchesAndDecodesAreAttributedPerServiceToTheReleaseMostOfTheirEventsCarry() throws {
+        let aggregator = RollupAggregator(configuration: .init(collectorID: "c"))
+        let at = Timestamp(secondsSinceEpoch: Self.base)
+        let stable = "page-api@1"
+        let canary = "page-api@2"
+        let search = "search-api@7"
+        aggregator.record([], client: Self.client, decodes: 50, installHash: "a", receivedAt: at)
+        aggregator.record(
+            [Self.event("t", second: 1, release: stable)], client: Self.client, decodes: 10, installHash: "b",
+            receivedAt: at)
+        aggregator.record(
+            [
+                Self.event("t", second: 1, count: 2, release: canary), Self.event("u", second: 2, release: stable),
+                Self.event("v", second: 3, release: search),
+            ], client: Self.client, decodes: 7, installHash: "c", receivedAt: at)
+        // A tie within page-api: the first name wins.
+        aggregator.record(
+            [Self.event("t", second: 1, release: canary), Self.event("u", second: 2, release: stable)],
+            client: Self.client, decodes: 3, installHash: "d", receivedAt: at)
+        aggregator.record(
+            [Self.event("t", second: 4)], client: Self.client, decodes: 5, installHash: "e", receivedAt: at)
+        aggregator.record(
+            [Self.event("t", second: 5, release: canary)], client: Self.client, decodes: 100, installHash: "c",
+            receivedAt: at, isContinuation: true)
+        let version = try #require(versionRollups(aggregator.drain()).first)
+        #expect(version.batches == 5 && version.decodes == 75)
+        #expect(
+            version.releases == [
+                stable: VersionReleaseTraffic(batches: 2, decodes: 13),
+                canary: VersionReleaseTraffic(batches: 1, decodes: 7),
+                search: VersionReleaseTraffic(batches: 1, decodes: 7),
+            ])
+        var merged = version
+        merged.merge(version)
+        #expect(merged.releases[stable] == VersionReleaseTraffic(batches: 4, decodes: 26))
+    }
+
     @Test func clientReportTotalsAddUpInTheVersionRollup() throws {
         let aggregator = RollupAggregator(configuration: .init(collectorID: "c"))
         let at = Timestamp(secondsSinceEpoch: Self.base)

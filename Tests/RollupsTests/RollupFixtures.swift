@@ -47,7 +47,13 @@ enum RollupFixtures {
             key: version, window: window, batches: batches, cleanBatches: Int64(random.next() % UInt64(batches + 1)),
             decodes: Int64(random.next() % 10_000), installs: installs,
             registeredTypes: Set(types.filter { _ in random.next() % 2 == 0 }),
-            maxSchemaVersion: random.next() % 3 == 0 ? nil : Int(random.next() % 10))
+            maxSchemaVersion: random.next() % 3 == 0 ? nil : Int(random.next() % 10),
+            releases: random.next() % 2 == 0
+                ? [:]
+                : [
+                    "page-api@\(random.next() % 3)": VersionReleaseTraffic(
+                        batches: Int64(random.next() % 50), decodes: Int64(random.next() % 500))
+                ])
     }
 
     static func merged(_ lhs: SeriesRollup, _ rhs: SeriesRollup) -> SeriesRollup {

@@ -154,15 +154,18 @@ public struct CanaryComparison: Sendable {
         }
     }
 
-    /// The release the comparison blames for `kind` of `widgetType` in `appID` among `releases`: one that raises it
-    /// while a sibling it was compared with does not; nil when none does (or several do).
-    public func blamed(appID: String, kind: DiagnosticKind, widgetType: String, among releases: some Sequence<String>)
-        -> String?
-    {
+    /// The release the comparison blames for `kind` of `widgetType` in `appID` among `releases` (on `appVersion`
+    /// when given): one that raises it while a sibling it was compared with does not; nil when none does (or several
+    /// do).
+    public func blamed(
+        appID: String, kind: DiagnosticKind, widgetType: String, among releases: some Sequence<String>,
+        appVersion: String? = nil
+    ) -> String? {
         let candidates = Set(releases)
         let raising = Set(
             findings.filter {
                 $0.appID == appID && $0.kind == kind && $0.widgetType == widgetType && candidates.contains($0.raising)
+                    && (appVersion.map($0.versions.contains) ?? true)
             }.map(\.raising))
         return raising.count == 1 ? raising.first : nil
     }

@@ -520,13 +520,27 @@ public struct SpikeDetector: Sendable {
             }
         }
         let onset = Timestamp(secondsSinceEpoch: first.start)
+        // Two releases of one service drew it: compare them over the spike (all the app's diagnostics there), and
+        // blame the one that raises it where its sibling does not, before the releases of the onset's events.
+        var blamed: String?
+        let byService = Dictionary(grouping: releases.keys, by: CanaryComparison.service(of:))
+        if byService.values.contains(where: { $0.count >= 2 }) {
+            let appRollups = try reader.seriesRollups(
+                SeriesQuery(
+                    from: Timestamp(secondsSinceEpoch: first.start),
+                    to: Timestamp(secondsSinceEpoch: last.start + bucket), appID: series.appID,
+                    buildConfiguration: .release))
+            blamed = CanaryComparison(rollups: appRollups).blamed(
+                appID: series.appID, kind: series.kind, widgetType: series.widgetType, among: releases.keys,
+                appVersion: series.appVersion)
+        }
         return Spike(
             appID: series.appID, kind: series.kind, widgetType: series.widgetType, appVersion: series.appVersion,
             onset: onset, peakWindowStart: Timestamp(secondsSinceEpoch: peak.start),
             end: Timestamp(secondsSinceEpoch: last.start + bucket), count: peak.count,
             baseline: Self.rounded(peak.expected), ratio: Self.rounded(peak.ratio),
             isNormalized: peak.isNormalized, opening: run.opening,
-            suspectDeploy: attributor.suspect(firstSeen: onset, earliestReleases: onsetReleases),
+            suspectDeploy: attributor.suspect(firstSeen: onset, earliestReleases: onsetReleases, blamed: blamed),
             backendReleases: releases.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }
                 .map(\.key), pages: pages.sorted(),
             openedAt: Timestamp(secondsSinceEpoch: run.buckets[run.openingIndex].start))

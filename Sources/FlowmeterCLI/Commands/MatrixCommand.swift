@@ -12,17 +12,23 @@ enum MatrixCommand {
             discussion: """
                 Release builds in the window. A row is one backend release (the backendRelease events carry, as
                 service@version) on one app version: the diagnostics its events drew there, by kind, and their
-                share of all the version's diagnostics. CLEAN and DIAG/1K are the version's decode-clean rate
-                (clean batches ÷ batches) and diagnostics per 1,000 decodes: the rollups count batches and decodes
-                per app version, not per release, so these two are the version's, whichever release served it.
-                Events without a backendRelease are the row "(none)".
+                share of all the version's diagnostics. CLEAN and DIAG/1K are the release's decode-clean rate
+                (clean batches ÷ batches) and diagnostics per 1,000 decodes on that version. Batches carry no
+                release of their own, only their events do: each batch with diagnostics counts, per service, for
+                the release most of its events carry. In each 15-minute bucket where a release led its service on
+                a version (the only one seen, or 90% or more of the service's batches with diagnostics there), the
+                version's traffic there is the release's, clean batches included, less the other releases'
+                batches; elsewhere (beside a leading release, or in a canary where none leads) a release has only
+                the batches whose events it carried (* after DIAG/1K: its clean traffic there is unknown, so CLEAN
+                reads low and DIAG/1K high). Events without a backendRelease are the row "(none)", with the
+                traffic of the buckets where no release was seen.
 
                 CANARY: where two releases of one service drew diagnostics on the same version at the same time
                 (the same 15-minute buckets), each diagnostic's rate per release over those buckets (its events ÷
                 all the release's diagnostics there) is compared; a release that draws one at least 5 times the
                 rate of its sibling (and 10 events or more) raises it. The detector's ungated finder blames that
-                release as the suspect deploy. A release whose traffic on a version is entirely clean draws nothing
-                and is not seen here.
+                release as the suspect deploy, and so does the spike detector. A release whose traffic on a version
+                is entirely clean draws nothing and is not seen here.
 
                 Exit status: 0, 3 when the comparison blames a release, 1 error, 2 usage error.
                 """,
@@ -42,6 +48,112 @@ enum MatrixCommand {
         var versionDecodes: Int64
         var versionCleanRate: Double?
         var versionDiagnosticsPerThousandDecodes: Double?
+        /// The release's traffic on the version (``ReleaseTraffic``).
+        var releaseBatches: Int64 = 0
+        var releaseDecodes: Int64 = 0
+        var releaseCleanRate: Double?
+        var releaseDiagnosticsPerThousandDecodes: Double?
+        /// The version's decodes, in buckets shared with a sibling release, attributed to neither.
+        var sharedDecodes: Int64 = 0
+        /// Buckets in which the release had only the batches attributed to it (``ReleaseTraffic/bucketsBeside``).
+        var bucketsBeside: Int64 = 0
+    }
+
+    /// A release's traffic on one app version, from the version rollups' ``VersionRollup/releases``: per
+    /// `bucketSeconds` bucket (and platform) where it led its service on the version (the only release of it seen,
+    /// or one with at least ``leadingShare`` of its attributed batches), the version's whole traffic there less the
+    /// other releases' attributed batches; otherwise only the batches attributed to it, and, where no release led,
+    /// the rest of the bucket's decodes in `sharedDecodes`. `(none)` has the traffic of the buckets where no release
+    /// was seen.
+    struct ReleaseTraffic: Sendable, Hashable {
+        var batches: Int64 = 0
+        var cleanBatches: Int64 = 0
+        var decodes: Int64 = 0
+        var sharedDecodes: Int64 = 0
+        /// Buckets in which it had only its attributed batches: beside a leading release, or with no release leading.
+        var bucketsBeside: Int64 = 0
+    }
+
+    /// The share of its service's attributed batches in a bucket from which a release is taken to have served the
+    /// version's whole traffic there.
+    static let leadingShare = 0.9
+
+    /// The bucket length within which one release alone of its service stands for the version's traffic: the
+    /// canary comparison's (``CanaryComparison``).
+    static let bucketSeconds: Int64 = 900
+
+    struct VersionID: Hashable {
+        var appID: String
+        var appVersion: String
+    }
+
+    /// The traffic of each release on each app version (release builds).
+    static func releaseTraffic(_ versions: [VersionRollup]) -> [VersionID: [String: ReleaseTraffic]] {
+        struct Unit: Hashable {
+            var appID: String
+            var platform: String
+            var appVersion: String
+            var bucket: Int64
+        }
+        // Only the counts: merging whole rollups would merge an install sketch per minute.
+        struct Counts {
+            var batches: Int64 = 0
+            var cleanBatches: Int64 = 0
+            var decodes: Int64 = 0
+            var releases: [String: VersionReleaseTraffic] = [:]
+        }
+        var units: [Unit: Counts] = [:]
+        for rollup in versions where rollup.key.buildConfiguration == .release {
+            let unit = Unit(
+                appID: rollup.key.appID, platform: rollup.key.platform, appVersion: rollup.key.appVersion,
+                bucket: rollup.window.start - ((rollup.window.start % bucketSeconds) + bucketSeconds) % bucketSeconds)
+            var counts = units[unit] ?? Counts()
+            counts.batches += rollup.batches
+            counts.cleanBatches += rollup.cleanBatches
+            counts.decodes += rollup.decodes
+            for (release, traffic) in rollup.releases { counts.releases[release, default: .init()].add(traffic) }
+            units[unit] = counts
+        }
+        var traffic: [VersionID: [String: ReleaseTraffic]] = [:]
+        for (unit, rollup) in units {
+            let id = VersionID(appID: unit.appID, appVersion: unit.appVersion)
+            if rollup.releases.isEmpty {
+                var none = traffic[id, default: [:]]["(none)"] ?? ReleaseTraffic()
+                none.batches += rollup.batches
+                none.cleanBatches += rollup.cleanBatches
+                none.decodes += rollup.decodes
+                traffic[id, default: [:]]["(none)"] = none
+                continue
+            }
+            let byService = Dictionary(grouping: rollup.releases.keys, by: VersionReleaseTraffic.service(of:))
+            for (_, siblings) in byService {
+                let attributed = siblings.map { rollup.releases[$0]! }
+                let attributedBatches = attributed.reduce(Int64(0)) { $0 + $1.batches }
+                let attributedDecodes = attributed.reduce(Int64(0)) { $0 + $1.decodes }
+                // The release that served the bucket: the only one of its service, or one carrying at least
+                // `leadingShare` of the service's attributed batches (the others: stale cached pages, a trickle).
+                let leading = siblings.first {
+                    Double(rollup.releases[$0]!.batches) >= leadingShare * Double(attributedBatches)
+                }
+                for release in siblings {
+                    var entry = traffic[id, default: [:]][release] ?? ReleaseTraffic()
+                    let own = rollup.releases[release]!
+                    if release == leading {
+                        // The bucket's traffic less the other releases' attributed batches.
+                        entry.batches += rollup.batches - (attributedBatches - own.batches)
+                        entry.cleanBatches += rollup.cleanBatches
+                        entry.decodes += max(0, rollup.decodes - (attributedDecodes - own.decodes))
+                    } else {
+                        entry.batches += own.batches
+                        entry.decodes += own.decodes
+                        entry.bucketsBeside += 1
+                        if leading == nil { entry.sharedDecodes += max(0, rollup.decodes - attributedDecodes) }
+                    }
+                    traffic[id, default: [:]][release] = entry
+                }
+            }
+        }
+        return traffic
     }
 
     private static func run(_ arguments: ParsedArguments) async throws -> Int32 {
@@ -67,10 +179,7 @@ enum MatrixCommand {
 
     /// The rows, by app, app version (oldest first), then events (most first) and release.
     static func rows(series: [SeriesRollup], versions: [VersionRollup]) -> [Row] {
-        struct VersionID: Hashable {
-            var appID: String
-            var appVersion: String
-        }
+        let byRelease = Self.releaseTraffic(versions)
         var traffic: [VersionID: (batches: Int64, clean: Int64, decodes: Int64)] = [:]
         for rollup in versions where rollup.key.buildConfiguration == .release {
             let id = VersionID(appID: rollup.key.appID, appVersion: rollup.key.appVersion)
@@ -100,6 +209,7 @@ enum MatrixCommand {
             let versionTraffic = traffic[id]
             for (release, cell) in releases {
                 let total = versionEvents[id] ?? 0
+                let served = byRelease[id]?[release] ?? ReleaseTraffic()
                 rows.append(
                     Row(
                         appID: id.appID, release: release, appVersion: id.appVersion, events: cell.events,
@@ -111,7 +221,13 @@ enum MatrixCommand {
                         },
                         versionDiagnosticsPerThousandDecodes: versionTraffic.flatMap {
                             $0.decodes > 0 ? rounded(Double(total) * 1000 / Double($0.decodes)) : nil
-                        }))
+                        },
+                        releaseBatches: served.batches, releaseDecodes: served.decodes,
+                        releaseCleanRate: served.batches > 0
+                            ? rounded(Double(served.cleanBatches) / Double(served.batches)) : nil,
+                        releaseDiagnosticsPerThousandDecodes: served.decodes > 0
+                            ? rounded(Double(cell.events) * 1000 / Double(served.decodes)) : nil,
+                        sharedDecodes: served.sharedDecodes, bucketsBeside: served.bucketsBeside))
             }
         }
         return rows.sorted {
@@ -127,8 +243,10 @@ enum MatrixCommand {
     }
 
     /// `{"from", "to", "rows": [{"appID", "release", "appVersion", "events", "byKind", "shareOfVersionDiagnostics",
-    /// "versionDecodes", "versionCleanRate", "versionDiagnosticsPerThousandDecodes"}], "canary": [{"appID",
-    /// "service", "raising", "quiet", "kind", "widgetType", "versions", "events", "raisingRate", "quietRate"}]}`.
+    /// "versionDecodes", "versionCleanRate", "versionDiagnosticsPerThousandDecodes", "releaseBatches",
+    /// "releaseDecodes", "releaseCleanRate", "releaseDiagnosticsPerThousandDecodes", "sharedDecodes", "bucketsBeside"}],
+    /// "canary": [{"appID", "service", "raising", "quiet", "kind", "widgetType", "versions", "events", "raisingRate",
+    /// "quietRate"}]}`.
     static func json(_ rows: [Row], canary: CanaryComparison, window: QueryWindow) -> JSONValue {
         .object([
             ("from", .string(window.from.rfc3339String)), ("to", .string(window.to.rfc3339String)),
@@ -150,11 +268,40 @@ enum MatrixCommand {
                                 "versionDiagnosticsPerThousandDecodes",
                                 row.versionDiagnosticsPerThousandDecodes.map { .number($0) } ?? .null
                             ),
+                            ("releaseBatches", .integer(row.releaseBatches)),
+                            ("releaseDecodes", .integer(row.releaseDecodes)),
+                            ("releaseCleanRate", row.releaseCleanRate.map { .number($0) } ?? .null),
+                            (
+                                "releaseDiagnosticsPerThousandDecodes",
+                                row.releaseDiagnosticsPerThousandDecodes.map { .number($0) } ?? .null
+                            ),
+                            ("sharedDecodes", .integer(row.sharedDecodes)),
+                            ("bucketsBeside", .integer(row.bucketsBeside)),
                         ])
                     })
             ),
             ("canary", .array(canary.findings.map(findingJSON))),
         ])
+    }
+
+    /// The raising and quiet releases' diagnostics per 1,000 decodes over each finding's versions, from `rows`.
+    static func canaryRates(_ findings: [CanaryComparison.Finding], rows: [Row]) -> [CanaryComparison.Finding:
+        WeeklyReport.CanaryRates]
+    {
+        var rates: [CanaryComparison.Finding: WeeklyReport.CanaryRates] = [:]
+        for finding in findings {
+            let versions = Set(finding.versions)
+            func rate(_ release: String) -> Double? {
+                let served = rows.filter {
+                    $0.appID == finding.appID && $0.release == release && versions.contains($0.appVersion)
+                }
+                let decodes = served.reduce(Int64(0)) { $0 + $1.releaseDecodes }
+                guard decodes > 0 else { return nil }
+                return rounded(Double(served.reduce(Int64(0)) { $0 + $1.events }) * 1000 / Double(decodes))
+            }
+            rates[finding] = WeeklyReport.CanaryRates(raising: rate(finding.raising), quiet: rate(finding.quiet))
+        }
+        return rates
     }
 
     static func findingJSON(_ finding: CanaryComparison.Finding) -> JSONValue {
@@ -170,7 +317,8 @@ enum MatrixCommand {
     static func csv(_ rows: [Row]) -> CSVTable {
         var csv = CSVTable(header: [
             "appID", "release", "appVersion", "events", "byKind", "shareOfVersionDiagnostics", "versionDecodes",
-            "versionCleanRate", "versionDiagnosticsPerThousandDecodes",
+            "versionCleanRate", "versionDiagnosticsPerThousandDecodes", "releaseBatches", "releaseDecodes",
+            "releaseCleanRate", "releaseDiagnosticsPerThousandDecodes", "sharedDecodes", "bucketsBeside",
         ])
         for row in rows {
             csv.rows.append([
@@ -178,7 +326,10 @@ enum MatrixCommand {
                 row.byKind.keys.sorted().map { "\($0)=\(row.byKind[$0]!)" }.joined(separator: " "),
                 String(row.shareOfVersionDiagnostics), String(row.versionDecodes),
                 row.versionCleanRate.map { String($0) } ?? "",
-                row.versionDiagnosticsPerThousandDecodes.map { String($0) } ?? "",
+                row.versionDiagnosticsPerThousandDecodes.map { String($0) } ?? "", String(row.releaseBatches),
+                String(row.releaseDecodes), row.releaseCleanRate.map { String($0) } ?? "",
+                row.releaseDiagnosticsPerThousandDecodes.map { String($0) } ?? "", String(row.sharedDecodes),
+                String(row.bucketsBeside),
             ])
         }
         return csv
@@ -198,15 +349,23 @@ enum MatrixCommand {
             let top = row.byKind.max { $0.value != $1.value ? $0.value < $1.value : $0.key > $1.key }
             table.append([
                 row.appID, row.release, row.appVersion, String(row.events),
-                CellFormat.percent(row.shareOfVersionDiagnostics), row.versionCleanRate.map(CellFormat.percent) ?? "-",
-                row.versionDiagnosticsPerThousandDecodes.map { String(format: "%.1f", $0) } ?? "-",
+                CellFormat.percent(row.shareOfVersionDiagnostics), row.releaseCleanRate.map(CellFormat.percent) ?? "-",
+                row.releaseDiagnosticsPerThousandDecodes.map {
+                    String(format: "%.1f", $0) + (row.bucketsBeside > 0 ? "*" : "")
+                } ?? "-",
                 top.map { "\($0.key) \($0.value)" } ?? "-",
             ])
         }
         let app = table.removeColumnIfUniform("APP").map { " of " + Terminal.name($0) } ?? ""
         var lines = [
-            table.rendered(style: style), "", "Release × version\(app) (\(span)); CLEAN, DIAG/1K per version.",
+            table.rendered(style: style), "",
+            "Release × version\(app) (\(span)); CLEAN, DIAG/1K per release on the version.",
         ]
+        if rows.contains(where: { $0.bucketsBeside > 0 }) {
+            lines += Terminal.wrapped(
+                "* not the leading release in some buckets: only the batches carrying its events count there, so "
+                    + "CLEAN reads low and DIAG/1K high (docs/cli.md, matrix).", indent: "")
+        }
         if canary.findings.isEmpty {
             lines.append("Canary: no release raises a diagnostic its sibling does not.")
         } else {

@@ -119,8 +119,12 @@ struct ConsoleViews: Sendable {
         }
         let storeURL = storeURL
         let bucketSeconds: Int64 = 300
+        let releases = incident.strings("backendReleases")
+        let comparedService = Dictionary(grouping: releases, by: CanaryComparison.service(of:)).values.contains {
+            $0.count >= 2
+        }
         let read = try? await onThread(named: "flowmeter-console") {
-            () throws -> (buckets: [SeriesBucket], samples: [RollupSample]) in
+            () throws -> (buckets: [SeriesBucket], samples: [RollupSample], compared: ComparedReleases?) in
             let store = try openRollupStore(url: storeURL)
             let query = SeriesQuery(
                 from: chartFrom, to: chartTo, appID: app, kinds: [diagnosticKind], widgetTypes: [type],
@@ -135,7 +139,24 @@ struct ConsoleViews: Sendable {
                     samples.append(sample)
                 }
             }
-            return (buckets, samples)
+            // Two releases of one service carried it: the canary comparison over the hours from the onset, with
+            // each release's diagnostics per 1,000 of its decodes (`flowmeter matrix`).
+            var compared: ComparedReleases?
+            if comparedService {
+                let span = SeriesQuery(from: onsetTime, to: chartTo, appID: app, buildConfiguration: .release)
+                let appSeries = try store.seriesRollups(span)
+                let comparison = CanaryComparison(rollups: appSeries)
+                if let finding = comparison.findings.first(where: {
+                    $0.appID == app && $0.kind == diagnosticKind && $0.widgetType == type
+                        && releases.contains($0.raising)
+                }) {
+                    let rows = MatrixCommand.rows(
+                        series: appSeries, versions: try store.versionRollups(from: onsetTime, to: chartTo, appID: app))
+                    compared = ComparedReleases(
+                        finding: finding, rates: MatrixCommand.canaryRates([finding], rows: rows)[finding])
+                }
+            }
+            return (buckets, samples, compared)
         }
         var perVersion: [String: [Int64: Int64]] = [:]
         for bucket in read?.buckets ?? [] {
@@ -168,12 +189,25 @@ struct ConsoleViews: Sendable {
         html += "vertical lines.</figcaption></figure>\n"
         html += "<dl class=\"facts\">\n"
         html += "<dt>Versions hit</dt><dd>\(Self.e(Self.versions(incident).joined(separator: ", ")))</dd>\n"
-        let releases = incident.strings("backendReleases")
         html +=
             "<dt>Backend releases</dt><dd>\(Self.e(releases.isEmpty ? "none carried" : releases.joined(separator: ", ")))</dd>\n"
         html += "<dt>Suspect deploy</dt><dd>\(deployCell(incident.object("suspectDeploy"), filters))"
         if let deploy = incident.object("suspectDeploy") {
-            html += "<br><span class=\"why\">\(Self.e(why(deploy, releases: releases)))</span>"
+            html +=
+                "<br><span class=\"why\">\(Self.e(why(deploy, releases: releases, compared: read?.compared)))</span>"
+        }
+        if let compared = read?.compared {
+            let finding = compared.finding
+            let rate = { (value: Double?) in
+                value.map { "\(Self.decimal($0)) diagnostics per 1,000 of its decodes there" }
+                    ?? "no decodes of its own"
+            }
+            html += "<dt>Releases compared</dt><dd id=\"releases-compared\">\(Self.e(finding.raising)) raises it on "
+            html += "\(Self.e(finding.versions.joined(separator: ", "))) (\(finding.events) events; "
+            html += "\(Self.e(rate(compared.rates?.raising)))); \(Self.e(finding.quiet)), serving the same versions at "
+            html +=
+                "the same time, \(finding.quietRate == 0 ? "does not" : "far less") (\(Self.e(rate(compared.rates?.quiet))))."
+            html += "</dd>\n"
         }
         html += "</dd>\n<dt>Team</dt><dd>\(Self.e(team(incident) ?? "no owner rule"))</dd>\n"
         html +=
@@ -433,9 +467,19 @@ struct ConsoleViews: Sendable {
         return "<a class=\"deploy-link\" href=\"\(Self.e(link))\">\(Self.e(name))</a>"
     }
 
-    private func why(_ deploy: [String: Any], releases: [String]) -> String {
+    /// A canary finding behind an incident, with its releases' diagnostics per 1,000 decodes.
+    struct ComparedReleases: Sendable {
+        var finding: CanaryComparison.Finding
+        var rates: WeeklyReport.CanaryRates?
+    }
+
+    private func why(_ deploy: [String: Any], releases: [String], compared: ComparedReleases?) -> String {
         let name = "\(deploy.string("service"))@\(deploy.string("version"))"
         let lag = deploy.integer("lagSeconds")
+        if let compared, compared.finding.raising == name {
+            return "Chosen by comparison: its release raises this where \(compared.finding.quiet), serving the same "
+                + "versions at the same time, does not."
+        }
         if releases.contains(name) {
             return "Chosen because the incident's earliest events carry its release, \(name)."
         }

@@ -428,16 +428,22 @@ private struct HTMLWriter {
         guard !report.canary.isEmpty else { return "" }
         var rows = ""
         for finding in report.canary.prefix(maxRows) {
+            let rates = report.canaryRates[finding]
             rows += "<tr><td>\(code(finding.raising))</td><td>\(e(finding.kind.rawValue))</td>"
             rows += "<td>\(code(finding.widgetType))</td><td>\(e(finding.versions.joined(separator: ", ")))</td>"
-            rows +=
-                "<td class=\"num\">\(ReportFormatting.count(finding.events))</td><td>\(code(finding.quiet))</td></tr>\n"
+            rows += "<td class=\"num\">\(ReportFormatting.count(finding.events))</td>"
+            rows += "<td class=\"num\">\(e(WeeklyReport.CanaryRates.text(rates?.raising)))</td>"
+            rows += "<td>\(code(finding.quiet))</td>"
+            rows += "<td class=\"num\">\(e(WeeklyReport.CanaryRates.text(rates?.quiet)))</td></tr>\n"
         }
         return section(
             "canary", "Backend releases compared",
             note: "Two releases of one service served the same versions at the same time; the first raised this, the "
-                + "second did not (or far less): blame by comparison (<code>flowmeter matrix</code>).",
-            table(header: ["Raises", "Kind", "Type", "Versions", "Events", "Beside"], numeric: [4], rows: rows)
+                + "second did not (or far less): blame by comparison (<code>flowmeter matrix</code>). Diag/1K: each "
+                + "release's diagnostics per 1,000 of its decodes on those versions.",
+            table(
+                header: ["Raises", "Kind", "Type", "Versions", "Events", "Diag/1K", "Beside", "Its diag/1K"],
+                numeric: [4, 5, 7], rows: rows)
                 + more(report.canary.count))
     }
 

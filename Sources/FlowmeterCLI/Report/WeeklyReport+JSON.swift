@@ -12,7 +12,18 @@ extension WeeklyReport: JSONRepresentable {
         let manifests = JSONValue.object([
             ("checked", .integer(Int64(manifestsChecked))), ("drift", .array(manifestDrift.map(\.jsonValue))),
         ])
-        let canary = JSONValue.array(self.canary.map(MatrixCommand.findingJSON))
+        let canary = JSONValue.array(
+            self.canary.map { finding in
+                guard case .object(let fields) = MatrixCommand.findingJSON(finding) else {
+                    return MatrixCommand.findingJSON(finding)
+                }
+                let rates = canaryRates[finding]
+                return .object(
+                    fields + [
+                        ("raisingPerThousandDecodes", rates?.raising.map(JSONValue.number) ?? .null),
+                        ("quietPerThousandDecodes", rates?.quiet.map(JSONValue.number) ?? .null),
+                    ])
+            })
         let approvals = JSONValue.array(
             expiringApprovals.map { approval in
                 .object([

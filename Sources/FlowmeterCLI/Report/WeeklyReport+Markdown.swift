@@ -56,18 +56,21 @@ private struct MarkdownWriter {
     }
 
     private func canary() -> [String] {
-        var rows = [["Raises", "Kind", "Type", "Versions", "Events", "Beside"]]
+        var rows = [["Raises", "Kind", "Type", "Versions", "Events", "Diag/1K", "Beside", "Its diag/1K"]]
         for finding in report.canary.prefix(maxRows) {
+            let rates = report.canaryRates[finding]
             rows.append([
                 Self.code(finding.raising), finding.kind.rawValue, Self.code(finding.widgetType),
                 finding.versions.joined(separator: ", "), ReportFormatting.count(finding.events),
-                Self.code(finding.quiet),
+                WeeklyReport.CanaryRates.text(rates?.raising), Self.code(finding.quiet),
+                WeeklyReport.CanaryRates.text(rates?.quiet),
             ])
         }
         return [
             "Two releases of one service served the same versions at the same time; the first raised this, the "
-                + "second did not (or far less): blame by comparison (`flowmeter matrix`)."
-        ] + [""] + table(rows, numeric: [4]) + more(report.canary.count)
+                + "second did not (or far less): blame by comparison (`flowmeter matrix`). Diag/1K: each release's "
+                + "diagnostics per 1,000 of its decodes on those versions."
+        ] + [""] + table(rows, numeric: [4, 5, 7]) + more(report.canary.count)
     }
 
     private func approvals() -> [String] {

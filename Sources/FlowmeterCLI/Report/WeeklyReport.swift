@@ -52,6 +52,20 @@ public struct WeeklyReport: Sendable {
     /// Diagnostics one backend release raised where a sibling release serving the same versions at the same time did
     /// not (``CanaryComparison``): "Backend releases compared"; empty leaves the section out.
     public var canary: [CanaryComparison.Finding] = []
+    /// Each canary finding's releases' diagnostics per 1,000 decodes on the finding's versions (`flowmeter matrix`'s
+    /// per-release DIAG/1K, docs/cli.md): nil where a release has no attributed decodes there.
+    public var canaryRates: [CanaryComparison.Finding: CanaryRates] = [:]
+
+    /// The raising and the quiet release's diagnostics per 1,000 decodes on a canary finding's versions.
+    public struct CanaryRates: Sendable, Hashable {
+        public var raising: Double?
+        public var quiet: Double?
+
+        /// A rate as the report prints it: one decimal, `–` for none.
+        static func text(_ value: Double?) -> String {
+            value.map { String(format: "%.1f", $0) } ?? "–"
+        }
+    }
     /// `flowmeter check` approvals (`flowmeter report --approvals FILE`) expiring within 14 days of the report, or
     /// expired: "Check approvals expiring soon"; empty leaves the section out.
     public var expiringApprovals: [ExpiringApproval] = []

@@ -107,6 +107,10 @@ public struct WeeklyReportBuilder: Sendable {
             incidents: incidents, gates: gates, hasOwners: owners != nil, manifestsChecked: drift.manifestCount,
             manifestDrift: drift.drift)
         report.canary = CanaryComparison(rollups: currentSeries).findings
+        if !report.canary.isEmpty {
+            report.canaryRates = MatrixCommand.canaryRates(
+                report.canary, rows: MatrixCommand.rows(series: currentSeries, versions: currentVersions))
+        }
         return report
     }
 

@@ -29,6 +29,28 @@ package enum RollupBlobCodec {
         return releases
     }
 
+    /// A version rollup's traffic per backend release: per release (sorted) its name, batches and decodes.
+    package static func encode(releaseTraffic: [String: VersionReleaseTraffic]) -> [UInt8] {
+        var writer = BlobWriter()
+        writer.varint(UInt64(releaseTraffic.count))
+        for (release, traffic) in releaseTraffic.sorted(by: { $0.key < $1.key }) {
+            writer.string(release)
+            writer.signed(traffic.batches)
+            writer.signed(traffic.decodes)
+        }
+        return writer.bytes
+    }
+
+    package static func decodeReleaseTraffic(_ bytes: [UInt8]) throws -> [String: VersionReleaseTraffic] {
+        var reader = try BlobReader(bytes)
+        var releases: [String: VersionReleaseTraffic] = [:]
+        for _ in 0..<(try reader.count()) {
+            let release = try reader.string()
+            releases[release] = VersionReleaseTraffic(batches: try reader.signed(), decodes: try reader.signed())
+        }
+        return releases
+    }
+
     package static func encode(samples: [RollupSample]) -> [UInt8] {
         var writer = BlobWriter()
         writer.varint(UInt64(samples.count))

@@ -103,6 +103,14 @@ enum RollupSchema {
                 "DELETE FROM collector_watermarks",
             ]
         },
+        // The backend release dimension of version rollups: batches and decodes per release (docs/design/rollups.md,
+        // "Traffic per backend release"). Rows written before it hold NULL, read as no release.
+        Migration(version: 6) { database in
+            [
+                "ALTER TABLE version_minutes ADD COLUMN releases \(database.blobType)",
+                "ALTER TABLE version_hours ADD COLUMN releases \(database.blobType)",
+            ]
+        },
     ]
 
     static var latestVersion: Int64 { migrations.map(\.version).max() ?? 0 }

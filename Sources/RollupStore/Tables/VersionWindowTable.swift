@@ -2,7 +2,8 @@ import FlowmeterModels
 import Rollups
 
 /// `version_minutes` and `version_hours`: an app build's batches, clean batches, decodes, installs, registered types,
-/// highest schema version and events its SDK dropped on the device per minute, and the same merged per hour.
+/// highest schema version, events its SDK dropped on the device and batches and decodes per backend release per
+/// minute, and the same merged per hour.
 struct VersionWindowTable: WindowTable {
     let isHours: Bool
 
@@ -16,6 +17,8 @@ struct VersionWindowTable: WindowTable {
         "batches", "clean_batches", "decodes", "installs", "registered_types", "max_schema_version",
         // Migration 2.
         "client_discarded",
+        // Migration 6: NULL in rows written before it, read as no release.
+        "releases",
     ]
 
     static func values(of rollup: VersionRollup) -> [SQLValue] {
@@ -23,6 +26,7 @@ struct VersionWindowTable: WindowTable {
             .integer(rollup.batches), .integer(rollup.cleanBatches), .integer(rollup.decodes),
             .blob(rollup.installs.serialized()), .blob(RollupBlobCodec.encode(strings: rollup.registeredTypes)),
             rollup.maxSchemaVersion.map { .integer(Int64($0)) } ?? .null, .integer(rollup.clientDiscarded),
+            .blob(RollupBlobCodec.encode(releaseTraffic: rollup.releases)),
         ]
     }
 
@@ -33,7 +37,8 @@ struct VersionWindowTable: WindowTable {
             installs: try StoredValue.sketch(try row.blob(offset + 3)),
             registeredTypes: try RollupBlobCodec.decodeStrings(try row.blob(offset + 4)),
             maxSchemaVersion: row.isNull(offset + 5) ? nil : Int(try row.int64(offset + 5)),
-            clientDiscarded: try row.int64(offset + 6))
+            clientDiscarded: try row.int64(offset + 6),
+            releases: row.isNull(offset + 7) ? [:] : try RollupBlobCodec.decodeReleaseTraffic(try row.blob(offset + 7)))
     }
 
     // MARK: - Reads
