@@ -3,7 +3,7 @@ import Lifecycle
 /// Produces messages to Kafka through librdkafka, with delivery reports, bounded flush and self-repair.
 ///
 /// The hot path is `enqueueBatch`: it never blocks and never allocates per message, and one completion reports the
-/// whole batch once every message has its final delivery report. A dedicated thread (`kafka-producer-poll`) serves
+/// whole batch once every message has its final delivery report. A dedicated thread (`kafka-poll`) serves
 /// librdkafka's callbacks, so completions and the delivery observer run there and must be quick.
 ///
 /// When librdkafka raises a fatal error (librdkafka 2.0.2's idempotent producer can, after disconnects), the producer

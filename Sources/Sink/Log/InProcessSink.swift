@@ -48,7 +48,7 @@ public final class InProcessSink: Service {
 
     public func run() async throws {
         startThread(named: "in-process-sink") { [self] in loop() }
-        await waitUntilCancelled()
+        await waitForShutdown()
         isStopping.store(true, ordering: .releasing)
         wake.signal()
         await onThread(named: "in-process-sink-stop") { [stopped] in stopped.wait() }
