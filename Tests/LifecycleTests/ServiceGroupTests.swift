@@ -1,9 +1,10 @@
 import Foundation
 import Glibc
-@testable import Lifecycle
 import Logging
 import Synchronization
 import Testing
+
+@testable import Lifecycle
 
 /// A service that records when it starts and stops, and can fail, end early or ignore cancellation.
 final class RecordingService: Service {
