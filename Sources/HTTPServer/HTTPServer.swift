@@ -143,11 +143,11 @@ public final class HTTPServer: Sendable {
         core.isStopping.store(true, ordering: .sequentiallyConsistent)
         // libmicrohttpd must not stop with suspended connections: answer them and wait until it has resumed them.
         let giveUp = MonotonicClock.nanoseconds() + 5_000_000_000
+        let pause = Wakeup()
         repeat {
             core.answerAllSuspended()
             if core.suspendedRequests.load(ordering: .sequentiallyConsistent) == 0 { break }
-            var pause = timespec(tv_sec: 0, tv_nsec: 1_000_000)
-            nanosleep(&pause, nil)
+            pause.wait(for: .milliseconds(1))
         } while MonotonicClock.nanoseconds() < giveUp
         reaper?.stop()
         daemon.stop()

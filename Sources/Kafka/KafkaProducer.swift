@@ -145,7 +145,7 @@ public final class KafkaProducer: Sendable {
     ///
     /// Runs `rd_kafka_flush` on its own thread, so it does not hold a thread of the cooperative pool.
     public func flush(timeout: Duration) async -> Int {
-        await onThread(named: "kafka-producer-flush") { [core] in core.flush(timeout: timeout) }
+        await onThread(named: "kafka-flush") { [core] in core.flush(timeout: timeout) }
     }
 
     /// Stops the producer: flushes within `timeout`, then fails whatever is left back to its completions (retriable,
@@ -153,7 +153,7 @@ public final class KafkaProducer: Sendable {
     ///
     /// Later enqueues throw `shutDown`. Calling it again returns 0.
     public func shutdown(timeout: Duration) async -> Int {
-        await onThread(named: "kafka-producer-shutdown") { [core] in core.shutdown(timeout: timeout) }
+        await onThread(named: "kafka-shutdown") { [core] in core.shutdown(timeout: timeout) }
     }
 
     /// Raises a fabricated fatal error on the current handle, as librdkafka 2.0.2 can after a disconnect; for

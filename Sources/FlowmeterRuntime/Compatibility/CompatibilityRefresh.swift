@@ -35,7 +35,7 @@ public struct CompatibilityRefresh: Service {
     public func run() async throws {
         while !isShuttingDown {
             let (store, configuration, now) = (store, configuration, clock())
-            let built = await onThread(named: "compatibility-refresh") {
+            let built = await onThread(named: "compat-refresh") {
                 Result { try Self.index(from: store, configuration: configuration, now: now) }
             }
             switch built {
