@@ -54,14 +54,3 @@ func nameCurrentThread(_ name: String) {
     _ = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
     close(descriptor)
 }
-
-/// Runs `body` with the calling thread named `name` in the kernel, then gives the thread its name back: threads a C
-/// library starts inside `body` (libmicrohttpd's workers) inherit `name`, so `ps -L` tells them apart.
-public func namingNewThreads<Value>(_ name: String, _ body: () throws -> Value) rethrows -> Value {
-    let previous = try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)
-    nameCurrentThread(name)
-    defer {
-        if let previous { nameCurrentThread(previous.trimmingCharacters(in: .newlines)) }
-    }
-    return try body()
-}

@@ -1,6 +1,5 @@
 import CMicroHTTPD
 import Glibc
-import Lifecycle
 
 /// The running libmicrohttpd daemon: started on our listen socket with every limit set, quiesced, stopped.
 ///
@@ -32,15 +31,12 @@ struct MHDDaemon: @unchecked Sendable {
             callback(MHD_OPTION.EXTERNAL_LOGGER, MHDCallbacks.log, context),
             item(MHD_OPTION.END, 0),
         ]
-        // Its worker threads take the name of the thread that starts them.
-        let started = namingNewThreads("http-worker") {
-            options.withUnsafeMutableBufferPointer { buffer in
-                withVaList([
-                    Int32(bitPattern: MHD_OPTION.ARRAY.rawValue), buffer.baseAddress!,
-                    Int32(bitPattern: MHD_OPTION.END.rawValue),
-                ]) { arguments in
-                    MHD_start_daemon_va(flags, 0, nil, nil, MHDCallbacks.accessHandler, context, arguments)
-                }
+        let started = options.withUnsafeMutableBufferPointer { buffer in
+            withVaList([
+                Int32(bitPattern: MHD_OPTION.ARRAY.rawValue), buffer.baseAddress!,
+                Int32(bitPattern: MHD_OPTION.END.rawValue),
+            ]) { arguments in
+                MHD_start_daemon_va(flags, 0, nil, nil, MHDCallbacks.accessHandler, context, arguments)
             }
         }
         guard let started else {
