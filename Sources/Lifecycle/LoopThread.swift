@@ -5,9 +5,10 @@ import Synchronization
 /// A named thread that runs a loop until stopped, with the one way Flowmeter's loops wait: ``wait(for:)`` (or
 /// ``wait(until:)``, ``waitForWake()``), which ``stop()`` interrupts at once and ``wake()`` ends early.
 ///
-/// Every long-lived thread of a Flowmeter library is one of these (a poll loop, a reaper, a deadline watch): the
+/// Flowmeter's loop threads are these (a poll loop, a reaper, a deadline watch, the spool's writer and replay): the
 /// body loops `while loop.wait(...)`, doing a turn of work between waits, and returns when a wait says the loop is
-/// stopping. Stopping never blocks the cooperative pool: ``stop()`` returns at once, ``join()`` suspends until the
+/// stopping. (Two long-lived threads are plain ``startThread(named:_:)``s: the sink's consumer loop, whose
+/// `RollupSink.run()` may also run on a caller's thread, and the `signals` reader, which lives with the process.) Stopping never blocks the cooperative pool: ``stop()`` returns at once, ``join()`` suspends until the
 /// thread has ended (resumed from that thread), and only ``join(timeout:)`` blocks, for callers already on a
 /// thread of their own.
 public final class LoopThread: Sendable {

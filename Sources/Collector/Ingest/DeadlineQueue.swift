@@ -1,7 +1,7 @@
 import Lifecycle
 
 /// Answers batches whose Kafka delivery takes longer than the response deadline, from one thread
-/// (`ingest-deadline`, a ``DeadlineWatch``: it wakes at the oldest unanswered batch's deadline).
+/// (`ingest-deadline`, a ``DeadlineWatch``: it looks at the oldest unanswered batch every 20 ms).
 final class DeadlineQueue: Sendable {
     private let watch: DeadlineWatch<PendingBatch>
     private let expire: @Sendable (PendingBatch) -> Void
