@@ -47,7 +47,7 @@ let package = Package(
             dependencies: ["CRdKafka", "CDeflate", "FlowmeterModels", "FlowmeterWire", "Lifecycle", "Logging"],
             swiftSettings: strictSettings),
         .target(
-            name: "HTTPServer", dependencies: ["CMicroHTTPD", "FlowmeterModels", "FlowmeterWire"],
+            name: "HTTPServer", dependencies: ["CMicroHTTPD", "FlowmeterModels", "FlowmeterWire", "Lifecycle"],
             swiftSettings: strictSettings),
         .target(name: "Gzip", dependencies: ["CZlib", "CDeflate", "FlowmeterModels"], swiftSettings: strictSettings),
         .target(name: "Hashing", dependencies: ["CCrypto", "FlowmeterModels"], swiftSettings: strictSettings),

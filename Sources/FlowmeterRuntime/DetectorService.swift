@@ -1,10 +1,11 @@
 public import Lifecycle
 public import Logging
 
-/// The detector loop as a service: a ``DetectorPass`` now and then every interval until cancelled; a failed pass is
-/// logged and tried again at the next interval.
+/// The detector loop as a service: a ``DetectorPass`` now and then every interval until asked to shut down; a failed
+/// pass is logged and tried again at the next interval.
 ///
-/// Cancelled while a pass waits for Kafka to persist its alerts, the pass finishes or the group's bound runs out;
+/// Asked to shut down while a pass waits for Kafka to persist its alerts, the pass finishes or the group's bound runs
+/// out;
 /// the alert state is in the store, so the next run sends again what did not go out.
 public struct DetectorService: Service {
     public let name = "detector"
@@ -34,21 +35,17 @@ public struct DetectorService: Service {
                 "window_seconds": String(pass.window.components.seconds),
                 "alertmanager": pass.notifier == nil ? "no" : "yes",
             ])
-        while !Task.isCancelled {
+        while !isShuttingDown {
             let started = ContinuousClock.now
             do {
                 DetectorPass.log(try await pass.run(), to: logger)
                 onPass(nil, ContinuousClock.now - started)
             } catch {
-                if Task.isCancelled { break }
+                if isShuttingDown { break }
                 onPass(error, ContinuousClock.now - started)
                 logger.error("watch pass failed", ["error": String(describing: error)])
             }
-            do {
-                try await Task.sleep(for: interval)
-            } catch {
-                break
-            }
+            guard await sleepUnlessShuttingDown(for: interval) else { break }
         }
         logger.info("detector stopped")
     }

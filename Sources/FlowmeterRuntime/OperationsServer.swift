@@ -68,10 +68,10 @@ public struct OperationsServer: Service {
                 description: "could not listen on \(address.host):\(address.port) (--ops-listen): \(error)")
         }
         logger.info("operations listening", ["address": "\(address.host):\(server.port)"])
-        await waitUntilCancelled()
+        await waitForShutdown()
         server.stopAccepting()
         _ = await server.drain(timeout: .seconds(2))
-        server.stop()
+        await server.stopOnThread()
     }
 }
 

@@ -1,5 +1,6 @@
 import Foundation
 import Kafka
+import Lifecycle
 public import RollupStore
 public import Sink
 
@@ -142,8 +143,9 @@ public final class StoreRebuild: Sendable {
         sink.start()
         var last = ContinuousClock.now
         var current = try progress(since: began)
+        let pause = Wakeup()
         while !current.isDone {
-            Thread.sleep(forTimeInterval: 0.1)
+            pause.wait(for: .milliseconds(100))
             current = try progress(since: began)
             if ContinuousClock.now - last >= interval {
                 report(current)

@@ -1,14 +1,18 @@
 import FlowmeterModels
 import FlowmeterWire
 import Glibc
+import Lifecycle
 import Synchronization
 
 /// An HTTP/1.1 server over libmicrohttpd with body limits, request and response deadlines, and suspendable
 /// handlers.
 ///
-/// Lifecycle: `start()`, then either `run()` until cancelled, or `stopAccepting()`, `drain(timeout:)` and `stop()`.
-/// Every stopping call is idempotent. The server answers every suspended request before libmicrohttpd stops, so no
-/// suspended connection outlives it. Handlers run on libmicrohttpd worker threads and must never block.
+/// Lifecycle: `start()`, then either `run()` until asked to shut down, or `stopAccepting()`, `drain(timeout:)` and
+/// `stop()` (`stopOnThread()` from async code). Every stopping call is idempotent. The server answers every
+/// suspended request before libmicrohttpd stops, so no suspended connection outlives it.
+///
+/// Threads: libmicrohttpd's workers (`threadPoolSize`, named by libmicrohttpd) run the handlers, which must never
+/// block; `http-reaper` (a ``LoopThread``) enforces the deadlines libmicrohttpd cannot. Both end in `stop()`.
 public final class HTTPServer: Sendable {
     private enum Phase {
         case idle
@@ -98,22 +102,32 @@ public final class HTTPServer: Sendable {
         }
     }
 
-    /// Waits until no request is in progress, or `timeout` passes; returns whether the server drained.
+    /// Waits until no request is in progress, or `timeout` passes, or the task is cancelled; returns whether the
+    /// server drained.
     ///
     /// Suspended requests end when their handler answers or their response deadline passes.
     public func drain(timeout: Duration) async -> Bool {
         let deadline = ContinuousClock.now.advanced(by: timeout)
         while core.inFlightRequests.load(ordering: .relaxed) > 0 {
             guard ContinuousClock.now < deadline else { return false }
-            try? await Task.sleep(for: .milliseconds(5))
+            do {
+                try await Task.sleep(for: .milliseconds(5))
+            } catch {
+                return core.inFlightRequests.load(ordering: .relaxed) == 0
+            }
         }
         return true
+    }
+
+    /// ``stop()`` on a thread of its own (`http-stop`): suspends the caller, never blocks a thread of the pool.
+    public func stopOnThread() async {
+        await onThread(named: "http-stop") { [self] in stop() }
     }
 
     /// Stops the server: answers suspended requests with the fallback, then closes every connection.
     ///
     /// Blocks the calling thread for as long as libmicrohttpd takes to deliver those answers and join its
-    /// threads (normally milliseconds). Idempotent.
+    /// threads (normally milliseconds, at most about 5 s); from async code, ``stopOnThread()``. Idempotent.
     public func stop() {
         stopAccepting()
         let taken = lifecycle.withLock { lifecycle -> (MHDDaemon, DeadlineReaper?)? in
@@ -129,11 +143,11 @@ public final class HTTPServer: Sendable {
         core.isStopping.store(true, ordering: .sequentiallyConsistent)
         // libmicrohttpd must not stop with suspended connections: answer them and wait until it has resumed them.
         let giveUp = MonotonicClock.nanoseconds() + 5_000_000_000
+        let pause = Wakeup()
         repeat {
             core.answerAllSuspended()
             if core.suspendedRequests.load(ordering: .sequentiallyConsistent) == 0 { break }
-            var pause = timespec(tv_sec: 0, tv_nsec: 1_000_000)
-            nanosleep(&pause, nil)
+            pause.wait(for: .milliseconds(1))
         } while MonotonicClock.nanoseconds() < giveUp
         reaper?.stop()
         daemon.stop()
@@ -146,33 +160,48 @@ public final class HTTPServer: Sendable {
         }
     }
 
-    /// Stops accepting, waits up to `drainTimeout` for requests in progress, then stops.
+    /// Stops accepting, waits up to `drainTimeout` for requests in progress, then stops (off the pool).
     public func shutdown(drainTimeout: Duration) async {
         stopAccepting()
         _ = await drain(timeout: drainTimeout)
-        stop()
+        await stopOnThread()
     }
 
-    /// Starts the server if needed and returns once it has stopped; cancelling the task shuts it down gracefully,
-    /// draining for up to `responseDeadline`.
+    /// Starts the server if needed and returns once it has stopped: by `stop()`, or, asked to shut down
+    /// (``waitForShutdown()``: its group's graceful shutdown, or cancellation), after draining for up to
+    /// `responseDeadline`.
     public func run() async throws {
         if lifecycle.withLock({ $0.phase == .idle }) {
             try start()
         }
         let drainTimeout = core.configuration.responseDeadline
-        await withTaskCancellationHandler {
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let isStopped = lifecycle.withLock { lifecycle in
-                    guard lifecycle.phase != .stopped else { return true }
-                    lifecycle.stopWaiters.append(continuation)
-                    return false
-                }
-                if isStopped {
-                    continuation.resume()
-                }
+        await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                await self.waitUntilStopped()
+                return false
             }
-        } onCancel: {
-            Task { await self.shutdown(drainTimeout: drainTimeout) }
+            group.addTask {
+                await waitForShutdown()
+                return true
+            }
+            let shutdownRequested = await group.next() ?? false
+            // Ends the shutdown wait when the server stopped first; the stop wait ends with the shutdown below.
+            group.cancelAll()
+            if shutdownRequested { await shutdown(drainTimeout: drainTimeout) }
+        }
+    }
+
+    /// Suspends until the server has stopped.
+    private func waitUntilStopped() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let isStopped = lifecycle.withLock { lifecycle in
+                guard lifecycle.phase != .stopped else { return true }
+                lifecycle.stopWaiters.append(continuation)
+                return false
+            }
+            if isStopped {
+                continuation.resume()
+            }
         }
     }
 }

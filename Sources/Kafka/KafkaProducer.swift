@@ -3,7 +3,7 @@ import Lifecycle
 /// Produces messages to Kafka through librdkafka, with delivery reports, bounded flush and self-repair.
 ///
 /// The hot path is `enqueueBatch`: it never blocks and never allocates per message, and one completion reports the
-/// whole batch once every message has its final delivery report. A dedicated thread (`kafka-producer-poll`) serves
+/// whole batch once every message has its final delivery report. A dedicated thread (`kafka-poll`) serves
 /// librdkafka's callbacks, so completions and the delivery observer run there and must be quick.
 ///
 /// When librdkafka raises a fatal error (librdkafka 2.0.2's idempotent producer can, after disconnects), the producer
@@ -145,7 +145,7 @@ public final class KafkaProducer: Sendable {
     ///
     /// Runs `rd_kafka_flush` on its own thread, so it does not hold a thread of the cooperative pool.
     public func flush(timeout: Duration) async -> Int {
-        await onThread(named: "kafka-producer-flush") { [core] in core.flush(timeout: timeout) }
+        await onThread(named: "kafka-flush") { [core] in core.flush(timeout: timeout) }
     }
 
     /// Stops the producer: flushes within `timeout`, then fails whatever is left back to its completions (retriable,
@@ -153,7 +153,7 @@ public final class KafkaProducer: Sendable {
     ///
     /// Later enqueues throw `shutDown`. Calling it again returns 0.
     public func shutdown(timeout: Duration) async -> Int {
-        await onThread(named: "kafka-producer-shutdown") { [core] in core.shutdown(timeout: timeout) }
+        await onThread(named: "kafka-shutdown") { [core] in core.shutdown(timeout: timeout) }
     }
 
     /// Raises a fabricated fatal error on the current handle, as librdkafka 2.0.2 can after a disconnect; for

@@ -2,7 +2,7 @@ public import Lifecycle
 public import Logging
 
 /// A producer's poll loop as a service: the producer polls from its own thread from the moment it is made; when
-/// cancelled (after everything that sends through it has stopped) it flushes within the bound and stops.
+/// asked to shut down (after everything that sends through it has stopped) it flushes within the bound and stops.
 public struct KafkaProducerService: Service {
     public let name = "kafka-producer"
     /// The producer it stops.
@@ -19,7 +19,7 @@ public struct KafkaProducerService: Service {
     }
 
     public func run() async throws {
-        await waitUntilCancelled()
+        await waitForShutdown()
         await stop()
     }
 

@@ -3,12 +3,14 @@ import Glibc
 public import Logging
 import Synchronization
 
-/// Runs a process's services as one: starts them in order, turns SIGTERM and SIGINT into a graceful shutdown that
-/// cancels them in reverse order, each within its own bound, and logs what it waited for.
+/// Runs a process's services as one: starts them in order, turns SIGTERM and SIGINT into a graceful shutdown of
+/// each in reverse order, each within its own bound, and logs what it waited for.
 ///
 /// The group ends when a termination signal arrives, when ``triggerShutdown()`` is called, or when any service's
-/// `run()` returns or throws on its own; in every case every service still running is cancelled, last started
-/// first. A service that does not return within its bound is left behind (logged), and the next one is stopped.
+/// `run()` returns or throws on its own; in every case every service still running is asked to shut down, last
+/// started first, and waited for. The request is graceful shutdown, not cancellation (``waitForShutdown()``): the
+/// service's stop path runs in a task that is not cancelled, so its waits wait. A service that has not returned
+/// within its bound is cancelled and left behind (logged), and the next one is stopped.
 /// `run()` rethrows the first error a service threw. A second termination signal during shutdown exits the process
 /// at once with status 130, as an impatient operator expects.
 ///
@@ -42,8 +44,8 @@ public final class ServiceGroup: Sendable {
         case serviceEnded(index: Int)
     }
 
-    /// A group of `entries` in start order; with `handlingSignals`, SIGTERM and SIGINT shut it down (make at most one
-    /// such group per process).
+    /// A group of `entries` in start order; with `handlingSignals`, SIGTERM and SIGINT shut it down while it runs
+    /// (any number of groups, one after another or at once; ``TerminationSignals``).
     public init(_ entries: [Entry], logger: Logger, handlingSignals: Bool = true) {
         self.entries = entries
         self.logger = logger
@@ -61,19 +63,25 @@ public final class ServiceGroup: Sendable {
     /// error a service threw. Runs once.
     public func run() async throws {
         precondition(!hasRun.exchange(true, ordering: .acquiringAndReleasing), "a ServiceGroup runs once")
-        let signalWatcher = handlesSignals ? watchSignals() : nil
-        defer { signalWatcher?.cancel() }
+        // Subscribed before any service starts, unsubscribed when the group is done.
+        let signals = handlesSignals ? TerminationSignals() : nil
+        let signalWatcher = signals.map(watch)
+        defer {
+            signals?.cancel()
+            signalWatcher?.cancel()
+        }
 
         var tasks: [Task<Void, Never>] = []
+        let shutdownSignals = entries.map { _ in ShutdownSignal() }
         for (index, entry) in entries.enumerated() {
             let service = entry.service
             let board = board
             let continuation = eventsContinuation
             logger.debug("starting service", ["service": service.name])
             tasks.append(
-                Task {
+                Task { [shutdownSignal = shutdownSignals[index]] in
                     do {
-                        try await service.run()
+                        try await ShutdownSignal.$current.withValue(shutdownSignal) { try await service.run() }
                         board.finish(index, error: nil)
                     } catch {
                         board.finish(index, error: error)
@@ -101,7 +109,7 @@ public final class ServiceGroup: Sendable {
         for index in entries.indices.reversed() {
             let entry = entries[index]
             let started = ContinuousClock.now
-            tasks[index].cancel()
+            shutdownSignals[index].request()
             if await board.waitForExit(of: index, timeout: entry.shutdownTimeout) {
                 let elapsed = ContinuousClock.now - started
                 logger.debug(
@@ -113,8 +121,10 @@ public final class ServiceGroup: Sendable {
                                 + elapsed.components.attoseconds / 1_000_000_000_000_000),
                     ])
             } else {
+                // Cancellation is the hurry: every wait of a well-behaved stop path returns at once.
+                tasks[index].cancel()
                 logger.error(
-                    "service did not stop within its bound; leaving it behind",
+                    "service did not stop within its bound; cancelled it and left it behind",
                     ["service": entry.service.name, "bound_seconds": String(entry.shutdownTimeout.components.seconds)])
             }
         }
@@ -122,8 +132,7 @@ public final class ServiceGroup: Sendable {
         if let error = board.firstError { throw error }
     }
 
-    private func watchSignals() -> Task<Void, Never> {
-        let signals = TerminationSignals()
+    private func watch(_ signals: TerminationSignals) -> Task<Void, Never> {
         let logger = logger
         return Task { [weak self] in
             var count = 0

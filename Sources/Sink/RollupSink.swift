@@ -52,6 +52,8 @@ public final class RollupSink: Sendable {
     private let drainDeadline = Mutex<ContinuousClock.Instant?>(nil)
     private let hasConsumed = Atomic<Bool>(false)
     private let stopped = DispatchSemaphore(value: 0)
+    /// Ends a store retry's pause early when the sink is asked to stop.
+    private let pauseWakeup = Wakeup()
     private let deadLetters: DeadLetterFile?
     private let steps: Mutex<PartitionSteps>
     private let partitionCount = Mutex<(count: Int, checkedAt: ContinuousClock.Instant)?>(nil)
@@ -178,6 +180,7 @@ public final class RollupSink: Sendable {
     public func stop(draining: Duration = .zero, timeout: Duration = .seconds(30)) {
         if draining > .zero { drainDeadline.withLock { $0 = .now + draining } }
         guard !isStopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        pauseWakeup.wake()
         if isRunning.load(ordering: .acquiring) {
             let bound = max(timeout, draining + .seconds(5))
             _ = stopped.wait(timeout: .now() + .milliseconds(Int((bound / .milliseconds(1)).rounded())))
@@ -595,7 +598,7 @@ public final class RollupSink: Sendable {
     private func pause(_ delay: inout Duration, draining: Bool) {
         let until = ContinuousClock.now + delay
         while ContinuousClock.now < until && !shouldGiveUp(draining: draining) {
-            Thread.sleep(forTimeInterval: min(until - ContinuousClock.now, .milliseconds(100)) / .seconds(1))
+            pauseWakeup.wait(for: min(until - ContinuousClock.now, .milliseconds(100)))
         }
         delay = min(delay * 2, .seconds(30))
     }

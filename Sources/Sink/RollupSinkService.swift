@@ -1,6 +1,6 @@
 public import Lifecycle
 
-/// A ``RollupSink`` as a service: consumes on its own thread from start; when cancelled keeps consuming for up to
+/// A ``RollupSink`` as a service: consumes on its own thread from start; asked to shut down, keeps consuming for up to
 /// `drain()` until three polls in a row find nothing new (so what collectors flushed at their shutdown reaches the store), then
 /// leaves the group.
 public struct RollupSinkService: Service {
@@ -17,7 +17,7 @@ public struct RollupSinkService: Service {
 
     public func run() async throws {
         sink.start()
-        await waitUntilCancelled()
+        await waitForShutdown()
         let drain = drain()
         await onThread(named: "rollup-sink-stop") { [sink] in sink.stop(draining: drain) }
     }

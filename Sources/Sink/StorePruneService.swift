@@ -5,7 +5,7 @@ public import RollupStore
 import Synchronization
 
 /// Retention as a service: prunes the store at start and then every interval (``RollupStoreMaintenance/prune``),
-/// in bounded batches on a thread of its own; cancelled, it stops after the batch in progress.
+/// in bounded batches on a thread of its own; asked to shut down, it stops after the batch in progress.
 ///
 /// A failed prune is logged and tried again at the next interval; rows it left are deleted then.
 public struct StorePruneService: Service {
@@ -34,17 +34,17 @@ public struct StorePruneService: Service {
 
     public func run() async throws {
         let isCancelled = CancelFlag()
-        await withTaskCancellationHandler {
-            while !Task.isCancelled {
-                await pruneOnce(isCancelled: isCancelled)
-                do {
-                    try await Task.sleep(for: interval)
-                } catch {
-                    break
-                }
+        await withTaskGroup(of: Void.self) { group in
+            // Shutdown (graceful or cancellation) stops the prune in progress after its batch.
+            group.addTask {
+                await waitForShutdown()
+                isCancelled.set()
             }
-        } onCancel: {
-            isCancelled.set()
+            while !isShuttingDown {
+                await pruneOnce(isCancelled: isCancelled)
+                guard await sleepUnlessShuttingDown(for: interval) else { break }
+            }
+            group.cancelAll()
         }
     }
 

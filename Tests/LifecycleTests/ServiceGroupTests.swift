@@ -1,8 +1,10 @@
 import Foundation
-import Lifecycle
+import Glibc
 import Logging
 import Synchronization
 import Testing
+
+@testable import Lifecycle
 
 /// A service that records when it starts and stops, and can fail, end early or ignore cancellation.
 final class RecordingService: Service {
@@ -30,14 +32,14 @@ final class RecordingService: Service {
         journal.note("start \(name)")
         switch behaviour {
         case .runsUntilCancelled:
-            await waitUntilCancelled()
+            await waitForShutdown()
         case .failsAtStart:
             journal.note("fail \(name)")
             throw Failure()
         case .endsAtOnce:
             break
         case .ignoresCancellation(let release):
-            await waitUntilCancelled()
+            await waitForShutdown()
             // Blocks past its bound as a stuck C call would, until the test lets it go; the group must not wait.
             await onThread(named: "stuck") { release.wait() }
         }
@@ -124,6 +126,53 @@ final class Journal: Sendable {
         #expect(journal.all.contains { $0.contains("did not stop within its bound") && $0.contains("service=stuck") })
     }
 
+    @Test func shutdownIsNotCancellationSoAStopPathsWaitsWait() async throws {
+        let journal = Journal()
+        let group = ServiceGroup(
+            [ServiceGroup.Entry(DrainingService(journal: journal))], logger: Self.logger(journal),
+            handlingSignals: false)
+        let running = Task { try await group.run() }
+        await journal.waitFor("start draining")
+        group.triggerShutdown(reason: "test")
+        try await running.value
+        // The drain's sleep ran its course: the service was asked to stop, not cancelled.
+        #expect(journal.all.contains("drained, cancelled: false"))
+    }
+
+    @Test func cancellationStillStopsAServiceOutsideAGroup() async {
+        let journal = Journal()
+        let service = RecordingService("alone", journal: journal)
+        let task = Task { try await service.run() }
+        await journal.waitFor("start alone")
+        task.cancel()
+        _ = await task.result
+        #expect(journal.all.contains("stop alone"))
+    }
+
+    @Test func sleepUnlessShuttingDownEndsAtTheShutdownRequest() async throws {
+        let journal = Journal()
+        let group = ServiceGroup(
+            [ServiceGroup.Entry(SleepingService(journal: journal))], logger: Self.logger(journal),
+            handlingSignals: false)
+        let running = Task { try await group.run() }
+        await journal.waitFor("start sleeping")
+        group.triggerShutdown()
+        try await running.value
+        #expect(journal.all.contains("slept: false"))
+    }
+
+    @Test func twoSubscriptionsOneAfterTheOtherEachHearTheSignal() async {
+        // A real signal to this process (SIGUSR2: the in-process groups of other suites listen to SIGTERM and
+        // SIGINT); while a subscription is live it only reaches the subscribers.
+        for round in 1...2 {
+            let signals = TerminationSignals(signals: [SIGUSR2])
+            kill(getpid(), SIGUSR2)
+            let received = await signals.wait()
+            #expect(received == SIGUSR2, "round \(round)")
+            signals.cancel()
+        }
+    }
+
     @Test func waitUntilCancelledReturnsWhenAlreadyCancelled() async {
         let task = Task {
             withUnsafeCurrentTask { $0?.cancel() }
@@ -138,5 +187,40 @@ final class Journal: Sendable {
         await #expect(throws: RecordingService.Failure.self) {
             try await onThread(named: "flowmeter-test") { () throws -> Int in throw RecordingService.Failure() }
         }
+    }
+}
+
+/// Sleeps in its stop path, as a drain does; notes whether the sleep was cut short by cancellation.
+final class DrainingService: Service {
+    let name = "draining"
+    let journal: Journal
+
+    init(journal: Journal) { self.journal = journal }
+
+    func run() async throws {
+        journal.note("start draining")
+        await waitForShutdown()
+        let cancelled: Bool
+        do {
+            try await Task.sleep(for: .milliseconds(50))
+            cancelled = false
+        } catch {
+            cancelled = true
+        }
+        journal.note("drained, cancelled: \(cancelled)")
+    }
+}
+
+/// Sleeps an hour between turns, unless asked to shut down.
+final class SleepingService: Service {
+    let name = "sleeping"
+    let journal: Journal
+
+    init(journal: Journal) { self.journal = journal }
+
+    func run() async throws {
+        journal.note("start sleeping")
+        let slept = await sleepUnlessShuttingDown(for: .seconds(3_600))
+        journal.note("slept: \(slept)")
     }
 }

@@ -2,8 +2,9 @@ import HTTPServer
 import Lifecycle
 import Logging
 
-/// The collector's HTTP side as a service: listens at start; when cancelled stops intake (new requests get 503),
-/// stops accepting, answers every request in flight (suspended ones from Kafka or their deadline), and stops.
+/// The collector's HTTP side as a service: listens at start; asked to shut down, stops intake (new requests get 503),
+/// stops accepting, answers every request in flight (suspended ones from Kafka or their deadline), and stops (off the
+/// pool). Threads: libmicrohttpd's workers and `http-reaper` per listener, and the handler's `ingest-deadline`.
 struct HTTPIngestService: Service {
     let name = "http-server"
     let server: HTTPServer
@@ -15,7 +16,7 @@ struct HTTPIngestService: Service {
 
     func run() async throws {
         try start()
-        await waitUntilCancelled()
+        await waitForShutdown()
         await stop()
     }
 
@@ -55,8 +56,8 @@ struct HTTPIngestService: Service {
         // Suspended batches end at their deadline at the latest; give them that long, plus a little.
         let drained = await server.drain(timeout: configuration.responseDeadline + .seconds(1))
         ingest.stop()
-        server.stop()
-        operationsServer?.stop()
+        await server.stopOnThread()
+        await operationsServer?.stopOnThread()
         return drained
     }
 }

@@ -2,8 +2,8 @@ import Kafka
 import Lifecycle
 import Logging
 
-/// The disk spool as a service: starts the threshold watch and the replay; when cancelled (after the HTTP server
-/// and the rollup publisher stopped, before the producer does) spools every batch still waiting for Kafka, stops
+/// The disk spool as a service: starts the threshold watch and the replay; asked to shut down (after the HTTP server
+/// stopped, before the producer does) spools every batch still waiting for Kafka, stops
 /// the replay, lets Kafka take what is in flight within `flushTimeout` when it answers, and closes the spool.
 ///
 /// Whatever Kafka has not persisted by then stays in the spool and is replayed at the next start.
@@ -18,7 +18,7 @@ struct SpoolReplayService: Service {
 
     func run() async throws {
         start()
-        await waitUntilCancelled()
+        await waitForShutdown()
         await stop()
     }
 

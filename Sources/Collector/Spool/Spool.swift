@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import Lifecycle
 import Logging
@@ -101,9 +100,10 @@ final class Spool: Sendable {
     private let readFile = Mutex<ReadFile?>(nil)
     private let lockFile: Mutex<SpoolFile?>
     private let outstanding: Atomic<Int>
-    private let wake = DispatchSemaphore(value: 0)
-    private let activity = DispatchSemaphore(value: 0)
-    private let writerExited = DispatchSemaphore(value: 0)
+    /// The writer thread; woken for appends, settles and dead letters, and at close.
+    private let writer = LoopThread(named: "spool-writer")
+    /// Woken when there is something for the replay to read.
+    private let activity = Wakeup()
     private let metrics: CollectorMetrics
     private let logger: Logger
 
@@ -150,7 +150,7 @@ final class Spool: Sendable {
                     "unreadable_segments": String(recovery.unreadableSegments),
                 ])
         }
-        startThread(named: "spool-writer") { [self] in runWriter() }
+        writer.start { [self] writer in runWriter(writer) }
     }
 
     // MARK: - Appending
@@ -182,7 +182,7 @@ final class Spool: Sendable {
             completion(.failure(refusal))
             return
         }
-        wake.signal()
+        writer.wake()
     }
 
     /// Whether any record is waiting to be appended or settled: while it is, new batches go behind them.
@@ -232,8 +232,21 @@ final class Spool: Sendable {
     /// (``SpoolDeadLetters``) and settles them there; `error` is logged. When they cannot be read or the dead-letter
     /// segment cannot be written, they stay in the spool and go to the replay again: never dropped.
     ///
-    /// Reads and writes files on the calling thread (a delivery report's); permanent errors are rare.
+    /// Returns at once: the writer thread reads and writes the files (and syncs the directory), not the calling
+    /// delivery report's thread, which serves every other report meanwhile. Records still waiting for it when the
+    /// spool closes stay in the spool, are replayed at the next start and refused again.
     func deadLetter(_ locations: [Location], error: String) {
+        guard !locations.isEmpty else { return }
+        let queued = state.withLock { state in
+            guard !state.isClosed else { return false }
+            state.deadLetterQueue.append(DeadLetterRequest(locations: locations, error: error))
+            return true
+        }
+        if queued { writer.wake() }
+    }
+
+    /// Moves records to the dead-letter segment, on the writer thread (``deadLetter(_:error:)``).
+    private func moveToDeadLetters(_ locations: [Location], error: String) {
         guard !locations.isEmpty else { return }
         var frames: [UInt8] = []
         var counts: [UInt64: Int] = [:]
@@ -263,7 +276,6 @@ final class Spool: Sendable {
             requeue(locations)
             return
         }
-        settle(counts.merging(damaged, uniquingKeysWith: +))
         let moved = counts.values.reduce(0, +)
         metrics.spoolDeadLettered.increment(by: UInt64(moved))
         if !damaged.isEmpty {
@@ -272,23 +284,24 @@ final class Spool: Sendable {
         logger.error(
             "Kafka refused spooled records for good; they were moved to the dead-letter segment",
             ["count": String(moved), "path": deadLetters.path, "error": error])
+        settle(counts.merging(damaged, uniquingKeysWith: +))
     }
 
     /// Hands records whose delivery failed to the replay again, before any other.
     func requeue(_ locations: [Location]) {
         guard !locations.isEmpty else { return }
         state.withLock { $0.retries.append(contentsOf: locations) }
-        activity.signal()
+        activity.wake()
     }
 
     /// Waits until something was appended or requeued, or `timeout` passed.
     func waitForActivity(timeout: Duration) {
-        _ = activity.wait(timeout: .now() + .milliseconds(Int(timeout / .milliseconds(1))))
+        activity.wait(for: timeout)
     }
 
     /// Wakes a thread in ``waitForActivity(timeout:)`` (the replay, when a delivery freed room in its window).
     func signalActivity() {
-        activity.signal()
+        activity.wake()
     }
 
     /// Writes what is queued, stops the writer and releases the directory lock; later appends fail. Idempotent.
@@ -298,8 +311,8 @@ final class Spool: Sendable {
             return !state.isClosed
         }
         guard wasOpen else { return }
-        wake.signal()
-        _ = writerExited.wait(timeout: .now() + .seconds(30))
+        writer.wake()
+        writer.join(timeout: .seconds(30))
         readFile.withLock { $0 = nil }
         lockFile.withLock { $0 = nil }
     }
@@ -321,7 +334,7 @@ final class Spool: Sendable {
         outstanding.subtract(settled, ordering: .relaxed)
         removeFiles(removed)
         // The writer retires the active segment once it is settled.
-        wake.signal()
+        writer.wake()
     }
 
     private func removeFiles(_ paths: [String]) {
@@ -408,7 +421,7 @@ final class Spool: Sendable {
         }
         if finished > 0 {
             outstanding.subtract(finished, ordering: .relaxed)
-            wake.signal()
+            writer.wake()
         }
         guard !records.isEmpty else { return nil }
         let locations = records.map { Location(segment: segment, offset: range.lowerBound + $0.start) }
@@ -495,7 +508,7 @@ final class Spool: Sendable {
 
     // MARK: - Writing (the writer thread)
 
-    private func runWriter() {
+    private func runWriter(_ writer: LoopThread) {
         while true {
             let step = state.withLock { $0.nextWriterStep(now: .now) }
             switch step {
@@ -505,11 +518,12 @@ final class Spool: Sendable {
                 closeActive(expecting: segment)
             case .probe:
                 probe()
+            case .deadLetter(let requests):
+                for request in requests { moveToDeadLetters(request.locations, error: request.error) }
             case .wait:
-                _ = wake.wait(timeout: .now() + .milliseconds(200))
+                writer.wait(for: .milliseconds(200))
             case .exit:
                 closeActive(expecting: nil)
-                writerExited.signal()
                 return
             }
         }
@@ -541,7 +555,7 @@ final class Spool: Sendable {
             metrics.spoolAppended.increment(by: UInt64(records))
             if recovered { logger.info("the spool is writable again", ["directory": configuration.directory]) }
             for (append, location) in zip(appends, locations) { append.completion(.success(location)) }
-            activity.signal()
+            activity.wake()
         } catch {
             fail(appends, error: error, segment: segment, start: start, reserved: total, records: records)
         }
@@ -755,8 +769,15 @@ extension Spool {
         case write([Append])
         case retire(UInt64)
         case probe
+        case deadLetter([DeadLetterRequest])
         case wait
         case exit
+    }
+
+    /// Records Kafka refused for good, waiting for the writer thread to move them.
+    fileprivate struct DeadLetterRequest: Sendable {
+        var locations: [Location]
+        var error: String
     }
 
     /// What the reader reads next.
@@ -777,6 +798,7 @@ extension Spool {
         var failure: CollectorError?
         var nextProbe: ContinuousClock.Instant = .now
         var retries: [Location] = []
+        var deadLetterQueue: [DeadLetterRequest] = []
         var isClosed = false
         /// Set while reads fail: when the reader tries again, and the pause after that.
         var readBackoff: (until: ContinuousClock.Instant, delay: Duration)?
@@ -810,6 +832,10 @@ extension Spool {
                 return .write(queue)
             }
             if isClosed { return .exit }
+            if !deadLetterQueue.isEmpty {
+                defer { deadLetterQueue = [] }
+                return .deadLetter(deadLetterQueue)
+            }
             if let active = segments.firstIndex(where: \.isActive), segments[active].unsettled == 0 {
                 return .retire(segments[active].id)
             }

@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import Kafka
 import Lifecycle
@@ -12,7 +11,8 @@ import Synchronization
 /// into librdkafka's queue, where `message.timeout.ms` would expire it). Reports arrive on the producer's poll
 /// thread: persisted records are acknowledged (their segment is removed once all are), failed ones are requeued and
 /// counted (`timed_out_requeued` for `ERR__MSG_TIMED_OUT`), and records Kafka refused for good
-/// (``KafkaError/isRefusedForGood``) move to the dead-letter segment, where an operator can inspect and replay them.
+/// (``KafkaError/isRefusedForGood``) move to the dead-letter segment (on the spool's writer thread, not the poll
+/// thread), where an operator can inspect and replay them.
 final class SpoolReplay: Sendable {
     private let spool: Spool
     private let producer: KafkaProducer
@@ -23,7 +23,7 @@ final class SpoolReplay: Sendable {
     private let inFlight = Atomic<Int>(0)
     private let isStopped = Atomic<Bool>(false)
     private let isStarted = Atomic<Bool>(false)
-    private let exited = DispatchSemaphore(value: 0)
+    private let loop = LoopThread(named: "spool-replay")
 
     /// Records in flight while Kafka looks down: enough to notice it is back.
     static let probeWindow = 64
@@ -45,9 +45,9 @@ final class SpoolReplay: Sendable {
     /// Starts the replay thread.
     func start() {
         guard !isStarted.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        startThread(named: "spool-replay") { [self] in
+        loop.start { [self] loop in
             var metadata = MetadataCache()
-            while !isStopped.load(ordering: .acquiring) {
+            while !loop.isStopping {
                 let room = (health.isUp ? window : Self.probeWindow) - inFlight.load(ordering: .relaxed)
                 guard room > 0,
                     let chunk = spool.nextChunk(
@@ -56,22 +56,23 @@ final class SpoolReplay: Sendable {
                     spool.waitForActivity(timeout: .milliseconds(100))
                     continue
                 }
-                produce(chunk, metadata: &metadata)
+                produce(chunk, metadata: &metadata, loop: loop)
             }
-            exited.signal()
         }
     }
 
-    /// Stops producing (records in flight stay with the producer) and waits for the thread, at most 5 s.
+    /// Stops producing (records in flight stay with the producer) and suspends until the thread has ended (after
+    /// the enqueue in progress).
     func stop() async {
         guard !isStopped.exchange(true, ordering: .acquiringAndReleasing), isStarted.load(ordering: .acquiring) else {
             return
         }
+        loop.stop()
         spool.signalActivity()
-        _ = await onThread(named: "spool-replay-stop") { [exited] in exited.wait(timeout: .now() + .seconds(5)) }
+        await loop.join()
     }
 
-    private func produce(_ chunk: Spool.Chunk, metadata: inout MetadataCache) {
+    private func produce(_ chunk: Spool.Chunk, metadata: inout MetadataCache, loop: LoopThread) {
         let locations = chunk.locations
         let count = chunk.records.count
         inFlight.add(count, ordering: .relaxed)
@@ -97,9 +98,9 @@ final class SpoolReplay: Sendable {
             // A full queue, or the producer shutting down: what did not go out is handed out again after a pause.
             inFlight.subtract(count - enqueued, ordering: .relaxed)
             spool.requeue(Array(locations[enqueued...]))
-            if !isStopped.load(ordering: .relaxed) {
+            if !loop.isStopping {
                 logger.debug("spool replay paused", ["error": String(describing: error)])
-                Thread.sleep(forTimeInterval: 0.1)
+                loop.wait(for: .milliseconds(100))
             }
         }
     }

@@ -1,4 +1,3 @@
-import Dispatch
 import Foundation
 import Kafka
 import Lifecycle
@@ -15,8 +14,8 @@ import Synchronization
 /// so each record has one live delivery at a time. `SpoolReplay` delivers what the spool holds. A permanent Kafka
 /// error is `unavailable` (503), as without a spool: spooling could not help it.
 ///
-/// The threshold thread (`spool-threshold`) looks at the oldest waiting batch every 20 ms; batches all wait the
-/// same threshold, so arrival order is deadline order.
+/// The threshold thread (`spool-threshold`, a ``DeadlineWatch``) looks at the oldest waiting batch every 20 ms;
+/// batches all wait the same threshold, so arrival order is deadline order.
 final class SpoolingDelivery: Sendable {
     /// How a batch ended.
     enum Outcome: Sendable, Hashable {
@@ -35,11 +34,8 @@ final class SpoolingDelivery: Sendable {
     private let producer: KafkaProducer
     private let health: KafkaHealth
     private let metrics: CollectorMetrics
-    private let waiting = Mutex<Waiting>(Waiting())
+    private let waiting: DeadlineWatch<SpoolingTicket>
     private let isStopped = Atomic<Bool>(false)
-    private let threadExited = DispatchSemaphore(value: 0)
-    private let isStarted = Atomic<Bool>(false)
-    private static let tick: Duration = .milliseconds(20)
 
     init(spool: Spool, producer: KafkaProducer, health: KafkaHealth, metrics: CollectorMetrics, threshold: Duration) {
         self.spool = spool
@@ -47,6 +43,7 @@ final class SpoolingDelivery: Sendable {
         self.health = health
         self.metrics = metrics
         self.threshold = threshold
+        waiting = DeadlineWatch(named: "spool-threshold", deadline: { $0.deadline }, isSettled: { !$0.isWaiting })
     }
 
     /// Whether a batch arriving now would go to the spool and find it full: the spool refused a batch for room and
@@ -58,14 +55,7 @@ final class SpoolingDelivery: Sendable {
 
     /// Starts the threshold thread.
     func start() {
-        guard !isStarted.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        startThread(named: "spool-threshold") { [self] in
-            while !isStopped.load(ordering: .acquiring) {
-                for ticket in due(at: .now) { spoolIfWaiting(ticket) }
-                Thread.sleep(forTimeInterval: 0.02)
-            }
-            threadExited.signal()
-        }
+        waiting.start { [self] ticket in spoolIfWaiting(ticket) }
     }
 
     /// Delivers `batch` (records with `headers`, the Kafka form of the batch's own) and calls `completion` once:
@@ -103,35 +93,21 @@ final class SpoolingDelivery: Sendable {
             return
         }
         ticket.enqueued(enqueued)
-        let isStopped = waiting.withLock { waiting in
-            if !waiting.isStopped { waiting.tickets.append(ticket) }
-            return waiting.isStopped
-        }
-        if isStopped { spoolIfWaiting(ticket) }
+        if !waiting.add(ticket) { spoolIfWaiting(ticket) }
     }
 
     /// Spools every batch still waiting for Kafka now, and waits (at most `timeout`) until the spool has them.
     /// New batches go straight to the spool from now on. For the shutdown, before the producer is flushed.
     func spoolWaiting(timeout: Duration) async {
         isStopped.store(true, ordering: .releasing)
-        let tickets = waiting.withLock { waiting in
-            waiting.isStopped = true
-            defer {
-                waiting.tickets = []
-                waiting.head = 0
-            }
-            return waiting.tickets[waiting.head...].compactMap { $0 }
-        }
+        let tickets = waiting.stop()
         for ticket in tickets { spoolIfWaiting(ticket) }
-        if isStarted.load(ordering: .acquiring) {
-            _ = await onThread(named: "spool-threshold-stop") { [threadExited] in
-                threadExited.wait(timeout: .now() + .seconds(5))
-            }
-        }
+        await waiting.join()
         let deadline = ContinuousClock.now + timeout
-        // Spooling tickets finish on the writer thread; a short poll covers the one group commit they wait for.
+        // Spooling tickets finish on the writer thread; a short poll covers the one group commit they wait for (a
+        // cancelled task, past its group's bound, stops waiting).
         while tickets.contains(where: \.isUndecided) && ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(10))
+            do { try await Task.sleep(for: .milliseconds(10)) } catch { return }
         }
     }
 
@@ -184,32 +160,5 @@ final class SpoolingDelivery: Sendable {
         let error = report.failures.first { $0.error?.isRefusedForGood == true }?.error
         spool.deadLetter(refused, error: error.map { String(describing: $0) } ?? "")
         spool.requeue(retries)
-    }
-
-    private func due(at now: ContinuousClock.Instant) -> [SpoolingTicket] {
-        waiting.withLock { waiting in
-            var due: [SpoolingTicket] = []
-            while waiting.head < waiting.tickets.count, let ticket = waiting.tickets[waiting.head] {
-                if ticket.isWaiting {
-                    guard ticket.deadline <= now else { break }
-                    due.append(ticket)
-                }
-                // Let go of it now: a ticket holds its batch's bytes.
-                waiting.tickets[waiting.head] = nil
-                waiting.head += 1
-            }
-            if waiting.head > 1_024 && waiting.head * 2 > waiting.tickets.count {
-                waiting.tickets.removeFirst(waiting.head)
-                waiting.head = 0
-            }
-            return due
-        }
-    }
-
-    /// Batches enqueued to Kafka, oldest first, with the index of the first one not yet looked at.
-    private struct Waiting: Sendable {
-        var tickets: [SpoolingTicket?] = []
-        var head = 0
-        var isStopped = false
     }
 }

@@ -220,12 +220,6 @@ struct DemoRun {
         print("        'http://127.0.0.1:\(console.collector.port)/v1/query/spikes?since=7d'")
         print("    Serving until interrupted (Ctrl-C); `flowmeter demo --exit` ends without serving.")
         fflush(nil)
-        // The first group's signal sources are gone, and by now threads of both groups leave SIGINT and SIGTERM
-        // unblocked with the disposition set to ignore, so a second group would never hear them (seen: Ctrl-C did
-        // nothing). This group only reads a store that is already committed: the default action, ending the process
-        // at once, loses nothing.
-        signal(SIGINT, SIG_DFL)
-        signal(SIGTERM, SIG_DFL)
         try await running.value
     }
 

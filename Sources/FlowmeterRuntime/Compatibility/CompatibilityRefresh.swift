@@ -33,9 +33,9 @@ public struct CompatibilityRefresh: Service {
     }
 
     public func run() async throws {
-        while !Task.isCancelled {
+        while !isShuttingDown {
             let (store, configuration, now) = (store, configuration, clock())
-            let built = await onThread(named: "compatibility-refresh") {
+            let built = await onThread(named: "compat-refresh") {
                 Result { try Self.index(from: store, configuration: configuration, now: now) }
             }
             switch built {
@@ -46,11 +46,7 @@ public struct CompatibilityRefresh: Service {
                     "compatibility refresh failed; the previous answers stay",
                     ["error": String(describing: error)])
             }
-            do {
-                try await Task.sleep(for: configuration.refreshInterval)
-            } catch {
-                break
-            }
+            guard await sleepUnlessShuttingDown(for: configuration.refreshInterval) else { break }
         }
     }
 

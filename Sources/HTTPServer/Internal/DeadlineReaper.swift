@@ -1,30 +1,27 @@
 import FlowmeterModels
 import FlowmeterWire
-import Foundation
-import Synchronization
+import Lifecycle
 
-/// A named thread that enforces the deadlines libmicrohttpd cannot: slow requests and unanswered suspensions.
+/// The thread (`http-reaper`) that enforces the deadlines libmicrohttpd cannot: slow requests and unanswered
+/// suspensions, every `reaperInterval`.
 final class DeadlineReaper: Sendable {
-    private let isStopping = Atomic<Bool>(false)
-    private let finished = DispatchSemaphore(value: 0)
+    private let loop: LoopThread
 
     init(core: ServerCore) {
-        let interval = max(MonotonicClock.nanoseconds(core.configuration.reaperInterval), 1_000_000)
-        let thread = Thread { [self] in
-            while !self.isStopping.load(ordering: .relaxed) {
-                var pause = timespec(tv_sec: Int(interval / 1_000_000_000), tv_nsec: Int(interval % 1_000_000_000))
-                nanosleep(&pause, nil)
-                core.reapOverdue()
-            }
-            self.finished.signal()
+        let interval = max(core.configuration.reaperInterval, .milliseconds(1))
+        loop = LoopThread.start(named: "http-reaper") { loop in
+            while loop.wait(for: interval) { core.reapOverdue() }
         }
-        thread.name = "HTTPServer.reaper"
-        thread.start()
     }
 
-    /// Stops the thread and waits for its current pass to end.
+    /// Stops the thread at once and waits for its current pass to end; for a caller on a thread of its own.
     func stop() {
-        isStopping.store(true, ordering: .relaxed)
-        finished.wait()
+        loop.stop()
+        loop.join(timeout: .seconds(Int64.max))
+    }
+
+    /// Stops the thread at once and suspends until its current pass has ended.
+    func stop() async {
+        await loop.stopAndJoin()
     }
 }

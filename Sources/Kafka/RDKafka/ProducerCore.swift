@@ -1,25 +1,24 @@
-import Dispatch
-import Foundation
+import Lifecycle
 import Synchronization
 
 /// The producer's machinery: the current handle, the poll thread that serves its callbacks, and fatal-error rebuild.
 ///
-/// The poll thread holds the core, not the public `KafkaProducer`, so dropping the producer can stop the thread.
+/// The poll thread (`kafka-poll`, a ``LoopThread``) waits in librdkafka's poll, which ``stopPolling()`` and
+/// ``sendQueuedNow()`` interrupt. It holds the core, not the public `KafkaProducer`, so dropping the producer can
+/// stop the thread.
 final class ProducerCore: Sendable {
     private struct State {
         var client: RDKafkaClient?
-        var pollThreadStarted = false
+        var pollLoop: LoopThread?
     }
 
     let properties: [String: String]
     let events: ProducerEvents
     private let state: Mutex<State>
-    private let stopRequested = Atomic<Bool>(false)
     /// Set by ``sendQueuedNow()``; the poll thread's next turn flushes instead of polling.
     private let sendNowRequested = Atomic<Bool>(false)
-    private let pollThreadExited = DispatchSemaphore(value: 0)
     private static let pollMilliseconds: Int32 = 50
-    private static let pollThreadName = "kafka-producer-poll"
+    private static let pollThreadName = "kafka-poll"
     private static let drainBound: Duration = .seconds(10)
     /// How long a requested flush may run: long enough for the broker threads to be scheduled and start their
     /// requests while librdkafka counts the linger as over, short enough that the answers it serves cannot bring
@@ -53,17 +52,12 @@ final class ProducerCore: Sendable {
     }
 
     func startPolling() {
-        state.withLock { $0.pollThreadStarted = true }
-        let thread = Thread { [self] in
-            pollLoop()
-            pollThreadExited.signal()
-        }
-        thread.name = Self.pollThreadName
-        thread.start()
+        let loop = LoopThread.start(named: Self.pollThreadName) { [self] loop in pollLoop(loop) }
+        state.withLock { $0.pollLoop = loop }
     }
 
-    private func pollLoop() {
-        while !stopRequested.load(ordering: .acquiring) {
+    private func pollLoop(_ loop: LoopThread) {
+        while !loop.isStopping {
             guard let client = state.withLock({ $0.client }) else { return }
             if sendNowRequested.exchange(false, ordering: .acquiringAndReleasing) {
                 // rd_kafka_flush counts linger.ms as over while it runs and serves reports as poll does.
@@ -72,14 +66,14 @@ final class ProducerCore: Sendable {
                 client.poll(milliseconds: Self.pollMilliseconds)
             }
             if events.fatalPending.exchange(false, ordering: .acquiringAndReleasing) {
-                rebuildIfFatal(client)
+                rebuildIfFatal(client, loop: loop)
             }
         }
     }
 
     // Replaces a handle that hit a fatal error. Its outstanding messages are purged so their completions hear a
     // retriable failure (`purgedFromQueue`, `purgedInFlight` or `fatal`) instead of waiting forever.
-    private func rebuildIfFatal(_ old: RDKafkaClient) {
+    private func rebuildIfFatal(_ old: RDKafkaClient, loop: LoopThread) {
         guard old.hasFatalError else { return }
         let replacement: RDKafkaClient
         do {
@@ -87,7 +81,7 @@ final class ProducerCore: Sendable {
         } catch {
             // Try again on the next turn of the loop rather than give up on the producer.
             events.fatalPending.store(true, ordering: .releasing)
-            Thread.sleep(forTimeInterval: 0.1)
+            loop.wait(for: .milliseconds(100))
             return
         }
         let swapped = state.withLock { state in
@@ -137,17 +131,18 @@ final class ProducerCore: Sendable {
         return Int(failedDuring) + unreported
     }
 
+    /// Stops the poll thread and waits (at most 5 s) for its turn in progress to end; from a thread of its own.
     func stopPolling() {
-        stopRequested.store(true, ordering: .releasing)
-        let started = state.withLock { state in
-            defer { state.pollThreadStarted = false }
-            return state.pollThreadStarted
+        let (loop, client) = state.withLock { state in
+            defer { state.pollLoop = nil }
+            return (state.pollLoop, state.client)
         }
-        // A completion that drops the last reference runs this on the poll thread, which cannot wait for itself; it
-        // leaves its loop on its own once the handle is gone.
-        if started && Thread.current.name != Self.pollThreadName {
-            _ = pollThreadExited.wait(timeout: .now() + .seconds(5))
-        }
+        guard let loop else { return }
+        loop.stop()
+        client?.wakePoller()
+        // A completion that drops the last reference runs this on the poll thread, which cannot wait for itself
+        // (`join` returns at once there); it leaves its loop on its own once the handle is gone.
+        loop.join(timeout: .seconds(5))
     }
 
     private static func milliseconds(_ duration: Duration) -> Int32 {

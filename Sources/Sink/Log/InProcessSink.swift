@@ -17,9 +17,10 @@ public final class InProcessSink: Service {
     public let name = "in-process-sink"
     private let steps: Mutex<PartitionSteps>
     private let pending = Mutex<[[UInt8]]>([])
-    private let wake = DispatchSemaphore(value: 0)
+    private let thread = LoopThread(named: "in-process-sink")
+    /// A store retry's pause (never woken: a plain bounded wait).
+    private let backoff = Wakeup()
     private let isStopping = Atomic<Bool>(false)
-    private let stopped = DispatchSemaphore(value: 0)
     private let counters = Mutex<RollupSinkCounters>(RollupSinkCounters())
     private let configuration: RollupSinkConfiguration
     private let log: RollupSink.Log
@@ -40,22 +41,21 @@ public final class InProcessSink: Service {
     /// Takes the records of one batch; never blocks. Records taken after the stop began are still committed by it.
     public func append(_ records: [[UInt8]]) {
         pending.withLock { $0.append(contentsOf: records) }
-        wake.signal()
+        thread.wake()
     }
 
     /// Records taken but not yet committed.
     public var waiting: Int { pending.withLock { $0.count } }
 
     public func run() async throws {
-        startThread(named: "in-process-sink") { [self] in loop() }
-        await waitUntilCancelled()
+        thread.start { [self] thread in loop(thread) }
+        await waitForShutdown()
         isStopping.store(true, ordering: .releasing)
-        wake.signal()
-        await onThread(named: "in-process-sink-stop") { [stopped] in stopped.wait() }
+        thread.wake()
+        await thread.join()
     }
 
-    private func loop() {
-        defer { stopped.signal() }
+    private func loop(_ thread: LoopThread) {
         var lastFreshness = ContinuousClock.now - configuration.freshnessInterval
         while true {
             let stopping = isStopping.load(ordering: .acquiring)
@@ -70,7 +70,7 @@ public final class InProcessSink: Service {
                 lastFreshness = .now
             }
             if stopping && taken.1 { return }
-            if taken.1 { _ = wake.wait(timeout: .now() + .milliseconds(200)) }
+            if taken.1 { thread.wait(for: .milliseconds(200)) }
         }
     }
 
@@ -111,7 +111,7 @@ public final class InProcessSink: Service {
                 log(.error, "store step failed; retrying", ["error": String(describing: error)])
             }
             if isStopping.load(ordering: .acquiring) && delay > .seconds(8) { return }
-            Thread.sleep(forTimeInterval: delay / .seconds(1))
+            backoff.wait(for: delay)
             delay = min(delay * 2, .seconds(30))
         }
     }
