@@ -2,6 +2,7 @@ import Collector
 import FlowmeterModels
 import Foundation
 import HTTPServer
+import Kafka
 import Rollups
 import Synchronization
 import TestSupport
@@ -154,6 +155,35 @@ import Testing
         fixture.collector.router.handle(
             unknown, responder: HTTPResponder { response in answers.withLock { $0.append(response.status.rawValue) } })
         #expect(answers.withLock { $0 } == [401], "without the check's ID the token decides, and there is none")
+        await fixture.shutdown()
+    }
+
+    /// A deploy marker takes the path every record takes to Kafka: with every broker down it waits the spool
+    /// threshold, the spool takes it (201, as a batch's 202), and the replay publishes it once the brokers are back.
+    @Test func aDeployMarkerRidesTheSpoolThroughAnOutage() async throws {
+        let kafka = try KafkaFixture()
+        let directory = try TemporaryDirectory(prefix: "flowmeter-admin-spool")
+        let store = GatedStore()
+        let fixture = try CollectorFixture(kafka: kafka, store: store) { configuration in
+            let keysJSON = """
+                {"ingestKeys": [{"key": "\(CollectorFixture.shopKey)", "apps": ["\(CollectorFixture.shopApp)"]}],
+                 "adminKeys": ["\(Self.adminKey)"]}
+                """
+            configuration.keys = try! IngestKeys(json: Data(keysJSON.utf8))
+            configuration.spool = CollectorConfiguration.DiskSpool(directory: directory.file("spool"))
+        }
+        try kafka.cluster.setBrokerDown(KafkaMockCluster.allBrokers)
+        let deploy = try await fixture.post(Self.marker, key: Self.adminKey, path: "/v1/deploys")
+        #expect(deploy.status == 201, "\(deploy.bodyText)")
+        #expect(fixture.collector.spooledRecords == 1, "the marker waits in the spool")
+        #expect(try await fixture.metric(#"flowmeter_deploy_markers_total{outcome="recorded"}"#) == 1)
+
+        try kafka.cluster.setBrokerUp(KafkaMockCluster.allBrokers)
+        #expect(await eventually { fixture.collector.spooledRecords == 0 }, "the replay publishes it")
+        let messages = try await kafka.consumeAll(topic: KafkaFixture.deploysTopic, expecting: 1)
+        #expect(messages.count == 1)
+        #expect(messages.first?.key == Array("page-api".utf8))
+        #expect(store.deploys.count == 1)
         await fixture.shutdown()
     }
 }
