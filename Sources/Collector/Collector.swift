@@ -169,7 +169,7 @@ public final class Collector: Sendable {
         }
         let ingest = IngestHandler(
             configuration: configuration, hasher: InstallIDHasher(salt: salt), delivery: records,
-            handoff: producer == nil ? handoff : nil, metrics: metrics, health: health, logger: logger)
+            handoff: producer == nil ? handoff : nil, metrics: metrics, logger: logger)
         let writes = AdminWrites(
             keys: configuration.keys, delivery: records, store: store, queue: AdminWriteQueue(), metrics: metrics,
             logger: logger)

@@ -22,7 +22,6 @@ final class IngestHandler: Sendable {
     private let handoff: (any BatchRecordHandoff)?
     private let recentBatches: RecentBatchIDs<[UInt8]>
     let metrics: CollectorMetrics
-    private let health: KafkaHealth
     private let logger: Logger
     /// The ingest keys by `keyID`, for requests the admission check already named (each ID held by one key only).
     private let keysByID: [String: IngestKeys.Key]
@@ -33,7 +32,7 @@ final class IngestHandler: Sendable {
 
     init(
         configuration: CollectorConfiguration, hasher: InstallIDHasher, delivery: RecordDelivery?,
-        handoff: (any BatchRecordHandoff)?, metrics: CollectorMetrics, health: KafkaHealth, logger: Logger
+        handoff: (any BatchRecordHandoff)?, metrics: CollectorMetrics, logger: Logger
     ) {
         self.settings = configuration
         self.delivery = delivery
@@ -47,7 +46,6 @@ final class IngestHandler: Sendable {
             retention: configuration.batchIDRetention, capacity: Self.maxRememberedBatchIDs,
             maxAnswerBytes: Self.maxRememberedAnswerBytes, answerBytes: { $0.count + 32 })
         self.metrics = metrics
-        self.health = health
         self.logger = logger
         self.interners = InternerPool(capacity: max(1, configuration.threads))
         let unavailable = IngestRejection.unavailable(reason: .deadline)
