@@ -51,6 +51,7 @@ public final class Collector: Sendable {
     private let spoolService: SpoolReplayService?
     private let spool: Spool?
     private let health: KafkaHealth
+    private let readiness: Readiness
     private let isShutDown = Atomic<Bool>(false)
 
     init(
@@ -162,16 +163,18 @@ public final class Collector: Sendable {
         producerService = eventsProducer.map {
             KafkaProducerService($0, flushTimeout: producerFlush, logger: logger)
         }
+        // Every record (batches, deploy markers, manifests) reaches Kafka this one way, the spool its one retry.
+        let records = producer.map {
+            RecordDelivery(producer: $0, spooling: delivery, health: health, logger: logger)
+        }
         let ingest = IngestHandler(
-            configuration: configuration, hasher: InstallIDHasher(salt: salt), producer: producer,
-            delivery: delivery, handoff: producer == nil ? handoff : nil, metrics: metrics, health: health,
+            configuration: configuration, hasher: InstallIDHasher(salt: salt), delivery: records,
+            handoff: producer == nil ? handoff : nil, metrics: metrics, logger: logger)
+        let writes = AdminWrites(
+            keys: configuration.keys, delivery: records, store: store, queue: AdminWriteQueue(), metrics: metrics,
             logger: logger)
-        let deploys = DeployHandler(
-            keys: configuration.keys, producer: producer, store: store, topic: configuration.topics.deploys,
-            metrics: metrics, logger: logger)
-        let manifests = ManifestHandler(
-            keys: configuration.keys, producer: producer, store: store, topic: configuration.topics.manifests,
-            metrics: metrics, logger: logger)
+        let deploys = DeployHandler(writes: writes, topic: configuration.topics.deploys)
+        let manifests = ManifestHandler(writes: writes, topic: configuration.topics.manifests)
 
         var serverConfiguration = HTTPServerConfiguration()
         serverConfiguration.host = configuration.host
@@ -215,6 +218,7 @@ public final class Collector: Sendable {
         let producerForMetrics = producer
         let isUp: @Sendable () -> Bool = { kafkaMode == .none || health.isUp }
         let readiness = Readiness(kafkaMode: kafkaMode, health: health, spool: delivery?.spool, producer: producer)
+        self.readiness = readiness
         var router = HTTPRouter()
         router.add(.post, "/v1/diagnostics") { request, responder in ingest.handle(request, responder) }
         router.add(.post, "/v1/deploys") { request, responder in deploys.handle(request, responder) }
@@ -302,6 +306,13 @@ public final class Collector: Sendable {
         await spoolService?.stop()
         let unflushed = await producerService?.stop() ?? 0
         logger.info("stopped", ["drained": String(drained), "unflushed": String(unflushed)])
+    }
+
+    /// Makes `/readyz` ask `stall` too, for the sink this process runs beside the collector (`flowmeter serve
+    /// --store`): while it returns a stable word and a sentence (a `SinkStall`'s `reason` and `message`), `/readyz`
+    /// answers 503 with them, as `flowmeter sink --ops-listen` does. The collector's own reasons come first.
+    public func attachSinkReadiness(_ stall: @escaping @Sendable () -> (reason: String, message: String)?) {
+        readiness.sink.attach(stall)
     }
 
     /// Batches answered 202 since the start.

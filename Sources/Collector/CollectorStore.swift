@@ -5,11 +5,12 @@ public import Rollups
 /// manifests.
 ///
 /// The CLI adapts a `RollupStore` to this, so the collector needs no database code. Its methods block on the
-/// database: the collector calls them from an HTTP worker (both are rare admin writes). Throwing answers 503.
+/// database: the collector calls them one at a time from its admin write queue's thread (`admin-store-writer`), never
+/// from an HTTP worker (both are rare admin writes). Throwing answers 503.
 public protocol CollectorStore: Sendable {
     /// Stores a deploy marker, replacing one with the same id.
     func recordDeploy(_ deploy: DeployMarker) throws
-    /// Stores a capability manifest, replacing the same build's (`POST /v1/manifests`, from an HTTP worker).
+    /// Stores a capability manifest, replacing the same build's (`POST /v1/manifests`).
     func recordManifest(_ manifest: CapabilityManifest) throws
 }
 

@@ -105,6 +105,7 @@ public func makeServe(_ configuration: ServeConfiguration, logger: Logger) throw
                 applied: UInt64(counters.applied), duplicates: UInt64(counters.duplicates),
                 badMessages: UInt64(counters.badMessages), deploys: 0, deadLetters: 0)
         }
+        collector.attachSinkReadiness { localSink.stall.map { ($0.reason, $0.message) } }
         // Started first, stopped last: it commits what the collector handed it before its HTTP server stopped.
         entries.append(ServiceGroup.Entry(localSink, shutdownTimeout: .seconds(35)))
     }
@@ -126,6 +127,8 @@ public func makeServe(_ configuration: ServeConfiguration, logger: Logger) throw
                 badMessages: UInt64(counters.badMessages), deploys: UInt64(counters.deploys),
                 deadLetters: UInt64(counters.deadLetters))
         }
+        // /readyz says so while the sink is stalled, as `flowmeter sink --ops-listen` does (docs/collector.md).
+        collector.attachSinkReadiness { made.stall.map { ($0.reason, $0.message) } }
         // Started first, stopped last: the collector's last batches are in Kafka by then, and the sink keeps
         // consuming (up to 15 s) until it has counted them.
         let drain: @Sendable () -> Duration = { collector.acceptedBatches > 0 ? .seconds(15) : .zero }

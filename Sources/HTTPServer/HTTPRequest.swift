@@ -15,6 +15,9 @@ public struct HTTPRequest: Sendable {
     public var body: [UInt8]
     /// The client's address as `ip:port` (IPv6 as `[ip]:port`), or an empty string when unknown.
     public var remoteAddress: String
+    /// The client the admission check named when it admitted the request (``HTTPAdmission/admit(client:)``), or nil
+    /// (no check, none named, or a request a test built): lets a handler use what the check already worked out.
+    public var admittedClient: String?
 
     /// Makes a request; the server builds these, tests of handlers may build their own.
     public init(
@@ -23,7 +26,8 @@ public struct HTTPRequest: Sendable {
         queryItems: [(name: String, value: String?)] = [],
         headers: HTTPHeaders = HTTPHeaders(),
         body: [UInt8] = [],
-        remoteAddress: String = ""
+        remoteAddress: String = "",
+        admittedClient: String? = nil
     ) {
         self.method = method
         self.path = path
@@ -31,6 +35,7 @@ public struct HTTPRequest: Sendable {
         self.headers = headers
         self.body = body
         self.remoteAddress = remoteAddress
+        self.admittedClient = admittedClient
     }
 
     /// The value of the first query item with that exact name, or nil when absent or valueless.

@@ -16,8 +16,12 @@ final class CollectorFixture: Sendable {
     let kafka: KafkaFixture?
     private let logLines = LogBuffer()
 
-    /// Starts a collector; with `kafka`, it publishes there, otherwise it runs in `--kafka none` mode.
-    init(kafka: KafkaFixture? = nil, _ configure: (inout CollectorConfiguration) -> Void = { _ in }) throws {
+    /// Starts a collector; with `kafka`, it publishes there, otherwise it runs in `--kafka none` mode; with `store`,
+    /// deploy markers and manifests are recorded there.
+    init(
+        kafka: KafkaFixture? = nil, store: (any CollectorStore)? = nil,
+        _ configure: (inout CollectorConfiguration) -> Void = { _ in }
+    ) throws {
         let keysJSON = """
             {"ingestKeys": [{"key": "\(Self.shopKey)", "apps": ["\(Self.shopApp)"]},
                             {"key": "\(Self.otherKey)", "apps": ["\(Self.otherApp)"]}]}
@@ -37,7 +41,7 @@ final class CollectorFixture: Sendable {
         self.kafka = kafka
         let lines = logLines
         let logger = Logger(threshold: .debug) { line in lines.append(line) }
-        collector = try makeCollector(configuration: configuration, logger: logger)
+        collector = try makeCollector(configuration: configuration, logger: logger, store: store)
         try collector.start()
     }
 

@@ -7,8 +7,9 @@ extension IngestHandler {
     /// admitted under its key id, which bounds its share of the body budget and labels its answer in
     /// `flowmeter_ingest_answers_total`.
     ///
-    /// The handler checks the key again after the body (it also serves requests handed over in process, without a
-    /// server); the second look costs a digest, not a decode.
+    /// The admitted key's ID comes back with the request (``HTTPServer/HTTPRequest/admittedClient``), so the handler
+    /// does not digest the token again; a request handed over in process, without a server, is looked up by its
+    /// token there.
     func admit(_ head: HTTPRequestHead) -> HTTPAdmission {
         let token = IngestKeys.bearerToken(fromAuthorization: head.headers["Authorization"])
         guard let token, let key = settings.keys.key(for: token) else {

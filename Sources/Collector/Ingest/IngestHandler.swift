@@ -17,34 +17,35 @@ final class IngestHandler: Sendable {
     let settings: CollectorConfiguration
     let rateLimiter: RateLimiter
     private let hasher: InstallIDHasher
-    private let producer: KafkaProducer?
-    let delivery: SpoolingDelivery?
+    /// The one path to Kafka (nil without Kafka).
+    let delivery: RecordDelivery?
     private let handoff: (any BatchRecordHandoff)?
     private let recentBatches: RecentBatchIDs<[UInt8]>
     let metrics: CollectorMetrics
-    private let health: KafkaHealth
     private let logger: Logger
+    /// The ingest keys by `keyID`, for requests the admission check already named (each ID held by one key only).
+    private let keysByID: [String: IngestKeys.Key]
     private let deadlines: DeadlineQueue
     private let interners: InternerPool
     private let eventStorage = EventStoragePool()
     private let isStopping = Atomic<Bool>(false)
 
     init(
-        configuration: CollectorConfiguration, hasher: InstallIDHasher, producer: KafkaProducer?,
-        delivery: SpoolingDelivery?, handoff: (any BatchRecordHandoff)?, metrics: CollectorMetrics,
-        health: KafkaHealth, logger: Logger
+        configuration: CollectorConfiguration, hasher: InstallIDHasher, delivery: RecordDelivery?,
+        handoff: (any BatchRecordHandoff)?, metrics: CollectorMetrics, logger: Logger
     ) {
         self.settings = configuration
         self.delivery = delivery
         self.handoff = handoff
         self.rateLimiter = RateLimiter(defaultLimit: configuration.defaultRateLimit)
         self.hasher = hasher
-        self.producer = producer
+        // Two keys whose digests share their first 4 bytes share an ID: such a key is looked up by its digest.
+        let byID = Dictionary(grouping: configuration.keys.keys, by: \.keyID)
+        self.keysByID = byID.compactMapValues { $0.count == 1 ? $0[0] : nil }
         self.recentBatches = RecentBatchIDs(
             retention: configuration.batchIDRetention, capacity: Self.maxRememberedBatchIDs,
             maxAnswerBytes: Self.maxRememberedAnswerBytes, answerBytes: { $0.count + 32 })
         self.metrics = metrics
-        self.health = health
         self.logger = logger
         self.interners = InternerPool(capacity: max(1, configuration.threads))
         let unavailable = IngestRejection.unavailable(reason: .deadline)
@@ -93,9 +94,7 @@ final class IngestHandler: Sendable {
 
     private func process(_ request: HTTPRequest, _ responder: HTTPResponder) throws(IngestRejection) {
         guard !isStopping.load(ordering: .relaxed) else { throw .unavailable(reason: .shuttingDown) }
-        // Only the header authenticates: a key in the query string is ignored, never accepted.
-        let token = IngestKeys.bearerToken(fromAuthorization: request.headers["Authorization"])
-        guard let token, let key = settings.keys.key(for: token) else { throw .unauthorized }
+        guard let key = key(of: request) else { throw .unauthorized }
         if case .limited(let seconds) = rateLimiter.check(keyID: key.keyID, limit: key.rateLimit) {
             metrics.rateLimited.labels(key.keyID).increment()
             throw .rateLimited(retryAfterSeconds: seconds)
@@ -127,7 +126,7 @@ final class IngestHandler: Sendable {
         let received = decoded.table.count + decoded.dropped.count
         cost.events = received
         guard key.mayWrite(batch.client.appID) else {
-            countEvents(received, kind: "__undecoded__", outcome: "rejected_forbidden")
+            countEvents(received, kind: "__undecoded__", outcome: .rejectedForbidden)
             throw .forbidden
         }
 
@@ -136,11 +135,11 @@ final class IngestHandler: Sendable {
             switch recentBatches.begin(scopedID) {
             case .new: break
             case .inFlight:
-                countEvents(received, kind: "__undecoded__", outcome: "unavailable")
+                countEvents(received, kind: "__undecoded__", outcome: .unavailable)
                 throw .unavailable(reason: .retryInFlight)
             case .completed(let answer):
                 if responder.respond(.json(status: .accepted, answer)) {
-                    countEvents(received, kind: "__undecoded__", outcome: "duplicate")
+                    countEvents(received, kind: "__undecoded__", outcome: .duplicate)
                     metrics.duplicateBatches.increment()
                 }
                 return
@@ -148,7 +147,7 @@ final class IngestHandler: Sendable {
         }
         if case .limited(let seconds) = rateLimiter.tryTake(cost.units, keyID: key.keyID, limit: key.rateLimit) {
             if let scopedID { recentBatches.abandon(scopedID) }
-            countEvents(received, kind: "__undecoded__", outcome: "rejected_rate_limited")
+            countEvents(received, kind: "__undecoded__", outcome: .rejectedRateLimited)
             metrics.rateLimited.labels(key.keyID).increment()
             throw .rateLimited(retryAfterSeconds: seconds)
         }
@@ -166,9 +165,9 @@ final class IngestHandler: Sendable {
         if let decodes = batch.decodes, decodes > 0 { metrics.decodes.labels(app).increment(by: UInt64(decodes)) }
         // A batch without events: its record carries only its decodes and client report.
         if decoded.table.isEmpty && decoded.dropped.isEmpty { metrics.cleanBatches.labels(app).increment() }
-        countEvents(decoded.dropped.count, kind: "__undecoded__", outcome: "dropped_malformed")
-        for (kind, reason) in normalized.late {
-            metrics.events.labels(metrics.kindLabel(kind), reason).increment()
+        countEvents(decoded.dropped.count, kind: "__undecoded__", outcome: .droppedMalformed)
+        for (kind, outcome) in normalized.late {
+            metrics.events.labels(metrics.kindLabel(kind), outcome.rawValue).increment()
         }
         let acceptedByKind = Self.countByKindLabel(normalized.accepted, metrics: metrics)
         let answer = AcceptedAnswer.body(accepted: normalized.accepted.count, diagnostics: normalized.diagnostics)
@@ -181,12 +180,12 @@ final class IngestHandler: Sendable {
             acceptedByKind: acceptedByKind,
             deadline: .now + settings.responseDeadline)
 
-        let needsHash = producer != nil || handoff != nil
+        let needsHash = delivery != nil || handoff != nil
         let installHash = needsHash ? batch.client.installID.map { hasher.pseudonym(for: $0) } : nil
         let events = normalized.accepted
         let client = batch.client
         let clientReport = batch.clientReport
-        guard producer != nil || handoff != nil else {
+        guard delivery != nil || handoff != nil else {
             // No Kafka and no store: there is nowhere to write the batch, only the metrics count it.
             recordDurable(events, client: client, clientReport: clientReport)
             eventStorage.recycle(events.storage)
@@ -223,9 +222,8 @@ final class IngestHandler: Sendable {
         }
         // The records hold copies of the escaped bytes: the writer is done with its table.
         eventStorage.recycle(scratch)
-        let expected = records.count
 
-        guard let producer else {
+        guard let delivery else {
             // --kafka none: the in-process sink takes the records; as durable as the process.
             handoff?.take((0..<records.count).map { Array(records.value($0)) })
             recordDurable(events, client: client, clientReport: clientReport)
@@ -233,57 +231,36 @@ final class IngestHandler: Sendable {
             succeed(pending)
             return
         }
-        let isEnqueueAck = settings.ackMode == .enqueue
-        if let delivery, !isEnqueueAck {
-            delivery.send(records, headers: headers) { [self] outcome in
-                switch outcome {
-                case .persisted, .spooled:
-                    recordDurable(events, client: client, clientReport: clientReport)
-                    succeed(pending)
-                case .unavailable(let reason):
-                    fail(pending, reason: reason)
-                }
-                eventStorage.recycle(events.storage)
-            }
-            deadlines.add(pending)
-            return
-        }
-        health.enqueued()
-        do {
-            var enqueued = 0
-            try producer.enqueueBorrowing(records, headers: headers, enqueued: &enqueued) { [self] outcome in
-                let isDurable = outcome.enqueued == expected && outcome.isFullyPersisted
+        if settings.ackMode == .enqueue {
+            let failure = delivery.enqueue(records, headers: headers, subject: .batch) {
+                [self] isDurable, outcome in
                 if isDurable {
                     recordDurable(events, client: client, clientReport: clientReport)
-                }
-                eventStorage.recycle(events.storage)
-                if isEnqueueAck {
-                    if !isDurable {
-                        logger.warning(
-                            "batch answered at enqueue was not persisted",
-                            ["failed": String(outcome.failures.count), "enqueued": String(outcome.enqueued)])
-                    }
-                    return
-                }
-                if isDurable {
-                    succeed(pending)
                 } else {
-                    fail(pending, reason: outcome.enqueued < expected ? .queueFull : .deliveryFailed)
+                    logger.warning(
+                        "batch answered at enqueue was not persisted",
+                        ["failed": String(outcome.failures.count), "enqueued": String(outcome.enqueued)])
                 }
+                eventStorage.recycle(events.storage)
             }
-        } catch let error as KafkaError where error.code == .queueFull {
-            fail(pending, reason: .queueFull)
-            return
-        } catch {
-            logger.error("could not enqueue a batch", ["error": String(describing: error)])
-            fail(pending, reason: .deliveryFailed)
+            if let failure {
+                fail(pending, reason: failure.reason)
+            } else {
+                succeed(pending)
+            }
             return
         }
-        if isEnqueueAck {
-            succeed(pending)
-        } else {
-            deadlines.add(pending)
+        delivery.send(records, headers: headers, subject: .batch) { [self] outcome in
+            switch outcome {
+            case .persisted, .spooled:
+                recordDurable(events, client: client, clientReport: clientReport)
+                succeed(pending)
+            case .unavailable(let failure):
+                fail(pending, reason: failure.reason)
+            }
+            eventStorage.recycle(events.storage)
         }
+        deadlines.add(pending)
     }
 
     /// The headers of a batch record (docs/api.md#kafka-topics): content type and schema, and the app, version,
@@ -319,20 +296,26 @@ final class IngestHandler: Sendable {
         metrics.unavailableBatches.increment()
     }
 
-    /// How an accepted batch ended, for `flowmeter_events_total`'s `outcome` label.
-    private enum Outcome {
-        case accepted, unavailable
-    }
-
-    private static func count(_ pending: PendingBatch, outcome: Outcome) {
+    /// Counts an accepted batch's events under how it ended: ``EventOutcome/accepted`` or
+    /// ``EventOutcome/unavailable``.
+    private static func count(_ pending: PendingBatch, outcome: EventOutcome) {
         for (counters, count) in pending.acceptedByKind {
             (outcome == .accepted ? counters.accepted : counters.unavailable).increment(by: count)
         }
     }
 
-    private func countEvents(_ count: Int, kind: String, outcome: String) {
+    private func countEvents(_ count: Int, kind: String, outcome: EventOutcome) {
         guard count > 0 else { return }
-        metrics.events.labels(kind, outcome).increment(by: UInt64(count))
+        metrics.events.labels(kind, outcome.rawValue).increment(by: UInt64(count))
+    }
+
+    /// The ingest key of `request`: the one the admission check named (its digest taken once, before the body was
+    /// read), or for a request that did not pass the check (handed over in process) the one its bearer token is.
+    /// Only the header authenticates: a key in the query string is ignored, never accepted.
+    private func key(of request: HTTPRequest) -> IngestKeys.Key? {
+        if let admitted = request.admittedClient, let key = keysByID[admitted] { return key }
+        let token = IngestKeys.bearerToken(fromAuthorization: request.headers["Authorization"])
+        return token.flatMap { settings.keys.key(for: $0) }
     }
 
     /// Accepted events per kind label: counted by the kind's table entry (a batch's kinds are a few entries), each

@@ -15,8 +15,9 @@ struct Normalizer {
         /// `positions[i]` is the index in the batch as sent of `accepted.events[i]` (for the `<batch id>/<index>`
         /// id).
         var positions: [Int] = []
-        /// The kind and outcome of each event dropped for its time.
-        var late: [(kind: DiagnosticKind, outcome: String)] = []
+        /// The kind and outcome (``EventOutcome/droppedTooOld`` or ``EventOutcome/droppedFuture``) of each event
+        /// dropped for its time.
+        var late: [(kind: DiagnosticKind, outcome: EventOutcome)] = []
         var diagnostics: [DecodeDiagnostic] = []
     }
 
@@ -46,12 +47,12 @@ struct Normalizer {
             }
             let occurred = nanoseconds(events[offset].occurredAt) + skew
             if now - occurred > maxAge {
-                result.late.append((decoded.table.kind(of: events[offset]), "dropped_too_old"))
+                result.late.append((decoded.table.kind(of: events[offset]), .droppedTooOld))
                 lateOffsets.append(offset)
                 timeDrops.append(
                     (index, DecodeDiagnostic(path: Self.path(index), message: "Event is older than the maximum age")))
             } else if occurred - now > maxFuture {
-                result.late.append((decoded.table.kind(of: events[offset]), "dropped_future"))
+                result.late.append((decoded.table.kind(of: events[offset]), .droppedFuture))
                 lateOffsets.append(offset)
                 timeDrops.append(
                     (index, DecodeDiagnostic(path: Self.path(index), message: "Event is too far in the future")))

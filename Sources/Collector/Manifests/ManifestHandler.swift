@@ -3,7 +3,6 @@ import FlowmeterWire
 import Foundation
 import HTTPServer
 import Kafka
-import Logging
 
 /// `POST /v1/manifests` (docs/api.md#capability-manifests): an admin key uploads one app build's capability manifest;
 /// it is validated, stamped with the time it was taken (`uploadedAt`), recorded in the store (when the collector has
@@ -12,123 +11,39 @@ import Logging
 /// The same appID + appVersion + platform + build uploaded again replaces the earlier manifest. 401 without a known
 /// key, 403 for an ingest key that is not an admin key, 415 for a body that is not plain JSON, 400 `invalid_json`
 /// with the `path` of the bad field, 413 `too_large` for a manifest over ``ManifestLimits``, 503 when the store or
-/// Kafka fails. Like deploys, uploads are rare: the store write runs on the HTTP worker, the Kafka answer arrives on
-/// the producer's thread.
+/// Kafka fails. The checks, the store write (off the HTTP worker) and the Kafka record are ``AdminWrites``'s; this
+/// route brings the manifest's validation.
 final class ManifestHandler: Sendable {
-    private let keys: IngestKeys
-    private let producer: KafkaProducer?
-    private let store: (any CollectorStore)?
+    private let writes: AdminWrites
     private let topic: String
     private let headers: [KafkaHeader]
     private let limits: ManifestLimits
-    private let metrics: CollectorMetrics
-    private let logger: Logger
 
-    init(
-        keys: IngestKeys, producer: KafkaProducer?, store: (any CollectorStore)?, topic: String,
-        limits: ManifestLimits = ManifestLimits(), metrics: CollectorMetrics, logger: Logger
-    ) {
-        self.keys = keys
-        self.producer = producer
-        self.store = store
+    init(writes: AdminWrites, topic: String, limits: ManifestLimits = ManifestLimits()) {
+        self.writes = writes
         self.topic = topic
         self.headers = KafkaHeader.json(schema: topic)
         self.limits = limits
-        self.metrics = metrics
-        self.logger = logger
     }
 
     func handle(_ request: HTTPRequest, _ responder: HTTPResponder) {
-        let token = IngestKeys.bearerToken(fromAuthorization: request.headers["Authorization"])
-        guard keys.isAdmin(token) else {
-            if let token, keys.key(for: token) != nil {
-                answer(
-                    responder, .error(status: .forbidden, code: "forbidden", message: "Manifests need an admin key."),
-                    outcome: "rejected")
-            } else {
-                answer(
-                    responder,
-                    .error(
-                        status: .unauthorized, code: "unauthorized",
-                        message: "Send an admin key as 'Authorization: Bearer <key>'.",
-                        headers: ["WWW-Authenticate": "Bearer"]),
-                    outcome: "rejected")
-            }
-            return
-        }
-        let encoding = request.headers["Content-Encoding"]?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
-        if !encoding.isEmpty && encoding != "identity" {
-            answer(
-                responder,
-                .error(
-                    status: .unsupportedMediaType, code: "unsupported_media_type",
-                    message: "Manifests are sent uncompressed; Content-Encoding is not supported."),
-                outcome: "rejected")
-            return
-        }
-        if let contentType = request.headers["Content-Type"], !IngestHandler.isJSON(contentType) {
-            answer(
-                responder,
-                .error(
-                    status: .unsupportedMediaType, code: "unsupported_media_type",
-                    message: "Content-Type must be application/json."),
-                outcome: "rejected")
-            return
-        }
-        var manifest: CapabilityManifest
-        do {
-            manifest = try CapabilityManifest(jsonBytes: request.body, limits: limits)
-        } catch {
-            answer(
-                responder,
-                .error(
-                    status: error.code == .tooLarge ? .contentTooLarge : .badRequest,
-                    code: error.code == .tooLarge ? "too_large" : "invalid_json", message: error.message,
-                    path: error.path),
-                outcome: "rejected")
-            return
-        }
-        // The collector's clock orders uploads: a later upload of the same build replaces an earlier one.
-        manifest.uploadedAt = Timestamp(Date())
-        if let store {
-            do {
-                try store.recordManifest(manifest)
+        writes.handle(request, responder, route: .manifests, topic: topic, headers: headers) {
+            [limits] request throws(IngestRejection) in
+            var manifest: CapabilityManifest
+            do throws(ManifestError) {
+                manifest = try CapabilityManifest(jsonBytes: request.body, limits: limits)
             } catch {
-                logger.error("could not store a manifest", ["error": String(describing: error)])
-                answer(responder, IngestRejection.unavailableResponse, outcome: "failed")
-                return
+                throw error.code == .tooLarge
+                    ? .manifestTooLarge(message: error.message, path: error.path)
+                    : .invalidJSON(message: error.message, path: error.path)
             }
+            // The collector's clock orders uploads: a later upload of the same build replaces an earlier one.
+            manifest.uploadedAt = Timestamp(Date())
+            let stored = manifest
+            return AdminWrites.Write(
+                key: Array(manifest.appID.utf8), value: manifest.jsonBytes(), created: Self.createdBody(manifest),
+                store: { store in try store.recordManifest(stored) })
         }
-        let created = HTTPResponse.json(status: .created, Self.createdBody(manifest))
-        guard let producer else {
-            answer(responder, created, outcome: "recorded")
-            return
-        }
-        let value = manifest.jsonBytes()
-        do {
-            try producer.enqueueBatch(
-                capacity: 1,
-                completion: { [self] outcome in
-                    if outcome.enqueued == 1 && outcome.isFullyPersisted {
-                        answer(responder, created, outcome: "recorded")
-                    } else {
-                        logger.error(
-                            "could not publish a manifest",
-                            ["error": outcome.failures.first?.error.map { String(describing: $0) } ?? "not enqueued"])
-                        answer(responder, IngestRejection.unavailableResponse, outcome: "failed")
-                    }
-                }
-            ) { writer in
-                try writer.append(topic: topic, key: Array(manifest.appID.utf8), value: value, headers: headers)
-            }
-        } catch {
-            logger.error("could not enqueue a manifest", ["error": String(describing: error)])
-            answer(responder, IngestRejection.unavailableResponse, outcome: "failed")
-        }
-    }
-
-    private func answer(_ responder: HTTPResponder, _ response: HTTPResponse, outcome: String) {
-        if responder.respond(response) { metrics.manifestUploads.labels(outcome).increment() }
     }
 
     /// `{"appID", "appVersion", "platform", "build", "types", "uploadedAt"}`: which build was recorded, with how many

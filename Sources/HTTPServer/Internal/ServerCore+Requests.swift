@@ -164,7 +164,8 @@ extension ServerCore {
             queryItems: MHDValues.queryItems(of: connection),
             headers: state.headers ?? MHDValues.headers(of: connection),
             body: body,
-            remoteAddress: state.connection.remoteAddress
+            remoteAddress: state.connection.remoteAddress,
+            admittedClient: state.client
         )
         handler(request, HTTPResponder(slot: state.slot))
     }

@@ -22,6 +22,7 @@ public final class InProcessSink: Service {
     private let backoff = Wakeup()
     private let isStopping = Atomic<Bool>(false)
     private let counters = Mutex<RollupSinkCounters>(RollupSinkCounters())
+    private let currentStall = Mutex<SinkStall?>(nil)
     private let configuration: RollupSinkConfiguration
     private let log: RollupSink.Log
 
@@ -43,6 +44,10 @@ public final class InProcessSink: Service {
         pending.withLock { $0.append(contentsOf: records) }
         thread.wake()
     }
+
+    /// Why the sink makes no progress now (its store step keeps failing), or nil while it does; as
+    /// ``RollupSink/stall``, for `flowmeter serve`'s `/readyz`.
+    public var stall: SinkStall? { currentStall.withLock { $0 } }
 
     /// Records taken but not yet committed.
     public var waiting: Int { pending.withLock { $0.count } }
@@ -105,9 +110,16 @@ public final class InProcessSink: Service {
                     counters.badMessages += outcome.bad
                     counters.batches += 1
                 }
+                currentStall.withLock { $0 = nil }
                 return
             } catch {
                 counters.withLock { $0.errors += 1 }
+                let stall =
+                    (error as? RollupStoreError).flatMap { SinkStall(storeError: $0) }
+                    ?? SinkStall(reason: "store_error", message: "The store refused the step: \(error)")
+                currentStall.withLock { current in
+                    if current?.reason == stall.reason { current?.message = stall.message } else { current = stall }
+                }
                 log(.error, "store step failed; retrying", ["error": String(describing: error)])
             }
             if isStopping.load(ordering: .acquiring) && delay > .seconds(8) { return }
