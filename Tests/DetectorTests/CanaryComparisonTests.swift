@@ -92,3 +92,39 @@ import Testing
                 == "stable")
     }
 }
+
+/// The comparison's blame is bounded by time: a release whose deploy began after the finding's first events did not
+/// cause them, however the rollover's overlap compares.
+@Suite struct ComparisonBlameTimeTests {
+    static let firstSeen = Timestamp(rfc3339: "2026-12-06T02:00:00Z")!
+    static let deploys = [
+        DeployMarker(
+            id: "d3", service: "page-api", version: "2026.12.06-3", environment: "production",
+            startedAt: Timestamp(rfc3339: "2026-12-06T01:55:00Z")!,
+            finishedAt: Timestamp(rfc3339: "2026-12-06T01:58:00Z")!),
+        DeployMarker(
+            id: "d4", service: "page-api", version: "2026.12.06-4", environment: "production",
+            startedAt: Timestamp(rfc3339: "2026-12-06T02:38:00Z")!,
+            finishedAt: Timestamp(rfc3339: "2026-12-06T02:41:00Z")!),
+    ]
+
+    @Test func aReleaseDeployedAfterTheFirstEventsIsNotBlamedByComparison() {
+        let attributor = DeployAttributor(deploys: Self.deploys)
+        let suspect = attributor.suspect(
+            firstSeen: Self.firstSeen, earliestReleases: ["page-api@2026.12.06-3": 40],
+            blamed: "page-api@2026.12.06-4")
+        #expect(suspect?.version == "2026.12.06-3")
+        #expect(suspect.map { $0.lagSeconds >= 0 } == true)
+    }
+
+    @Test func aReleaseDeployedWithinTheToleranceIsBlamedByComparison() {
+        // A canary that began two minutes after the onset bucket's start (its first events fall in that bucket).
+        var deploys = Self.deploys
+        deploys[1].startedAt = Timestamp(secondsSinceEpoch: Self.firstSeen.secondsSinceEpoch + 120)
+        let attributor = DeployAttributor(deploys: deploys)
+        let suspect = attributor.suspect(
+            firstSeen: Self.firstSeen, earliestReleases: ["page-api@2026.12.06-3": 40],
+            blamed: "page-api@2026.12.06-4")
+        #expect(suspect?.version == "2026.12.06-4")
+    }
+}

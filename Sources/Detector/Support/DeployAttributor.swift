@@ -42,15 +42,28 @@ public struct DeployAttributor: Sendable {
     }
 
     /// ``suspect(firstSeen:earliestReleases:)``, except that a release blamed by comparison (``CanaryComparison``) is
-    /// tried first: when it names a recorded deploy, that deploy is the suspect.
+    /// tried first: when it names a recorded deploy that had begun (`startedAt`, else `finishedAt`) by
+    /// ``comparisonTolerance`` after `firstSeen`, that deploy is the suspect.
+    ///
+    /// The bound keeps the comparison from blaming a later release that went on serving what an earlier one shipped:
+    /// in a rollover from `-3` (which shipped a typo) to `-4` (which kept it and added another diagnostic), the two
+    /// overlap and may compare either way, but only `-3` was serving when the typo began.
     public func suspect(firstSeen: Timestamp, earliestReleases: [String: Int64], blamed: String?) -> SuspectDeploy? {
         if let blamed, let byComparison = suspect(firstSeen: firstSeen, earliestReleases: [blamed: 1]),
-            byComparison.evidence == .backendRelease
+            byComparison.evidence == .backendRelease,
+            let deploy = deploys.first(where: { $0.release == blamed && $0.finishedAt == byComparison.finishedAt }),
+            (deploy.startedAt ?? deploy.finishedAt).secondsSinceEpoch
+                <= firstSeen.secondsSinceEpoch + Self.comparisonTolerance
         {
             return byComparison
         }
         return suspect(firstSeen: firstSeen, earliestReleases: earliestReleases)
     }
+
+    /// How long after a finding's first events (for a spike: its onset bucket's start) a release blamed by comparison
+    /// may have begun deploying and still be blamed: the comparison's bucket (15 minutes), since a spike's onset is
+    /// the start of its bucket and the deploy's clock is not the devices'.
+    public static let comparisonTolerance: Int64 = 900
 
     // Deterministic when two deploys finish in the same instant: by service, version, then id.
     private static func finishedFirst(_ a: DeployMarker, _ b: DeployMarker) -> Bool {
