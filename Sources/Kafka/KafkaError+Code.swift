@@ -1,9 +1,10 @@
 import CRdKafka
+public import FlowmeterModels
 
 extension KafkaError {
     /// A librdkafka error code (`rd_kafka_resp_err_t`): negative values are client-side, positive ones come from
     /// brokers. Extensible: any code librdkafka reports can appear, not only the named ones.
-    public struct Code: Sendable, Hashable, CustomStringConvertible {
+    public struct Code: FlowmeterErrorCode {
         /// The numeric value of librdkafka's `rd_kafka_resp_err_t`.
         public let rawValue: Int32
 

@@ -25,17 +25,11 @@ public struct SinkError: FlowmeterError {
     }
 
     /// An extensible error code.
-    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public struct Code: FlowmeterErrorCode {
         /// The code's name.
         public let rawValue: String
-
         /// Wraps a code name.
-        public init(rawValue: String) {
-            self.rawValue = rawValue
-        }
-
-        /// The name.
-        public var description: String { rawValue }
+        public init(rawValue: String) { self.rawValue = rawValue }
 
         /// The Kafka consumer could not be made or subscribed (bad configuration, unknown topic).
         public static let consumerFailed = Code(rawValue: "consumerFailed")
