@@ -35,8 +35,6 @@ public struct SinkError: FlowmeterError {
         public static let consumerFailed = Code(rawValue: "consumerFailed")
         /// Polling or committing failed permanently.
         public static let kafkaFailed = Code(rawValue: "kafkaFailed")
-        /// The store refused a batch; the offsets were not committed, so the batch comes again.
-        public static let storeFailed = Code(rawValue: "storeFailed")
         /// The dead-letter file could not be opened or written.
         public static let deadLetterFailed = Code(rawValue: "deadLetterFailed")
         /// A record of the batches topic is not a batch record.
