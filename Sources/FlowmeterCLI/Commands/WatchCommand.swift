@@ -31,11 +31,15 @@ enum WatchCommand {
                 .value("interval", "DURATION", help: "Time between passes.", default: "60s"),
                 .value("since", "DURATION", help: "The window each pass examines.", default: "1h"),
                 .value("app", "APPID", help: "Only this app."),
-                .value("min-installs", "N", help: "Installs before a type counts as ungated.", default: "5"),
-                .value("min-events", "N", help: "Events before a type counts as ungated.", default: "20"),
+                .value(
+                    "min-installs", "N", help: "Installs before a type counts as ungated.",
+                    default: String(OptionDefaults.ungated.minInstalls)),
+                .value(
+                    "min-events", "N", help: "Events before a type counts as ungated.",
+                    default: String(OptionDefaults.ungated.minEvents)),
                 .value(
                     "regression-quiet", "DURATION", help: "Quiet before an ungated type's return is a regression.",
-                    default: "48h"),
+                    default: OptionDefaults.duration(OptionDefaults.ungated.regressionQuiet)),
                 OwnerOptions.owners,
                 .flag("once", help: "Run one pass and exit."),
                 OpsListenOption.option,
