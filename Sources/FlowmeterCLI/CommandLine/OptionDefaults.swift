@@ -15,6 +15,8 @@ enum OptionDefaults {
     static let sink = RollupSinkConfiguration.defaults
     /// What a store keeps.
     static let retention = RetentionPolicy()
+    /// `flowmeter watch`'s settings (the store's URL aside).
+    static let watch = WatchConfiguration(storeURL: "")
     /// The ungated-type finder's thresholds (`ungated`, `watch`, `serve`, `report`).
     static let ungated = UngatedTypeFinder.Configuration()
     /// The spool directory `flowmeter serve` uses unless `--spool` names another (or `none`), and `flowmeter spool`

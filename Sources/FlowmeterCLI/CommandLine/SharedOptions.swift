@@ -108,6 +108,20 @@ enum SharedOptions {
         }
     }
 
+    /// `--min-installs`, `--min-events` and `--regression-quiet` as `watch`, `serve` and `report` declare them (`ungated`
+    /// words its own help); ``ungatedFinder(_:)`` reads them.
+    static let ungatedThresholds: [CommandOption] = [
+        .value(
+            "min-installs", "N", help: "Installs before a type counts as ungated.",
+            default: String(OptionDefaults.ungated.minInstalls)),
+        .value(
+            "min-events", "N", help: "Events before a type counts as ungated.",
+            default: String(OptionDefaults.ungated.minEvents)),
+        .value(
+            "regression-quiet", "DURATION", help: "Quiet before an ungated type's return is a regression.",
+            default: OptionDefaults.duration(OptionDefaults.ungated.regressionQuiet)),
+    ]
+
     /// The ungated-type finder with `--min-installs`, `--min-events` and `--regression-quiet`, which `watch` and
     /// `serve` both declare.
     static func ungatedFinder(_ arguments: ParsedArguments) throws(CommandUsageError) -> UngatedTypeFinder {

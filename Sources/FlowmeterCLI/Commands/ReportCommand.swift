@@ -37,16 +37,8 @@ enum ReportCommand {
                 SharedOptions.store,
                 .value("output", "FILE", help: "Write to FILE instead of standard output."),
                 .value("approvals", "FILE", help: "flowmeter check's approvals: list those expiring within 14 days."),
-                .value(
-                    "min-installs", "N", help: "Installs before a type counts as ungated.",
-                    default: String(OptionDefaults.ungated.minInstalls)),
-                .value(
-                    "min-events", "N", help: "Events before a type counts as ungated.",
-                    default: String(OptionDefaults.ungated.minEvents)),
-                .value(
-                    "regression-quiet", "DURATION", help: "Quiet before an ungated type's return is a regression.",
-                    default: OptionDefaults.duration(OptionDefaults.ungated.regressionQuiet)),
-                OwnerOptions.owners,
+            ] + SharedOptions.ungatedThresholds + [
+                OwnerOptions.owners
             ],
             run: { arguments in try await run(arguments) }
         )

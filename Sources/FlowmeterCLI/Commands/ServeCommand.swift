@@ -13,7 +13,6 @@ enum ServeCommand {
     static var command: Command {
         let collector = OptionDefaults.collector
         let serve = OptionDefaults.serve
-        let ungated = OptionDefaults.ungated
         return Command(
             name: "serve",
             abstract: "Run the collector: POST /v1/diagnostics into Kafka, with /metrics, /healthz and /readyz.",
@@ -130,15 +129,7 @@ enum ServeCommand {
                     help: "Time between refreshes of GET /v1/compatibility's answers from --store.",
                     default: OptionDefaults.duration(serve.compatibility.refreshInterval)),
                 .value("alertmanager", "URL", help: "Send the detector's alerts to this Alertmanager (v2 API)."),
-                .value(
-                    "min-installs", "N", help: "Installs before a type counts as ungated.",
-                    default: String(ungated.minInstalls)),
-                .value(
-                    "min-events", "N", help: "Events before a type counts as ungated.",
-                    default: String(ungated.minEvents)),
-                .value(
-                    "regression-quiet", "DURATION", help: "Quiet before an ungated type's return is a regression.",
-                    default: OptionDefaults.duration(ungated.regressionQuiet)),
+            ] + SharedOptions.ungatedThresholds + [
                 OwnerOptions.owners,
                 .value(
                     "shutdown-timeout", "DURATION", help: "Bound on flushing Kafka at exit.",

@@ -26,20 +26,16 @@ enum WatchCommand {
                 SharedOptions.configFile,
                 SharedOptions.store,
                 .value("kafka", "HOST:PORT[,…]", help: "Publish alerts to the alerts topic."),
-                .value("alerts-topic", "NAME", help: "Topic of alerts.", default: "flowmeter.alerts.v1"),
+                .value("alerts-topic", "NAME", help: "Topic of alerts.", default: OptionDefaults.watch.alertsTopic),
                 .value("alertmanager", "URL", help: "Alertmanager base URL, e.g. http://127.0.0.1:9093."),
-                .value("interval", "DURATION", help: "Time between passes.", default: "60s"),
-                .value("since", "DURATION", help: "The window each pass examines.", default: "1h"),
+                .value(
+                    "interval", "DURATION", help: "Time between passes.",
+                    default: OptionDefaults.duration(OptionDefaults.watch.interval, unit: "s")),
+                .value(
+                    "since", "DURATION", help: "The window each pass examines.",
+                    default: OptionDefaults.duration(OptionDefaults.watch.window)),
                 .value("app", "APPID", help: "Only this app."),
-                .value(
-                    "min-installs", "N", help: "Installs before a type counts as ungated.",
-                    default: String(OptionDefaults.ungated.minInstalls)),
-                .value(
-                    "min-events", "N", help: "Events before a type counts as ungated.",
-                    default: String(OptionDefaults.ungated.minEvents)),
-                .value(
-                    "regression-quiet", "DURATION", help: "Quiet before an ungated type's return is a regression.",
-                    default: OptionDefaults.duration(OptionDefaults.ungated.regressionQuiet)),
+            ] + SharedOptions.ungatedThresholds + [
                 OwnerOptions.owners,
                 .flag("once", help: "Run one pass and exit."),
                 OpsListenOption.option,
