@@ -94,6 +94,18 @@ public struct IngestKeys: Sendable {
     private let readDigests: [[UInt8]]
     private let readApps: [Set<String>]
 
+    /// No keys at all: what a configuration holds when only its defaults are read (the CLI's help); a collector
+    /// serving it would refuse every request.
+    package static let none = IngestKeys()
+
+    private init() {
+        keys = []
+        keyDigests = []
+        adminDigests = []
+        readDigests = []
+        readApps = []
+    }
+
     /// Reads and validates the keys file at `url`.
     public init(contentsOf url: URL) throws(FileError) {
         let data: Data

@@ -42,17 +42,11 @@ public struct DetectorError: FlowmeterError {
     }
 
     /// An extensible error code.
-    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public struct Code: FlowmeterErrorCode {
         /// The code's name.
         public let rawValue: String
-
         /// Wraps a code name.
-        public init(rawValue: String) {
-            self.rawValue = rawValue
-        }
-
-        /// The name.
-        public var description: String { rawValue }
+        public init(rawValue: String) { self.rawValue = rawValue }
 
         /// The receiver could not be reached or did not answer in time.
         public static let transport = Code(rawValue: "transport")

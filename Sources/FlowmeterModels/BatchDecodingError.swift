@@ -3,10 +3,10 @@
 /// A problem with one event never produces this error; the event is dropped and reported instead.
 public struct BatchDecodingError: FlowmeterError, Hashable {
     /// What kind of problem; an extensible set of codes.
-    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public struct Code: FlowmeterErrorCode {
         /// The code's name.
         public let rawValue: String
-        /// Creates a code from its name.
+        /// Wraps a code name.
         public init(rawValue: String) { self.rawValue = rawValue }
 
         /// The body is not valid JSON (syntax, UTF-8, escapes, numbers out of range, nesting deeper than 512).
@@ -21,9 +21,6 @@ public struct BatchDecodingError: FlowmeterError, Hashable {
         /// The `events` array holds more elements than the decoder was allowed to take (the fast decoder's
         /// `maxEvents`); decoding stopped there.
         public static let tooManyEvents = Code(rawValue: "tooManyEvents")
-
-        /// A readable rendering for logs.
-        public var description: String { rawValue }
     }
 
     /// What kind of problem.

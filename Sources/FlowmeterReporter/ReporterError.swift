@@ -3,10 +3,10 @@ public import FlowmeterModels
 /// The SDK's error: why a ``FlowmeterReporter`` could not start.
 public struct ReporterError: FlowmeterError, Hashable {
     /// What kind of problem; an extensible set of codes.
-    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public struct Code: FlowmeterErrorCode {
         /// The code's name.
         public let rawValue: String
-        /// Creates a code from its name.
+        /// Wraps a code name.
         public init(rawValue: String) { self.rawValue = rawValue }
 
         /// Another reporter holds the queue directory, in this process or another one (an app extension sharing
@@ -14,9 +14,6 @@ public struct ReporterError: FlowmeterError, Hashable {
         public static let directoryInUse = Code(rawValue: "directoryInUse")
         /// The queue directory's lock file cannot be opened or locked.
         public static let directoryUnavailable = Code(rawValue: "directoryUnavailable")
-
-        /// A readable rendering for logs.
-        public var description: String { rawValue }
     }
 
     /// What kind of problem.

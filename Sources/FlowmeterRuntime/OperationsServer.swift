@@ -26,33 +26,25 @@ public struct OperationsServer: Service {
         address: CollectorConfiguration.ListenAddress, metrics: MetricsRegistry, logger: Logger,
         readiness: @escaping Readiness, refresh: @escaping @Sendable () -> Void
     ) {
-        var router = HTTPRouter()
-        router.add(.get, "/healthz") { _, responder in responder.respond(.json(status: .ok, #"{"status":"ok"}"#)) }
-        router.add(.get, "/readyz") { _, responder in
-            guard let why = readiness() else {
-                responder.respond(.json(status: .ok, #"{"status":"ready"}"#))
-                return
-            }
-            let body = ["error": "unavailable", "reason": why.reason, "message": why.message]
-            let bytes = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
-            responder.respond(.json(status: .serviceUnavailable, Array(bytes), headers: ["Retry-After": "5"]))
-        }
-        router.add(.get, "/metrics") { _, responder in
-            refresh()
-            responder.respond(
-                HTTPResponse(
-                    status: .ok, headers: ["Content-Type": MetricsRegistry.contentType],
-                    body: Array(metrics.render().utf8)))
-        }
-        var configuration = HTTPServerConfiguration()
-        configuration.host = address.host
-        configuration.port = address.port
-        configuration.threadPoolSize = 2
-        configuration.connectionLimit = 64
-        configuration.perIPConnectionLimit = 64
-        configuration.maxBodyBytes = 64 * 1024
-        configuration.maxBodyBytesInFlight = 1 << 20
-        server = HTTPServer(configuration: configuration, router: router)
+        let router = OperationsListener.router(
+            health: { _, responder in responder.respond(.json(status: .ok, #"{"status":"ok"}"#)) },
+            readiness: { _, responder in
+                guard let why = readiness() else {
+                    responder.respond(.json(status: .ok, #"{"status":"ready"}"#))
+                    return
+                }
+                let body = ["error": "unavailable", "reason": why.reason, "message": why.message]
+                let bytes = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
+                responder.respond(.json(status: .serviceUnavailable, Array(bytes), headers: ["Retry-After": "5"]))
+            },
+            metrics: { _, responder in
+                refresh()
+                responder.respond(
+                    HTTPResponse(
+                        status: .ok, headers: ["Content-Type": MetricsRegistry.contentType],
+                        body: Array(metrics.render().utf8)))
+            })
+        server = OperationsListener.server(address: address, router: router)
         self.address = address
         self.logger = logger
     }

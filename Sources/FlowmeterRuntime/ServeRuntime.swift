@@ -12,17 +12,17 @@ public struct ServeConfiguration: Sendable {
     /// The rollup store's URL (an SQLite path, `sqlite:PATH` or `postgres://…`); nil runs the collector alone.
     public var storeURL: String?
     /// The in-process sink's consumer group; default `flowmeter-sink`.
-    public var sinkGroup = "flowmeter-sink"
-    /// Where the in-process sink writes messages it cannot use; default `flowmeter-dead-letters.jsonl`.
-    public var deadLetterPath: String? = "flowmeter-dead-letters.jsonl"
+    public var sinkGroup = RollupSinkConfiguration.defaults.groupID
+    /// Where the in-process sink writes messages it cannot use; default ``defaultDeadLetterPath``.
+    public var deadLetterPath: String? = Self.defaultDeadLetterPath
     /// How long the in-process sink remembers a counted batch (docs/api.md#ingest's dedupe horizon); default 1 h.
-    public var dedupeHorizon: Duration = .seconds(3600)
+    public var dedupeHorizon = RollupSinkConfiguration.defaults.dedupeHorizon
     /// The detector loop's settings; it runs only with a store and a positive interval.
     public var detection = Detection()
     /// What the store keeps (with a store); the defaults (minutes 14 days, hours 400 days).
     public var retention = RetentionPolicy()
     /// Time between prunes of the store (the first at start); zero prunes never. Default 1 h.
-    public var pruneInterval: Duration = .seconds(3600)
+    public var pruneInterval = RetentionPolicy.defaultPruneInterval
     /// How the compatibility API (`GET /v1/compatibility`, with a store) keeps its answers.
     public var compatibility = CompatibilityConfiguration()
 
@@ -42,6 +42,9 @@ public struct ServeConfiguration: Sendable {
         /// The defaults.
         public init() {}
     }
+
+    /// Where a sink writes the messages it cannot use, unless told otherwise: `flowmeter-dead-letters.jsonl`.
+    public static let defaultDeadLetterPath = "flowmeter-dead-letters.jsonl"
 
     /// A configuration for `collector` with the defaults for the rest.
     public init(collector: CollectorConfiguration) {

@@ -29,7 +29,7 @@ final class SinkMetrics: Sendable {
     private let partitionLag: GaugeFamily
     private let lagSeconds: Gauge
     private let stalledSince: Gauge
-    private let seen = Mutex(RollupSinkCounters())
+    private let seen = RunningTotals(RollupSinkCounters())
 
     /// The stable words of ``SinkStall/reason``, so every series exists from the first scrape.
     static let stallReasons = [
@@ -105,25 +105,19 @@ final class SinkMetrics: Sendable {
     /// Brings every series up to `sink`'s state.
     func refresh(from sink: RollupSink) {
         let now = sink.counters
-        let before = seen.withLock { seen in
-            defer { seen = now }
-            return seen
-        }
-        func add(_ counter: Counter, _ new: Int, _ old: Int) {
-            if new > old { counter.increment(by: UInt64(new - old)) }
-        }
-        add(applied, now.applied, before.applied)
-        add(duplicates, now.duplicates, before.duplicates)
-        add(events, now.events, before.events)
-        add(badMessages, now.badMessages, before.badMessages)
-        add(refused, now.refusedMessages, before.refusedMessages)
-        add(deadLetters, now.deadLetters, before.deadLetters)
-        add(deploys, now.deploys, before.deploys)
-        add(manifests, now.manifests, before.manifests)
-        add(fenced, now.fenced, before.fenced)
-        add(steps, now.batches, before.batches)
+        let before = seen.advance(to: now)
+        applied.advance(from: before.applied, to: now.applied)
+        duplicates.advance(from: before.duplicates, to: now.duplicates)
+        events.advance(from: before.events, to: now.events)
+        badMessages.advance(from: before.badMessages, to: now.badMessages)
+        refused.advance(from: before.refusedMessages, to: now.refusedMessages)
+        deadLetters.advance(from: before.deadLetters, to: now.deadLetters)
+        deploys.advance(from: before.deploys, to: now.deploys)
+        manifests.advance(from: before.manifests, to: now.manifests)
+        fenced.advance(from: before.fenced, to: now.fenced)
+        steps.advance(from: before.batches, to: now.batches)
         for (kind, count) in now.storeErrors {
-            add(storeErrors.labels(kind), count, before.storeErrors[kind] ?? 0)
+            storeErrors.labels(kind).advance(from: before.storeErrors[kind] ?? 0, to: count)
         }
         lagSeconds.set(now.lagSeconds)
         let stall = sink.stall

@@ -13,7 +13,7 @@ public struct SinkRuntimeConfiguration: Sendable {
     /// What the store keeps; the defaults (minutes 14 days, hours 400 days).
     public var retention = RetentionPolicy()
     /// Time between prunes (the first at start); zero prunes never. Default 1 h.
-    public var pruneInterval: Duration = .seconds(3600)
+    public var pruneInterval = RetentionPolicy.defaultPruneInterval
     /// Where `/healthz`, `/readyz` and `/metrics` are served (`--ops-listen`); nil serves none.
     public var opsListen: CollectorConfiguration.ListenAddress?
     /// The store's timeouts (PostgreSQL); the URL's own settings win.

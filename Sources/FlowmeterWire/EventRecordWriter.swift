@@ -203,14 +203,6 @@ public enum EventRecordWriter {
         sink.quoted(value)
     }
 
-    static func appendKey(_ key: StaticString, first: Bool = false, to buffer: inout [UInt8]) {
-        if !first { buffer.append(UInt8(ascii: ",")) }
-        buffer.append(UInt8(ascii: "\""))
-        buffer.append(contentsOf: UnsafeBufferPointer(start: key.utf8Start, count: key.utf8CodeUnitCount))
-        buffer.append(UInt8(ascii: "\""))
-        buffer.append(UInt8(ascii: ":"))
-    }
-
     static func appendInt(_ value: Int, to buffer: inout [UInt8]) {
         if value < 0 {
             buffer.append(UInt8(ascii: "-"))

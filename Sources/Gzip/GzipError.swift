@@ -5,22 +5,18 @@ public import FlowmeterModels
 /// Match on `code`; `message` is for logs and may quote zlib's own text, never the body's bytes.
 public struct GzipError: FlowmeterError {
     /// What kind of failure this is; an open set, so switch with a `default`.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private let name: String
-
-        private init(_ name: String) {
-            self.name = name
-        }
+    public struct Code: FlowmeterErrorCode {
+        /// The code's name.
+        public let rawValue: String
+        /// Wraps a code name.
+        public init(rawValue: String) { self.rawValue = rawValue }
 
         /// The inflated bytes would exceed the caller's cap; inflation stopped at the cap (HTTP 413).
-        public static let tooLarge = Code("tooLarge")
+        public static let tooLarge = Code(rawValue: "tooLarge")
         /// The stream is not valid: bad header, bad checksum or length, truncated, or trailing bytes (HTTP 400).
-        public static let corrupt = Code("corrupt")
+        public static let corrupt = Code(rawValue: "corrupt")
         /// zlib could not allocate its state; the only code worth retrying.
-        public static let outOfMemory = Code("outOfMemory")
-
-        /// The code's name, such as `tooLarge`.
-        public var description: String { name }
+        public static let outOfMemory = Code(rawValue: "outOfMemory")
     }
 
     /// What kind of failure this is.

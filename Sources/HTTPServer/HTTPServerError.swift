@@ -3,23 +3,22 @@ public import FlowmeterModels
 /// An error from the HTTP server: a code to switch on, a message for people, and where it was made.
 public struct HTTPServerError: FlowmeterError {
     /// What went wrong, extensible without breaking callers.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private let name: String
-        private init(_ name: String) { self.name = name }
+    public struct Code: FlowmeterErrorCode {
+        /// The code's name.
+        public let rawValue: String
+        /// Wraps a code name.
+        public init(rawValue: String) { self.rawValue = rawValue }
 
         /// The address and port are already bound by another socket.
-        public static let addressInUse = Code("addressInUse")
+        public static let addressInUse = Code(rawValue: "addressInUse")
         /// The host is not an IPv4 or IPv6 literal.
-        public static let invalidAddress = Code("invalidAddress")
+        public static let invalidAddress = Code(rawValue: "invalidAddress")
         /// Creating, binding or listening on the socket failed for another reason.
-        public static let socketFailed = Code("socketFailed")
+        public static let socketFailed = Code(rawValue: "socketFailed")
         /// libmicrohttpd refused to start with these options.
-        public static let daemonStartFailed = Code("daemonStartFailed")
+        public static let daemonStartFailed = Code(rawValue: "daemonStartFailed")
         /// `start()` was called on a server that is running or has stopped.
-        public static let invalidState = Code("invalidState")
-
-        /// The code's name.
-        public var description: String { name }
+        public static let invalidState = Code(rawValue: "invalidState")
     }
 
     /// What went wrong.

@@ -3,20 +3,16 @@ public import FlowmeterModels
 /// The one error `Hashing` throws, with the file and line where it was made.
 public struct HashingError: FlowmeterError {
     /// What kind of failure this is; an open set, so switch with a `default`.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        private let name: String
-
-        private init(_ name: String) {
-            self.name = name
-        }
+    public struct Code: FlowmeterErrorCode {
+        /// The code's name.
+        public let rawValue: String
+        /// Wraps a code name.
+        public init(rawValue: String) { self.rawValue = rawValue }
 
         /// OpenSSL's random generator could not produce bytes (not seeded, or failing); retrying may help.
-        public static let randomUnavailable = Code("randomUnavailable")
+        public static let randomUnavailable = Code(rawValue: "randomUnavailable")
         /// A salt or key given as text is not valid (odd length, non-hex digits, or empty).
-        public static let invalidSalt = Code("invalidSalt")
-
-        /// The code's name, such as `invalidSalt`.
-        public var description: String { name }
+        public static let invalidSalt = Code(rawValue: "invalidSalt")
     }
 
     /// What kind of failure this is.

@@ -1,9 +1,10 @@
 import CRdKafka
+public import FlowmeterModels
 
 extension KafkaError {
     /// A librdkafka error code (`rd_kafka_resp_err_t`): negative values are client-side, positive ones come from
     /// brokers. Extensible: any code librdkafka reports can appear, not only the named ones.
-    public struct Code: Sendable, Hashable, CustomStringConvertible {
+    public struct Code: FlowmeterErrorCode {
         /// The numeric value of librdkafka's `rd_kafka_resp_err_t`.
         public let rawValue: Int32
 
@@ -73,8 +74,6 @@ extension KafkaError {
         public static let requestTimedOut = Code(RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT)
         /// Fewer in-sync replicas than `min.insync.replicas`.
         public static let notEnoughReplicas = Code(RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS)
-        /// The write succeeded on the leader but too few replicas followed.
-        public static let notEnoughReplicasAfterAppend = Code(RD_KAFKA_RESP_ERR_NOT_ENOUGH_REPLICAS_AFTER_APPEND)
         /// The broker's log directory failed.
         public static let kafkaStorageError = Code(RD_KAFKA_RESP_ERR_KAFKA_STORAGE_ERROR)
         /// The client may not write to or read from the topic.
@@ -97,11 +96,5 @@ extension KafkaError {
         public static let unsupportedVersion = Code(RD_KAFKA_RESP_ERR_UNSUPPORTED_VERSION)
         /// The idempotent producer's sequence numbers went out of order: librdkafka 2.0.2 raises this as fatal.
         public static let outOfOrderSequenceNumber = Code(RD_KAFKA_RESP_ERR_OUT_OF_ORDER_SEQUENCE_NUMBER)
-        /// The broker is not available.
-        public static let brokerNotAvailable = Code(RD_KAFKA_RESP_ERR_BROKER_NOT_AVAILABLE)
-        /// There was no offset to commit (nothing consumed since the last commit).
-        public static let noOffset = Code(RD_KAFKA_RESP_ERR__NO_OFFSET)
-        /// The consumer reached the end of a partition.
-        public static let partitionEOF = Code(RD_KAFKA_RESP_ERR__PARTITION_EOF)
     }
 }

@@ -6,22 +6,27 @@ public import Rollups
 /// Implementations: ``SQLRollupStore`` (an embedded SQLite file, the default, or PostgreSQL); open it from a URL with
 /// ``openRollupStore(url:options:)``. Methods block on database I/O: call them from a dedicated thread or
 /// queue, not the cooperative pool. Errors are ``RollupStoreError``; retry the ones marked `isRetriable`.
-public protocol RollupStore: RollupReader {
+public protocol RollupStore: RollupReader, SinkStore {
     /// Merges partial rollups in one transaction; ids applied before (or earlier in the list) are skipped.
     ///
     /// The ids are recorded in the same transaction as the merge, so a replayed message never counts twice; ids
     /// older than the retention (7 days by default) are pruned. On error nothing of the list is applied.
     func apply(_ partials: [PartialRollup]) throws -> RollupApplyResult
-    /// Stores a deploy marker, replacing one with the same id.
-    func recordDeploy(_ deploy: DeployMarker) throws
-    /// Stores a capability manifest, replacing the one of the same app id, app version, platform and build unless
-    /// that one was uploaded later (``CapabilityManifest/uploadedAt``).
-    func recordManifest(_ manifest: CapabilityManifest) throws
     /// Records collectors' watermarks, each kept unless the store holds a newer one of the same collector and
     /// partition (``CollectorWatermark/supersedes(_:)``); in one transaction.
     ///
     /// Call it only after the partial rollups read before the watermarks (on their partitions) were applied.
     func recordWatermarks(_ watermarks: [CollectorWatermark]) throws
+}
+
+/// What a sink writes through (``RollupStore``'s part the sink uses): its partition steps, and the deploys and
+/// manifests it merges; a test double of the sink's store implements these four only.
+public protocol SinkStore: Sendable {
+    /// Stores a deploy marker, replacing one with the same id.
+    func recordDeploy(_ deploy: DeployMarker) throws
+    /// Stores a capability manifest, replacing the one of the same app id, app version, platform and build unless
+    /// that one was uploaded later (``CapabilityManifest/uploadedAt``).
+    func recordManifest(_ manifest: CapabilityManifest) throws
     /// Applies one sink step in one transaction: merges its rollups, remembers its counted batches (forgetting
     /// those before ``PartitionStep/forgetBefore``) and stores the partition's next offset and freshness, but only
     /// when the partition's stored offset is still ``PartitionStep/startOffset``.

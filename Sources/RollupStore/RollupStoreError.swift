@@ -6,9 +6,11 @@ public import FlowmeterModels
 /// serialization failure); a caller such as the sink retries those and stops on the rest.
 public struct RollupStoreError: FlowmeterError {
     /// What went wrong, extensible without breaking callers that switch on known codes.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        /// The code's stable name.
+    public struct Code: FlowmeterErrorCode {
+        /// The code's name.
         public let rawValue: String
+        /// Wraps a code name.
+        public init(rawValue: String) { self.rawValue = rawValue }
 
         /// The store URL is neither a path, `sqlite:PATH`, nor `postgres://…`.
         public static let invalidURL = Code(rawValue: "invalidURL")
@@ -40,9 +42,6 @@ public struct RollupStoreError: FlowmeterError {
         /// The database refused this call's own data: a constraint on a row, a value out of range (PostgreSQL
         /// classes 22 and 23, SQLite's constraint and size errors). The only error that blames the data.
         public static let refused = Code(rawValue: "refused")
-
-        /// The code's name.
-        public var description: String { rawValue }
     }
 
     /// What went wrong.

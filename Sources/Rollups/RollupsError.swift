@@ -25,17 +25,11 @@ public struct RollupsError: FlowmeterError {
     public var isRetriable: Bool { false }
 
     /// An extensible error code.
-    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public struct Code: FlowmeterErrorCode {
         /// The code's name.
         public let rawValue: String
-
         /// Wraps a code name.
-        public init(rawValue: String) {
-            self.rawValue = rawValue
-        }
-
-        /// The name.
-        public var description: String { rawValue }
+        public init(rawValue: String) { self.rawValue = rawValue }
 
         /// A `flowmeter.rollups.v1` message that is not a valid partial rollup.
         public static let invalidPartialRollup = Code(rawValue: "invalidPartialRollup")

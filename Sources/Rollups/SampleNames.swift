@@ -154,7 +154,7 @@ struct SampleKey: Equatable {
 }
 
 /// A series' samples as ids, inline: at most ``SeriesRollup/maxSamples`` (three), distinct by path and message, the
-/// first in ``RollupSample`` order, kept sorted; what ``SeriesRollup/insertSample(_:)`` keeps, without an array.
+/// first in ``RollupSample`` order, kept sorted; what ``SeriesRollup/boundedSamples(_:)`` keeps, without an array.
 struct SampleKeys {
     private var first = SampleKey.none
     private var second = SampleKey.none
@@ -183,7 +183,8 @@ struct SampleKeys {
         }
     }
 
-    /// Takes `key` in if it belongs among the samples (the same result as ``SeriesRollup/insertSample(_:)``).
+    /// Takes `key` in if it belongs among the samples (the same result as ``SeriesRollup/boundedSamples(_:)`` over
+    /// the samples and `key`).
     mutating func insert(_ key: SampleKey, names: SampleNames) {
         for position in 0..<count where self[position].isSameSample(as: key) {
             // Same place and message: keep the first by page; the order among samples does not change.

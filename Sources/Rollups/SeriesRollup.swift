@@ -101,20 +101,6 @@ public struct SeriesRollup: Sendable, Codable, Equatable {
         return Dictionary(uniqueKeysWithValues: kept.map { ($0.key, $0.value) })
     }
 
-    /// Adds one sample with the same result as `boundedSamples(samples + [sample])`, without sorting or allocating
-    /// when the sample is not kept.
-    mutating func insertSample(_ sample: RollupSample) {
-        if let same = samples.firstIndex(where: { $0.isSameSample(as: sample) }) {
-            // Same place and message: keep the first by pageID; the order among samples does not change.
-            if sample < samples[same] { samples[same] = sample }
-            return
-        }
-        let position = samples.firstIndex(where: { sample < $0 }) ?? samples.endIndex
-        guard position < Self.maxSamples else { return }
-        samples.insert(sample, at: position)
-        if samples.count > Self.maxSamples { samples.removeLast() }
-    }
-
     /// `samples` sorted, one per (codingPath, message) (the first in order), cut to ``maxSamples``.
     static func boundedSamples(_ samples: [RollupSample]) -> [RollupSample] {
         var kept: [RollupSample] = []

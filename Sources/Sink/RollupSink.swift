@@ -43,7 +43,7 @@ public final class RollupSink: Sendable {
 
     /// The configuration it was made with.
     public let configuration: RollupSinkConfiguration
-    private let store: any RollupStore
+    private let store: any SinkStore
     private let consumer: KafkaConsumer
     private let log: Log
     private let state = Mutex<RollupSinkCounters>(RollupSinkCounters())
@@ -84,7 +84,7 @@ public final class RollupSink: Sendable {
     /// `observeCommit` is told how long each committed store transaction took (for a histogram), on the sink's
     /// thread.
     public init(
-        configuration: RollupSinkConfiguration, store: any RollupStore, log: @escaping Log = { _, _, _ in },
+        configuration: RollupSinkConfiguration, store: any SinkStore, log: @escaping Log = { _, _, _ in },
         observeCommit: @escaping @Sendable (Duration) -> Void = { _ in }
     ) throws(SinkError) {
         self.configuration = configuration

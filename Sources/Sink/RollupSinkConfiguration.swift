@@ -38,4 +38,7 @@ public struct RollupSinkConfiguration: Sendable, Hashable {
     public init(bootstrapServers: [String]) {
         self.bootstrapServers = bootstrapServers
     }
+
+    /// The defaults, with no brokers: where `flowmeter serve`'s in-process sink and the CLI's help read them.
+    public static let defaults = RollupSinkConfiguration(bootstrapServers: [])
 }

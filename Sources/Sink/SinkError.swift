@@ -25,24 +25,16 @@ public struct SinkError: FlowmeterError {
     }
 
     /// An extensible error code.
-    public struct Code: RawRepresentable, Hashable, Sendable, CustomStringConvertible {
+    public struct Code: FlowmeterErrorCode {
         /// The code's name.
         public let rawValue: String
-
         /// Wraps a code name.
-        public init(rawValue: String) {
-            self.rawValue = rawValue
-        }
-
-        /// The name.
-        public var description: String { rawValue }
+        public init(rawValue: String) { self.rawValue = rawValue }
 
         /// The Kafka consumer could not be made or subscribed (bad configuration, unknown topic).
         public static let consumerFailed = Code(rawValue: "consumerFailed")
         /// Polling or committing failed permanently.
         public static let kafkaFailed = Code(rawValue: "kafkaFailed")
-        /// The store refused a batch; the offsets were not committed, so the batch comes again.
-        public static let storeFailed = Code(rawValue: "storeFailed")
         /// The dead-letter file could not be opened or written.
         public static let deadLetterFailed = Code(rawValue: "deadLetterFailed")
         /// A record of the batches topic is not a batch record.

@@ -54,6 +54,28 @@ public final class ServerProcess: Sendable {
             "\(name) did not answer \(readyPath) with 200 within \(within) on \(attempts) port(s): \(lastFailure)")
     }
 
+    /// Starts `count` servers of `path` one after the other, the `index`-th with `arguments(index, port)` (each as
+    /// ``start(_:readyPath:within:attempts:keeping:arguments:)`` does); when one does not come up, those already
+    /// started are stopped before the error is thrown.
+    public static func start(
+        _ count: Int, _ path: String, readyPath: String = "/healthz", within: Duration = .seconds(30),
+        attempts: Int = 1, arguments: (Int, UInt16) -> [String]
+    ) async throws -> [ServerProcess] {
+        var started: [ServerProcess] = []
+        do {
+            for index in 0..<count {
+                started.append(
+                    try await start(path, readyPath: readyPath, within: within, attempts: attempts) { port in
+                        arguments(index, port)
+                    })
+            }
+        } catch {
+            for server in started { server.child.terminate(timeout: .seconds(15)) }
+            throw error
+        }
+        return started
+    }
+
     /// Waits (at most `timeout`) until `GET path` answers 200; false when it did not or the process exited.
     public func waitUntilReady(
         path: String = "/healthz", timeout: Duration, interval: Duration = .milliseconds(100)

@@ -22,6 +22,20 @@ final class CollectorFixture: Sendable {
         kafka: KafkaFixture? = nil, store: (any CollectorStore)? = nil,
         _ configure: (inout CollectorConfiguration) -> Void = { _ in }
     ) throws {
+        let configuration = try Self.configuration(kafka: kafka, configure)
+        self.kafka = kafka
+        let lines = logLines
+        let logger = Logger(threshold: .debug) { line in lines.append(line) }
+        collector = try makeCollector(configuration: configuration, logger: logger, store: store)
+        try collector.start()
+    }
+
+    /// The configuration every test collector starts from (the fixture's keys and salt, port 0, two workers,
+    /// generous deadlines), changed by `configure`: for a test that makes the collector itself (to watch it be
+    /// freed, or to see it refused).
+    static func configuration(
+        kafka: KafkaFixture? = nil, _ configure: (inout CollectorConfiguration) -> Void = { _ in }
+    ) throws -> CollectorConfiguration {
         let keysJSON = """
             {"ingestKeys": [{"key": "\(Self.shopKey)", "apps": ["\(Self.shopApp)"]},
                             {"key": "\(Self.otherKey)", "apps": ["\(Self.otherApp)"]}]}
@@ -38,11 +52,7 @@ final class CollectorFixture: Sendable {
         configuration.requestDeadline = .seconds(15)
         configuration.shutdownFlushTimeout = .seconds(5)
         configure(&configuration)
-        self.kafka = kafka
-        let lines = logLines
-        let logger = Logger(threshold: .debug) { line in lines.append(line) }
-        collector = try makeCollector(configuration: configuration, logger: logger, store: store)
-        try collector.start()
+        return configuration
     }
 
     var port: UInt16 { collector.port }

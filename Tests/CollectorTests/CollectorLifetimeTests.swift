@@ -12,14 +12,7 @@ import Testing
 /// HTTP server, the producer and the rollup publisher, each of which holds the metrics, so no collector was ever freed.
 @Suite struct CollectorLifetimeTests {
     private static func configuration() throws -> CollectorConfiguration {
-        let keys = try IngestKeys(json: Data(#"{"ingestKeys": [{"key": "lifetime-key", "apps": ["*"]}]}"#.utf8))
-        var configuration = CollectorConfiguration(keys: keys)
-        configuration.kafka = .none
-        configuration.port = 0
-        configuration.threads = 1
-        configuration.salt = Array("lifetime-salt-0123456789".utf8)
-        configuration.collectorID = "lifetime"
-        return configuration
+        try CollectorFixture.configuration { $0.threads = 1 }
     }
 
     private static let silent = Logger(threshold: .error) { _ in }

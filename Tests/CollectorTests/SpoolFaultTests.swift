@@ -87,14 +87,8 @@ import Testing
         try FileManager.default.removeItem(atPath: path)
         try FileManager.default.moveItem(atPath: path + ".aside", toPath: path)
         // The reader retries after its backoff (100 ms, doubling); the wait is for the records, not for time.
-        var values: [String] = []
-        #expect(
-            await eventually {
-                while let chunk = spool.nextChunk(maxRecords: 100, maxBytes: 1 << 20) {
-                    values += chunk.records.map { String(decoding: chunk.bytes[$0.value], as: UTF8.self) }
-                }
-                return values.count == 9
-            })
+        let (readAll, values) = await Self.read(9, from: spool)
+        #expect(readAll)
         #expect(values == ["a-0", "a-1", "a-2", "b-0", "b-1", "b-2", "c-0", "c-1", "c-2"])
         spool.close()
     }
@@ -125,6 +119,19 @@ import Testing
 
     static let childVariable = "FLOWMETER_SPOOL_EMFILE_CHILD"
 
+    /// Waits until the spool's reader has handed out `count` records (after a failed read it retries with its
+    /// backoff, 100 ms doubling): whether it did, and their values in order.
+    private static func read(_ count: Int, from spool: Spool) async -> (Bool, [String]) {
+        var values: [String] = []
+        let readAll = await eventually {
+            while let chunk = spool.nextChunk(maxRecords: 100, maxBytes: 1 << 20) {
+                values += chunk.records.map { String(decoding: chunk.bytes[$0.value], as: UTF8.self) }
+            }
+            return values.count == count
+        }
+        return (readAll, values)
+    }
+
     /// Runs only in the child of ``c3TooManyOpenFilesDuringReplayIsRetried()``: lowers this process's
     /// RLIMIT_NOFILE to the descriptors it has open, so the reader's next `open` fails with EMFILE, then raises it.
     @Test(.enabled(if: ProcessInfo.processInfo.environment[childVariable] != nil, "runs in a child process only"))
@@ -151,14 +158,8 @@ import Testing
         #expect(spool.status.records == 9, "nothing settled by a failed read")
         #expect(metrics.registry.render().contains("flowmeter_spool_read_errors_total 1"))
         #expect(lines.lines.contains { $0.contains("Too many open files") }, "\(lines.lines)")
-        var values: [String] = []
-        #expect(
-            await eventually {
-                while let chunk = spool.nextChunk(maxRecords: 100, maxBytes: 1 << 20) {
-                    values += chunk.records.map { String(decoding: chunk.bytes[$0.value], as: UTF8.self) }
-                }
-                return values.count == 9
-            })
+        let (readAll, _) = await Self.read(9, from: spool)
+        #expect(readAll)
         spool.close()
     }
 }

@@ -58,10 +58,10 @@ import Testing
     }
 
     @Test func aRealClusterWithoutASaltIsAnErrorAndEmbeddedOrNoneWarns() throws {
-        var configuration = CollectorConfiguration(
-            keys: try IngestKeys(json: Data(#"{"ingestKeys": [{"key": "k-salt-0123456789", "apps": ["*"]}]}"#.utf8)))
-        configuration.port = 0
-        configuration.kafka = .brokers(["127.0.0.1:9"])
+        var configuration = try CollectorFixture.configuration {
+            $0.salt = nil
+            $0.kafka = .brokers(["127.0.0.1:9"])
+        }
         #expect {
             _ = try makeCollector(configuration: configuration, logger: Logger(threshold: .error) { _ in })
         } throws: { error in

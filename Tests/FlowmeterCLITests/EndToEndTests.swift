@@ -234,14 +234,10 @@ import Testing
 
     /// Starts `flowmeter serve --kafka embedded --store` on a free loopback port and waits (bounded) for /healthz.
     private func startServe(in directory: TemporaryDirectory, store: String) async throws -> ServerProcess {
-        let keys = directory.file("keys.json")
-        try Data(
-            """
-            {"ingestKeys": [{"key": "\(Self.ingestKey)", "apps": ["com.example.shop", "com.example.reader",
-               "com.example.travel"], "rateLimit": {"eventsPerSecond": 1000000, "burst": 1000000}}],
-             "adminKeys": ["\(Self.adminKey)"]}
-            """.utf8
-        ).write(to: URL(fileURLWithPath: keys))
+        let keys = try TestKeysFile.write(
+            to: directory.file("keys.json"), ingestKey: Self.ingestKey,
+            apps: ["com.example.shop", "com.example.reader", "com.example.travel"],
+            adminKeys: [Self.adminKey])
         return try await FlowmeterExecutable.serve(
             [
                 "--kafka", "embedded", "--store", store, "--keys", keys, "--salt",

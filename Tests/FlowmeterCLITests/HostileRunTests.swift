@@ -367,14 +367,9 @@ import Testing
 
     /// Starts `flowmeter serve --kafka embedded --store` with a key that may write any app, unlimited.
     static func startServe(in directory: TemporaryDirectory, store: String) async throws -> ServerProcess {
-        let keys = directory.file("keys.json")
-        try Data(
-            """
-            {"ingestKeys": [{"key": "\(Self.ingestKey)", "apps": ["*"],
-               "rateLimit": {"eventsPerSecond": 100000000, "burst": 100000000}}],
-             "adminKeys": ["\(Self.adminKey)"]}
-            """.utf8
-        ).write(to: URL(fileURLWithPath: keys))
+        let keys = try TestKeysFile.write(
+            to: directory.file("keys.json"), ingestKey: Self.ingestKey, adminKeys: [Self.adminKey],
+            eventsPerSecond: 100_000_000)
         return try await FlowmeterExecutable.serve(
             [
                 "--kafka", "embedded", "--store", store, "--keys", keys, "--salt",

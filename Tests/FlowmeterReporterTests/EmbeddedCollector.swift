@@ -13,13 +13,8 @@ final class EmbeddedCollector: Sendable {
     /// Starts serve on `port` (a free one when nil) with `extra` arguments and waits (bounded) for `/healthz`.
     init(port: UInt16? = nil, extra: [String] = []) async throws {
         directory = try TemporaryDirectory(prefix: "flowmeter-reporter-serve")
-        let keys = directory.file("keys.json")
-        try Data(
-            """
-            {"ingestKeys": [{"key": "\(Self.ingestKey)", "apps": ["com.example.shop"],
-               "rateLimit": {"eventsPerSecond": 1000000, "burst": 1000000}}]}
-            """.utf8
-        ).write(to: URL(fileURLWithPath: keys))
+        let keys = try TestKeysFile.write(
+            to: directory.file("keys.json"), ingestKey: Self.ingestKey, apps: ["com.example.shop"])
         let arguments =
             [
                 "--kafka", "embedded", "--keys", keys, "--salt", "00112233445566778899aabbccddeeff", "--log-level",

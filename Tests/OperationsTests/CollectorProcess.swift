@@ -16,11 +16,8 @@ final class CollectorProcess: Sendable {
     /// Starts the collector and waits (at most 15 s) for `/healthz`.
     init() async throws {
         directory = try TemporaryDirectory(prefix: "flowmeter-ops")
-        let keys = directory.file("keys.json")
-        try Data(
-            #"{"ingestKeys": [{"key": "\#(Self.ingestKey)", "apps": ["*"], "rateLimit": {"eventsPerSecond": 1000000, "burst": 1000000}}]}"#
-                .utf8
-        ).write(to: URL(fileURLWithPath: keys))
+        let keys = try TestKeysFile.write(
+            to: directory.file("keys.json"), ingestKey: Self.ingestKey)
         server = try await FlowmeterExecutable.serve(
             [
                 "--kafka", "none", "--keys", keys, "--salt", "00112233445566778899aabbccddeeff", "--collector-id",

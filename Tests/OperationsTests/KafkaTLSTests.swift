@@ -56,12 +56,7 @@ import Testing
                 + cluster.tlsArguments(trusting: cluster.otherCAPath), within: .seconds(60))
         defer { collector.child.terminate(timeout: .seconds(10)) }
 
-        var body = ""
-        let refused = await eventually {
-            guard let answer = try? await collector.get("/readyz"), answer.status == 503 else { return false }
-            body = answer.bodyText
-            return body.contains("kafka_tls_failed")
-        }
+        let (refused, body) = await readiness(of: collector, refusingWith: "kafka_tls_failed")
         #expect(refused, "readyz: \(body); log: \(collector.child.errors.suffix(3000))")
         #expect(body.contains("certificate verify failed"), "\(body)")
         let log = collector.child.errors
@@ -81,12 +76,7 @@ import Testing
                 Self.salt, "--kafka-option", "security.protocol=SSL",
             ], within: .seconds(60))
         defer { collector.child.terminate(timeout: .seconds(10)) }
-        var body = ""
-        let refused = await eventually {
-            guard let answer = try? await collector.get("/readyz"), answer.status == 503 else { return false }
-            body = answer.bodyText
-            return body.contains("kafka_tls_failed")
-        }
+        let (refused, body) = await readiness(of: collector, refusingWith: "kafka_tls_failed")
         #expect(refused, "readyz: \(body); log: \(collector.child.errors.suffix(3000))")
         #expect(body.contains("certificate verify failed"), "\(body)")
     }
@@ -135,12 +125,7 @@ import Testing
             ["--kafka", servers, "--keys", try keys(in: scratch), "--salt", Self.salt]
                 + cluster.tlsArguments(trusting: cluster.caPath), within: .seconds(60))
         defer { anonymous.child.terminate(timeout: .seconds(10)) }
-        var body = ""
-        let refused = await eventually {
-            guard let answer = try? await anonymous.get("/readyz"), answer.status == 503 else { return false }
-            body = answer.bodyText
-            return body.contains("kafka_tls_failed")
-        }
+        let (refused, body) = await readiness(of: anonymous, refusingWith: "kafka_tls_failed")
         #expect(refused, "readyz: \(body); log: \(anonymous.child.errors.suffix(3000))")
         // TLS 1.3: the broker's refusal is an alert after the client's side of the handshake, a _TRANSPORT error.
         #expect(body.contains("certificate required"), "\(body)")
@@ -170,12 +155,7 @@ import Testing
                 "sasl.username=flowmeter", "--kafka-option-file", "sasl.password=\(try password(in: scratch))",
             ], within: .seconds(60))
         defer { collector.child.terminate(timeout: .seconds(10)) }
-        var body = ""
-        let refused = await eventually {
-            guard let answer = try? await collector.get("/readyz"), answer.status == 503 else { return false }
-            body = answer.bodyText
-            return body.contains("kafka_authentication_failed")
-        }
+        let (refused, body) = await readiness(of: collector, refusingWith: "kafka_authentication_failed")
         #expect(refused, "readyz: \(body); log: \(collector.child.errors.suffix(3000))")
         #expect(body.contains("SASL"), "\(body)")
         #expect(collector.child.errors.contains("kafka connection failed"))
@@ -183,6 +163,17 @@ import Testing
     }
 
     static let filePassword = "file-password-8c1e0f"
+
+    /// Waits until `/readyz` answers 503 naming `reason`: whether it did, and the last 503 body read.
+    private func readiness(of collector: ServerProcess, refusingWith reason: String) async -> (Bool, String) {
+        var body = ""
+        let refused = await eventually {
+            guard let answer = try? await collector.get("/readyz"), answer.status == 503 else { return false }
+            body = answer.bodyText
+            return body.contains(reason)
+        }
+        return (refused, body)
+    }
 
     private func password(in directory: TemporaryDirectory) throws -> String {
         let path = directory.file("kafka-password")

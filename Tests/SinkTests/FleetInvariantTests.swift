@@ -43,13 +43,8 @@ import Testing
         }
         // Made (and migrated) once before the sinks start.
         let store = try openRollupStore(url: storeURL)
-        let keys = directory.file("keys.json")
-        try Data(
-            """
-            {"ingestKeys": [{"key": "\(Self.ingestKey)", "apps": ["com.example.shop"],
-               "rateLimit": {"eventsPerSecond": 1000000, "burst": 1000000}}], "adminKeys": []}
-            """.utf8
-        ).write(to: URL(fileURLWithPath: keys))
+        let keys = try TestKeysFile.write(
+            to: directory.file("keys.json"), ingestKey: Self.ingestKey, apps: ["com.example.shop"], adminKeys: [])
         let executable = try FlowmeterExecutable.requiredPath()
 
         func startSink(_ index: Int, group: String = "fleet", store url: String = storeURL) throws -> ChildProcess {
@@ -74,11 +69,8 @@ import Testing
             for collector in collectors { _ = collector.child.terminate(timeout: .seconds(15)) }
             for sink in sinks { _ = sink.terminate(timeout: .seconds(15)) }
         }
-        for index in 0..<3 {
-            collectors.append(
-                try await ServerProcess.start(executable, within: .seconds(20), attempts: 3) { port in
-                    collectorArguments(index, port: port)
-                })
+        collectors = try await ServerProcess.start(3, executable, within: .seconds(20), attempts: 3) { index, port in
+            collectorArguments(index, port: port)
         }
         let ports = collectors.map(\.port)
         let load = FleetLoad(ports: ports)

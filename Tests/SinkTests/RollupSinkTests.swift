@@ -191,7 +191,7 @@ import Testing
 }
 
 /// A store whose first `failures` commits throw a retriable error.
-final class FlakyStore: RollupStore {
+final class FlakyStore: SinkStore {
     private let store: any RollupStore
     private let remaining: Mutex<Int>
 
@@ -199,8 +199,6 @@ final class FlakyStore: RollupStore {
         self.store = store
         self.remaining = Mutex(failures)
     }
-
-    func apply(_ partials: [PartialRollup]) throws -> RollupApplyResult { try store.apply(partials) }
 
     func commit(_ step: PartitionStep) throws {
         let fails = remaining.withLock { count in
@@ -217,27 +215,4 @@ final class FlakyStore: RollupStore {
 
     func recordDeploy(_ deploy: DeployMarker) throws { try store.recordDeploy(deploy) }
     func recordManifest(_ manifest: CapabilityManifest) throws { try store.recordManifest(manifest) }
-    func manifests(appID: String?) throws -> [CapabilityManifest] { try store.manifests(appID: appID) }
-    func seriesRollups(_ query: SeriesQuery) throws -> [SeriesRollup] { try store.seriesRollups(query) }
-    func seriesBuckets(_ query: SeriesQuery, bucketSeconds: Int64) throws -> [SeriesBucket] {
-        try store.seriesBuckets(query, bucketSeconds: bucketSeconds)
-    }
-    func versionRollups(from: Timestamp, to: Timestamp, appID: String?) throws -> [VersionRollup] {
-        try store.versionRollups(from: from, to: to, appID: appID)
-    }
-    func versionBuckets(from: Timestamp, to: Timestamp, appID: String?, bucketSeconds: Int64) throws
-        -> [VersionBucket]
-    {
-        try store.versionBuckets(from: from, to: to, appID: appID, bucketSeconds: bucketSeconds)
-    }
-    func firstSeen(appID: String?, kind: DiagnosticKind, buildConfiguration: BuildConfiguration) throws
-        -> [TypeFirstSeen]
-    {
-        try store.firstSeen(appID: appID, kind: kind, buildConfiguration: buildConfiguration)
-    }
-    func deploys(from: Timestamp, to: Timestamp) throws -> [DeployMarker] { try store.deploys(from: from, to: to) }
-    func saveAlertState(_ alerts: [AlertState]) throws { try store.saveAlertState(alerts) }
-    func openAlerts() throws -> [AlertState] { try store.openAlerts() }
-    func recordWatermarks(_ watermarks: [CollectorWatermark]) throws { try store.recordWatermarks(watermarks) }
-    func freshness() throws -> StoreFreshness { try store.freshness() }
 }

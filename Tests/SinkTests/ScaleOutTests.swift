@@ -28,14 +28,10 @@ import Testing
         let storeURL = try PostgresServer.shared().makeDatabase(prefix: "scaleout")
         // Made once before the sinks start, so they do not race to create it.
         _ = try openRollupStore(url: storeURL)
-        let keys = directory.file("keys.json")
-        try Data(
-            """
-            {"ingestKeys": [{"key": "\(Self.ingestKey)", "apps": ["com.example.shop", "com.example.reader",
-               "com.example.travel"], "rateLimit": {"eventsPerSecond": 1000000, "burst": 1000000}}],
-             "adminKeys": ["\(Self.adminKey)"]}
-            """.utf8
-        ).write(to: URL(fileURLWithPath: keys))
+        let keys = try TestKeysFile.write(
+            to: directory.file("keys.json"), ingestKey: Self.ingestKey,
+            apps: ["com.example.shop", "com.example.reader", "com.example.travel"],
+            adminKeys: [Self.adminKey])
         let executable = try FlowmeterExecutable.requiredPath()
 
         func startSink(_ index: Int) throws -> ChildProcess {
@@ -59,11 +55,8 @@ import Testing
             for collector in collectors { _ = collector.child.terminate(timeout: .seconds(15)) }
             for sink in sinks { _ = sink.terminate(timeout: .seconds(15)) }
         }
-        for index in 0..<3 {
-            collectors.append(
-                try await ServerProcess.start(executable, within: .seconds(20), attempts: 3) { port in
-                    collectorArguments(index, port: port)
-                })
+        collectors = try await ServerProcess.start(3, executable, within: .seconds(20), attempts: 3) { index, port in
+            collectorArguments(index, port: port)
         }
         let ports = collectors.map(\.port)
 

@@ -17,14 +17,8 @@ final class ServeProcess: Sendable {
     /// Starts `flowmeter serve` with a keys file, a fixed salt and `arguments`, and waits (up to 30 s) for `/healthz`.
     init(_ arguments: [String]) async throws {
         directory = try TemporaryDirectory(prefix: "flowmeter-serve")
-        let keys = directory.file("keys.json")
-        try Data(
-            """
-            {"ingestKeys": [{"key": "\(Self.ingestKey)", "apps": ["*"],
-               "rateLimit": {"eventsPerSecond": 1000000, "burst": 1000000}}],
-             "adminKeys": ["\(Self.adminKey)"]}
-            """.utf8
-        ).write(to: URL(fileURLWithPath: keys))
+        let keys = try TestKeysFile.write(
+            to: directory.file("keys.json"), ingestKey: Self.ingestKey, adminKeys: [Self.adminKey])
         // Generous: on a loaded two-core machine a debug build with the embedded cluster can take a while.
         server = try await FlowmeterExecutable.serve(
             [

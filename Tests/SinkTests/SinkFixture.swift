@@ -126,7 +126,7 @@ final class SinkFixture: Sendable {
     }
 
     /// A sink on the fixture's cluster and store in group `group`.
-    func makeSink(group: String, store: (any RollupStore)? = nil) throws -> RollupSink {
+    func makeSink(group: String, store: (any SinkStore)? = nil) throws -> RollupSink {
         var configuration = RollupSinkConfiguration(bootstrapServers: kafka.bootstrapServers)
         configuration.deadLetterPath = deadLetterPath
         configuration.groupID = group

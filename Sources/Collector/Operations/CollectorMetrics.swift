@@ -56,8 +56,8 @@ public final class CollectorMetrics: Sendable {
     /// `flowmeter_events_total`'s accepted and unavailable children per kind label, resolved once: the label set is
     /// bounded by ``kindLimiter`` (32 kinds and `__other__`), so this holds at most 33 pairs.
     private let kindOutcomes = Mutex<[String: KindOutcomeCounters]>([:])
-    private let rebuildsSeen = Atomic<UInt64>(0)
-    private let sinkSeen = Mutex<SinkCounters>(SinkCounters())
+    private let rebuildsSeen = RunningTotals<UInt64>(0)
+    private let sinkSeen = RunningTotals(SinkCounters())
     private let sinkSource = Mutex<(@Sendable () -> SinkCounters)?>(nil)
 
     /// Running totals of an in-process rollup sink (`flowmeter serve --store`), exported as `flowmeter_sink_*`.
@@ -294,24 +294,16 @@ public final class CollectorMetrics: Sendable {
     func refresh(producer: KafkaProducer?) {
         if let read = sinkSource.withLock({ $0 }) {
             let now = read()
-            let before = sinkSeen.withLock { seen in
-                defer { seen = now }
-                return seen
-            }
-            if now.applied > before.applied { sinkApplied.increment(by: now.applied - before.applied) }
-            if now.duplicates > before.duplicates { sinkDuplicates.increment(by: now.duplicates - before.duplicates) }
-            if now.badMessages > before.badMessages {
-                sinkBadMessages.increment(by: now.badMessages - before.badMessages)
-            }
-            if now.deploys > before.deploys { sinkDeploys.increment(by: now.deploys - before.deploys) }
-            if now.deadLetters > before.deadLetters {
-                sinkDeadLetters.increment(by: now.deadLetters - before.deadLetters)
-            }
+            let before = sinkSeen.advance(to: now)
+            sinkApplied.advance(from: before.applied, to: now.applied)
+            sinkDuplicates.advance(from: before.duplicates, to: now.duplicates)
+            sinkBadMessages.advance(from: before.badMessages, to: now.badMessages)
+            sinkDeploys.advance(from: before.deploys, to: now.deploys)
+            sinkDeadLetters.advance(from: before.deadLetters, to: now.deadLetters)
         }
         guard let producer else { return }
         let total = producer.counters.rebuilds
-        let seen = rebuildsSeen.exchange(total, ordering: .relaxed)
-        if total > seen { rebuilds.increment(by: total - seen) }
+        rebuilds.advance(from: rebuildsSeen.advance(to: total), to: total)
     }
 
     /// Records one delivery report; runs on the producer's poll thread.

@@ -1,12 +1,15 @@
-import HTTPServer
+package import HTTPServer
 
 /// The operations listener of docs/api.md#operations-endpoints (`--ops-listen`): `/metrics`, `/healthz` and `/readyz`
 /// on an address of their own, so the per-app and per-type series never reach the network the apps post to.
 ///
-/// A small server: two threads, a few connections, small bodies (its routes take none).
-enum OperationsListener {
+/// A small server: two threads, a few connections, small bodies (its routes take none). The collector's
+/// `--ops-listen` and the one of `flowmeter sink` and `flowmeter watch` (`OperationsServer`) are both made here.
+package enum OperationsListener {
     /// The operations routes: `/healthz`, `/readyz` and `/metrics` with the given handlers.
-    static func router(health: @escaping HTTPHandler, readiness: @escaping HTTPHandler, metrics: @escaping HTTPHandler)
+    package static func router(
+        health: @escaping HTTPHandler, readiness: @escaping HTTPHandler, metrics: @escaping HTTPHandler
+    )
         -> HTTPRouter
     {
         var router = HTTPRouter()
@@ -17,7 +20,7 @@ enum OperationsListener {
     }
 
     /// A server for `router` on `address`; listens at `start()`.
-    static func server(address: CollectorConfiguration.ListenAddress, router: HTTPRouter) -> HTTPServer {
+    package static func server(address: CollectorConfiguration.ListenAddress, router: HTTPRouter) -> HTTPServer {
         var configuration = HTTPServerConfiguration()
         configuration.host = address.host
         configuration.port = address.port

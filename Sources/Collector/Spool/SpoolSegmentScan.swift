@@ -86,11 +86,6 @@ extension SpoolSegmentScan {
         return .damaged(resumeAt: resync.undecided)
     }
 
-    /// The first offset after `offset` where a valid frame starts, or nil.
-    static func nextFrame(in bytes: UnsafeRawBufferPointer, after offset: Int) -> Int? {
-        resynchronize(in: bytes, after: offset).next
-    }
-
     /// The first offset after `offset` where a valid frame starts (`next`), and the first one where a frame may
     /// start that runs past the buffer's end, so only a longer read can tell (`undecided`).
     ///

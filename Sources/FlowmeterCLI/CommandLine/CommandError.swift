@@ -6,9 +6,11 @@ public import FlowmeterModels
 /// 2).
 public struct CommandError: FlowmeterError {
     /// What went wrong, extensible without breaking callers that switch on known codes.
-    public struct Code: Hashable, Sendable, CustomStringConvertible {
-        /// The code's stable name.
+    public struct Code: FlowmeterErrorCode {
+        /// The code's name.
         public let rawValue: String
+        /// Wraps a code name.
+        public init(rawValue: String) { self.rawValue = rawValue }
 
         /// The rollup store named by `--store` does not exist.
         public static let storeMissing = Code(rawValue: "storeMissing")
@@ -18,9 +20,6 @@ public struct CommandError: FlowmeterError {
         public static let unavailable = Code(rawValue: "unavailable")
         /// A server (a collector) answered, and refused what was sent.
         public static let refused = Code(rawValue: "refused")
-
-        /// The code's name.
-        public var description: String { rawValue }
     }
 
     /// What went wrong.

@@ -1,5 +1,6 @@
 import Collector
 import Detector
+import FlowmeterRuntime
 import Foundation
 import Kafka
 import RollupStore
@@ -21,7 +22,7 @@ enum SharedOptions {
     static let deadLetters = CommandOption.value(
         "dead-letters", "FILE",
         help: "Messages the sink cannot decode or store (JSON Lines, made on the first one).",
-        default: "flowmeter-dead-letters.jsonl")
+        default: ServeConfiguration.defaultDeadLetterPath)
 
     /// The `--kafka` bootstrap servers, or a usage error.
     static func brokers(_ arguments: ParsedArguments) throws(CommandUsageError) -> [String] {
@@ -107,12 +108,28 @@ enum SharedOptions {
         }
     }
 
+    /// `--min-installs`, `--min-events` and `--regression-quiet` as `watch`, `serve` and `report` declare them (`ungated`
+    /// words its own help); ``ungatedFinder(_:)`` reads them.
+    static let ungatedThresholds: [CommandOption] = [
+        .value(
+            "min-installs", "N", help: "Installs before a type counts as ungated.",
+            default: String(OptionDefaults.ungated.minInstalls)),
+        .value(
+            "min-events", "N", help: "Events before a type counts as ungated.",
+            default: String(OptionDefaults.ungated.minEvents)),
+        .value(
+            "regression-quiet", "DURATION", help: "Quiet before an ungated type's return is a regression.",
+            default: OptionDefaults.duration(OptionDefaults.ungated.regressionQuiet)),
+    ]
+
     /// The ungated-type finder with `--min-installs`, `--min-events` and `--regression-quiet`, which `watch` and
     /// `serve` both declare.
     static func ungatedFinder(_ arguments: ParsedArguments) throws(CommandUsageError) -> UngatedTypeFinder {
         var configuration = UngatedTypeFinder.Configuration()
-        configuration.minInstalls = try arguments.parsed("min-installs", as: "a count") { Int64($0) } ?? 5
-        configuration.minEvents = try arguments.parsed("min-events", as: "a count") { Int64($0) } ?? 20
+        configuration.minInstalls =
+            try arguments.parsed("min-installs", as: "a count") { Int64($0) } ?? configuration.minInstalls
+        configuration.minEvents =
+            try arguments.parsed("min-events", as: "a count") { Int64($0) } ?? configuration.minEvents
         configuration.regressionQuiet = try regressionQuiet(arguments)
         return UngatedTypeFinder(configuration: configuration)
     }
@@ -130,11 +147,10 @@ enum SharedOptions {
 
     /// `--regression-quiet`: how long a type must have gone unreported for its return to be a regression.
     static func regressionQuiet(_ arguments: ParsedArguments) throws(CommandUsageError) -> Duration {
-        let seconds =
-            try arguments.parsed("regression-quiet", as: "a duration such as 48h or 3d") {
-                OptionValues.wholeSeconds($0)
-            } ?? 48 * 3600
-        return .seconds(seconds)
+        let seconds = try arguments.parsed("regression-quiet", as: "a duration such as 48h or 3d") {
+            OptionValues.wholeSeconds($0)
+        }
+        return seconds.map { .seconds($0) } ?? OptionDefaults.ungated.regressionQuiet
     }
 
     /// A non-negative count option, or a usage error.
@@ -144,14 +160,20 @@ enum SharedOptions {
 
     /// `--keep-minutes`, `--keep-hours`: what every command that prunes keeps.
     static let keep: [CommandOption] = [
-        .value("keep-minutes", "DURATION", help: "How long minute rows are kept (then only hours).", default: "14d"),
-        .value("keep-hours", "DURATION", help: "How long hour rows are kept.", default: "400d"),
+        .value(
+            "keep-minutes", "DURATION", help: "How long minute rows are kept (then only hours).",
+            default: OptionDefaults.duration(seconds: OptionDefaults.retention.keepMinutes, unit: "d")),
+        .value(
+            "keep-hours", "DURATION", help: "How long hour rows are kept.",
+            default: OptionDefaults.duration(seconds: OptionDefaults.retention.keepHours, unit: "d")),
     ]
 
     /// `--keep-minutes`, `--keep-hours` and `--prune-interval`: retention in a long-running sink (`sink`, `serve`).
     static let retention: [CommandOption] =
         keep + [
-            .value("prune-interval", "DURATION", help: "Time between prunes of the store (0: never).", default: "1h")
+            .value(
+                "prune-interval", "DURATION", help: "Time between prunes of the store (0: never).",
+                default: OptionDefaults.duration(RetentionPolicy.defaultPruneInterval))
         ]
 
     /// The retention `--keep-minutes` and `--keep-hours` name, or a usage error.
@@ -159,8 +181,9 @@ enum SharedOptions {
         var policy = RetentionPolicy()
         let duration = "a positive duration such as 36h, 14d or 2w"
         policy.keepMinutes =
-            try arguments.parsed("keep-minutes", as: duration, OptionValues.wholeSeconds) ?? 14 * 86_400
-        policy.keepHours = try arguments.parsed("keep-hours", as: duration, OptionValues.wholeSeconds) ?? 400 * 86_400
+            try arguments.parsed("keep-minutes", as: duration, OptionValues.wholeSeconds) ?? policy.keepMinutes
+        policy.keepHours =
+            try arguments.parsed("keep-hours", as: duration, OptionValues.wholeSeconds) ?? policy.keepHours
         if let problem = policy.problem {
             throw CommandUsageError("--keep-minutes and --keep-hours: \(problem)", commandPath: arguments.commandPath)
         }
@@ -172,30 +195,31 @@ enum SharedOptions {
         let seconds = try arguments.parsed("prune-interval", as: "a duration such as 1h, or 0 for never") {
             $0 == "0" ? 0 : OptionValues.wholeSeconds($0)
         }
-        return .seconds(seconds ?? 3600)
+        return seconds.map { .seconds($0) } ?? RetentionPolicy.defaultPruneInterval
     }
 
     /// `--dedupe-horizon`: how long a sink remembers a counted batch (docs/api.md#ingest), for `sink`, `serve` and
     /// `store rebuild`.
     static let dedupeHorizon = CommandOption.value(
         "dedupe-horizon", "DURATION",
-        help: "How long a counted batch id is remembered, so a retried copy is not counted again.", default: "1h")
+        help: "How long a counted batch id is remembered, so a retried copy is not counted again.",
+        default: OptionDefaults.duration(OptionDefaults.sink.dedupeHorizon))
 
     /// What a sink reads and how, for `sink` and `store rebuild` (after `--kafka` and `--store`): the topics, the
     /// dedupe horizon, the poll size, the dead-letter file and the Kafka client's properties.
     static let sinkReading: [CommandOption] =
         [
-            .value("batches-topic", "NAME", help: "Topic of batch records.", default: "flowmeter.batches.v1"),
+            .value("batches-topic", "NAME", help: "Topic of batch records.", default: OptionDefaults.sink.batchesTopic),
             dedupeHorizon,
             .value(
                 "deploys-topic", "NAME", help: "Topic of deploy markers (\"none\" reads none).",
-                default: "flowmeter.deploys.v1"),
+                default: OptionDefaults.sink.deploysTopic ?? "none"),
             .value(
                 "manifests-topic", "NAME", help: "Topic of capability manifests (\"none\" reads none).",
-                default: "flowmeter.manifests.v1"),
+                default: OptionDefaults.sink.manifestsTopic ?? "none"),
             .value(
                 "max-batch", "N", help: "Most messages per poll (one store transaction per partition).",
-                default: "5000"),
+                default: String(OptionDefaults.sink.maxBatch)),
             deadLetters,
         ] + kafkaClient
 
@@ -224,6 +248,6 @@ enum SharedOptions {
         let seconds = try arguments.parsed("dedupe-horizon", as: "a duration of at least 1m, such as 1h or 6h") {
             OptionValues.wholeSeconds($0).flatMap { $0 >= 60 ? $0 : nil }
         }
-        return .seconds(seconds ?? 3600)
+        return seconds.map { .seconds($0) } ?? OptionDefaults.sink.dedupeHorizon
     }
 }

@@ -36,7 +36,9 @@ enum DeploysCommand {
                 SharedOptions.store,
                 .flag("no-store", help: "Record in Kafka only (needs --kafka)."),
                 .value("kafka", "HOST:PORT[,…]", help: "Also publish to the deploys topic."),
-                .value("deploys-topic", "NAME", help: "Topic of deploy markers.", default: "flowmeter.deploys.v1"),
+                .value(
+                    "deploys-topic", "NAME", help: "Topic of deploy markers.",
+                    default: OptionDefaults.collector.topics.deploys),
             ] + SharedOptions.kafkaClient,
             run: { arguments in try await runAdd(arguments) }
         )

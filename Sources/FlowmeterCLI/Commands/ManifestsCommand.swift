@@ -36,7 +36,8 @@ enum ManifestsCommand {
                 .flag("no-store", help: "Record in Kafka only (needs --kafka)."),
                 .value("kafka", "HOST:PORT[,…]", help: "Also publish to the manifests topic."),
                 .value(
-                    "manifests-topic", "NAME", help: "Topic of capability manifests.", default: "flowmeter.manifests.v1"
+                    "manifests-topic", "NAME", help: "Topic of capability manifests.",
+                    default: OptionDefaults.collector.topics.manifests
                 ),
             ] + SharedOptions.kafkaClient,
             run: { arguments in try await runUpload(arguments) }

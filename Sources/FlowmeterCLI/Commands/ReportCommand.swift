@@ -37,12 +37,8 @@ enum ReportCommand {
                 SharedOptions.store,
                 .value("output", "FILE", help: "Write to FILE instead of standard output."),
                 .value("approvals", "FILE", help: "flowmeter check's approvals: list those expiring within 14 days."),
-                .value("min-installs", "N", help: "Installs before a type counts as ungated.", default: "5"),
-                .value("min-events", "N", help: "Events before a type counts as ungated.", default: "20"),
-                .value(
-                    "regression-quiet", "DURATION", help: "Quiet before an ungated type's return is a regression.",
-                    default: "48h"),
-                OwnerOptions.owners,
+            ] + SharedOptions.ungatedThresholds + [
+                OwnerOptions.owners
             ],
             run: { arguments in try await run(arguments) }
         )
@@ -64,10 +60,10 @@ enum ReportCommand {
         var finder = UngatedTypeFinder()
         finder.configuration.minInstalls =
             try arguments.parsed("min-installs", as: "a positive integer") { Int64($0).flatMap { $0 > 0 ? $0 : nil } }
-            ?? 5
+            ?? OptionDefaults.ungated.minInstalls
         finder.configuration.minEvents =
             try arguments.parsed("min-events", as: "a positive integer") { Int64($0).flatMap { $0 > 0 ? $0 : nil } }
-            ?? 20
+            ?? OptionDefaults.ungated.minEvents
         finder.configuration.regressionQuiet = try SharedOptions.regressionQuiet(arguments)
         let appID = arguments.value("app").flatMap { $0.isEmpty ? nil : $0 }
         let owners = try OwnerOptions.rules(arguments)

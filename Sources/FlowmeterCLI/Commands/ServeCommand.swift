@@ -11,7 +11,9 @@ import Sink
 /// and the detector; this file only maps options onto a `ServeConfiguration` and runs the group `makeServe` builds.
 enum ServeCommand {
     static var command: Command {
-        Command(
+        let collector = OptionDefaults.collector
+        let serve = OptionDefaults.serve
+        return Command(
             name: "serve",
             abstract: "Run the collector: POST /v1/diagnostics into Kafka, with /metrics, /healthz and /readyz.",
             discussion: """
@@ -34,78 +36,116 @@ enum ServeCommand {
                 """,
             options: [
                 .value("config", "FILE", help: "JSON object of option names to values, read before the defaults."),
-                .value("listen", "HOST:PORT", help: "Address to listen on.", default: "127.0.0.1:8080"),
+                .value(
+                    "listen", "HOST:PORT", help: "Address to listen on.", default: "\(collector.host):\(collector.port)"
+                ),
                 .value(
                     "ops-listen", "HOST:PORT", help: "Serve /metrics here only (and /healthz, /readyz on both)."),
                 .value(
                     "keys", "FILE",
                     help: "Keys file: {\"ingestKeys\": [{\"key\", \"apps\"}], \"readKeys\", \"adminKeys\"}."),
-                .value("kafka", "MODE", help: "embedded | none | HOST:PORT[,HOST:PORT...].", default: "embedded"),
+                .value(
+                    "kafka", "MODE", help: "embedded | none | HOST:PORT[,HOST:PORT...].",
+                    default: collector.kafka.description),
                 SharedOptions.kafkaClient[0],
                 SharedOptions.kafkaClient[1],
-                .value("ack", "MODE", help: "delivery (202 after Kafka persisted) | enqueue.", default: "delivery"),
+                .value(
+                    "ack", "MODE", help: "delivery (202 after Kafka persisted) | enqueue.",
+                    default: collector.ackMode.rawValue),
                 .value("salt-file", "FILE", help: "File holding the secret install-ID salt (raw bytes or hex)."),
                 .secret("salt", "HEX", help: "The salt as hex: set FLOWMETER_SALT (on argv it is warned about)."),
                 .value("collector-id", "NAME", help: "This collector's name in events.", default: "the host name"),
-                .value("max-body-bytes", "BYTES", help: "Largest request body as sent (413 above).", default: "1MiB"),
-                .value("max-inflated-bytes", "BYTES", help: "Largest body after gzip/deflate (413).", default: "8MiB"),
-                .value("max-events-per-batch", "N", help: "Most events per batch (whole batch 413).", default: "1000"),
-                .value("max-event-age", "DURATION", help: "Older events are dropped and reported.", default: "72h"),
-                .value("max-future-skew", "DURATION", help: "Events further ahead are dropped.", default: "10m"),
-                .value("response-deadline", "DURATION", help: "Wait for Kafka before 503.", default: "5s"),
-                .value("request-deadline", "DURATION", help: "Time to receive one request.", default: "10s"),
-                .value("connection-limit", "N", help: "Most open connections.", default: "1024"),
-                .value("per-ip-connection-limit", "N", help: "Most open connections per IP.", default: "256"),
+                .value(
+                    "max-body-bytes", "BYTES", help: "Largest request body as sent (413 above).",
+                    default: OptionDefaults.bytes(collector.maxBodyBytes)),
+                .value(
+                    "max-inflated-bytes", "BYTES", help: "Largest body after gzip/deflate (413).",
+                    default: OptionDefaults.bytes(collector.maxInflatedBytes)),
+                .value(
+                    "max-events-per-batch", "N", help: "Most events per batch (whole batch 413).",
+                    default: String(collector.maxEventsPerBatch)),
+                .value(
+                    "max-event-age", "DURATION", help: "Older events are dropped and reported.",
+                    default: OptionDefaults.duration(collector.maxEventAge)),
+                .value(
+                    "max-future-skew", "DURATION", help: "Events further ahead are dropped.",
+                    default: OptionDefaults.duration(collector.maxFutureSkew)),
+                .value(
+                    "response-deadline", "DURATION", help: "Wait for Kafka before 503.",
+                    default: OptionDefaults.duration(collector.responseDeadline)),
+                .value(
+                    "request-deadline", "DURATION", help: "Time to receive one request.",
+                    default: OptionDefaults.duration(collector.requestDeadline)),
+                .value(
+                    "connection-limit", "N", help: "Most open connections.", default: String(collector.connectionLimit)),
+                .value(
+                    "per-ip-connection-limit", "N", help: "Most open connections per IP.",
+                    default: String(collector.perIPConnectionLimit)),
                 .value(
                     "max-body-bytes-in-flight", "BYTES", help: "Body bytes held at once (503 past it).",
-                    default: "64MiB"),
+                    default: OptionDefaults.bytes(collector.maxBodyBytesInFlight)),
                 .value(
                     "max-body-bytes-in-flight-per-key", "BYTES", help: "Body bytes held at once per key (503).",
-                    default: "32MiB"),
+                    default: OptionDefaults.bytes(collector.maxBodyBytesInFlightPerKey)),
                 .value("threads", "N", help: "HTTP worker threads.", default: "the CPUs this process may use"),
                 .value(
                     "http-connection-memory", "BYTES", help: "Per-connection memory for headers (431 past it).",
-                    default: "16KiB"),
-                .value("rate-limit", "EVENTS/S", help: "Per-key rate for keys without their own.", default: "1000"),
-                .value("rate-burst", "EVENTS", help: "Per-key burst for keys without their own.", default: "5000"),
-                .value("batches-topic", "NAME", help: "Topic of batch records.", default: "flowmeter.batches.v1"),
+                    default: OptionDefaults.bytes(collector.connectionMemory)),
+                .value(
+                    "rate-limit", "EVENTS/S", help: "Per-key rate for keys without their own.",
+                    default: String(Int(collector.defaultRateLimit.perSecond))),
+                .value(
+                    "rate-burst", "EVENTS", help: "Per-key burst for keys without their own.",
+                    default: String(Int(collector.defaultRateLimit.burst))),
+                .value("batches-topic", "NAME", help: "Topic of batch records.", default: collector.topics.batches),
                 .value(
                     "max-record-bytes", "BYTES", help: "Largest batch record (larger batches are split).",
-                    default: "1000000"),
-                .value("alerts-topic", "NAME", help: "Topic of alerts.", default: "flowmeter.alerts.v1"),
-                .value("deploys-topic", "NAME", help: "Topic of deploy markers.", default: "flowmeter.deploys.v1"),
-                .value("kafka-linger", "DURATION", help: "Producer linger.ms.", default: "5ms"),
+                    default: OptionDefaults.bytes(collector.maxRecordBytes)),
+                .value("alerts-topic", "NAME", help: "Topic of alerts.", default: collector.topics.alerts),
+                .value("deploys-topic", "NAME", help: "Topic of deploy markers.", default: collector.topics.deploys),
+                .value(
+                    "kafka-linger", "DURATION", help: "Producer linger.ms.",
+                    default: OptionDefaults.duration(collector.kafkaLinger)),
                 .value(
                     "kafka-linger-mode", "MODE",
                     help: "adaptive (send once every connection waits for its 202) | fixed (always the linger).",
-                    default: "adaptive"),
+                    default: collector.kafkaLingerMode.rawValue),
                 .value(
                     "kafka-queue-max-bytes", "BYTES", help: "Bound on the producer's local queue (then the spool).",
-                    default: "32MiB"),
+                    default: OptionDefaults.bytes(collector.kafkaQueueMaxBytes)),
                 .value("store", "PATH|URL", help: "Rollup store (SQLite path or postgres://…); runs the sink here."),
-                .value("sink-group", "NAME", help: "Consumer group of the in-process sink.", default: "flowmeter-sink"),
+                .value("sink-group", "NAME", help: "Consumer group of the in-process sink.", default: serve.sinkGroup),
                 SharedOptions.deadLetters,
             ] + SharedOptions.retention + [
                 SharedOptions.dedupeHorizon,
-                .value("detect-interval", "DURATION", help: "Detector passes over --store (0: none).", default: "60s"),
-                .value("detect-window", "DURATION", help: "The window each detector pass examines.", default: "1h"),
+                .value(
+                    "detect-interval", "DURATION", help: "Detector passes over --store (0: none).",
+                    default: OptionDefaults.duration(serve.detection.interval, unit: "s")),
+                .value(
+                    "detect-window", "DURATION", help: "The window each detector pass examines.",
+                    default: OptionDefaults.duration(serve.detection.window)),
                 .value(
                     "compatibility-refresh", "DURATION",
-                    help: "Time between refreshes of GET /v1/compatibility's answers from --store.", default: "30s"),
+                    help: "Time between refreshes of GET /v1/compatibility's answers from --store.",
+                    default: OptionDefaults.duration(serve.compatibility.refreshInterval)),
                 .value("alertmanager", "URL", help: "Send the detector's alerts to this Alertmanager (v2 API)."),
-                .value("min-installs", "N", help: "Installs before a type counts as ungated.", default: "5"),
-                .value("min-events", "N", help: "Events before a type counts as ungated.", default: "20"),
-                .value(
-                    "regression-quiet", "DURATION", help: "Quiet before an ungated type's return is a regression.",
-                    default: "48h"),
+            ] + SharedOptions.ungatedThresholds + [
                 OwnerOptions.owners,
-                .value("shutdown-timeout", "DURATION", help: "Bound on flushing Kafka at exit.", default: "30s"),
                 .value(
-                    "spool", "DIR|none", help: "Disk spool for batches Kafka cannot take.", default: "flowmeter-spool"),
-                .value("spool-max-bytes", "BYTES", help: "Bound on the disk spool (503 past it).", default: "1GiB"),
-                .value("metrics-type-cap", "N", help: "Widget types per app and kind in metrics.", default: "50"),
-                .value("log-level", "LEVEL", help: "debug | info | warning | error.", default: "info"),
-                .value("log-format", "FORMAT", help: "json | logfmt.", default: "json"),
+                    "shutdown-timeout", "DURATION", help: "Bound on flushing Kafka at exit.",
+                    default: OptionDefaults.duration(collector.shutdownFlushTimeout)),
+                .value(
+                    "spool", "DIR|none", help: "Disk spool for batches Kafka cannot take.",
+                    default: OptionDefaults.spoolDirectory),
+                .value(
+                    "spool-max-bytes", "BYTES", help: "Bound on the disk spool (503 past it).",
+                    default: OptionDefaults.bytes(OptionDefaults.spool.maxBytes)),
+                .value(
+                    "metrics-type-cap", "N", help: "Widget types per app and kind in metrics.",
+                    default: String(collector.metricsTypeCap)),
+                .value(
+                    "log-level", "LEVEL", help: "debug | info | warning | error.", default: collector.logLevel.rawValue),
+                .value("log-format", "FORMAT", help: "json | logfmt.", default: collector.logFormat.rawValue),
             ],
             run: { arguments in try await run(arguments) }
         )
@@ -229,7 +269,7 @@ enum ServeCommand {
             try positive(arguments, "max-events-per-batch") ?? configuration.maxEventsPerBatch
         let duration = "a duration such as 500ms, 5s, 10m or 72h"
         configuration.maxEventAge =
-            try arguments.parsed("max-event-age", as: duration, OptionValues.duration) ?? .seconds(259_200)
+            try arguments.parsed("max-event-age", as: duration, OptionValues.duration) ?? configuration.maxEventAge
         configuration.maxFutureSkew =
             try arguments.parsed("max-future-skew", as: duration, OptionValues.duration) ?? configuration.maxFutureSkew
         configuration.responseDeadline =
@@ -280,7 +320,9 @@ enum ServeCommand {
         let burst = try arguments.parsed("rate-burst", as: "a number of at least 1") {
             Double($0).flatMap { $0 >= 1 ? $0 : nil }
         }
-        configuration.defaultRateLimit = TokenBucket.Limit(perSecond: rate ?? 1_000, burst: burst ?? 5_000)
+        configuration.defaultRateLimit = TokenBucket.Limit(
+            perSecond: rate ?? configuration.defaultRateLimit.perSecond,
+            burst: burst ?? configuration.defaultRateLimit.burst)
         configuration.topics.batches = try arguments.required("batches-topic")
         configuration.topics.alerts = try arguments.required("alerts-topic")
         configuration.topics.deploys = try arguments.required("deploys-topic")

@@ -29,7 +29,7 @@ enum SinkCommand {
                 SharedOptions.configFile,
                 .value("kafka", "HOST:PORT[,…]", help: "Bootstrap servers."),
                 SharedOptions.store,
-                .value("group", "NAME", help: "Consumer group.", default: "flowmeter-sink"),
+                .value("group", "NAME", help: "Consumer group.", default: OptionDefaults.sink.groupID),
             ] + SharedOptions.sinkReading + SharedOptions.retention + [
                 OpsListenOption.option,
                 .value("log-format", "FORMAT", help: "json | logfmt.", default: "json"),

@@ -14,7 +14,8 @@ enum SpoolCommand {
     }
 
     private static let directory = CommandOption.value(
-        "spool-dir", "DIR", help: "The collector's spool directory (its --spool).", default: "flowmeter-spool")
+        "spool-dir", "DIR", help: "The collector's spool directory (its --spool).",
+        default: OptionDefaults.spoolDirectory)
 
     private static var inspect: Command {
         Command(

@@ -18,14 +18,18 @@ enum UngatedCommand {
                 Exit status: 0 nothing flagged, 3 something flagged, 1 error, 2 usage error.
                 """,
             options: QueryOptions.common() + [
-                .value("min-installs", "N", help: "Distinct installs some version must report it from.", default: "5"),
-                .value("min-events", "N", help: "Events some version must report.", default: "20"),
+                .value(
+                    "min-installs", "N", help: "Distinct installs some version must report it from.",
+                    default: String(OptionDefaults.ungated.minInstalls)),
+                .value(
+                    "min-events", "N", help: "Events some version must report.",
+                    default: String(OptionDefaults.ungated.minEvents)),
                 .value(
                     "deploy-window", "DURATION", help: "How long before first sight a deploy is suspected.",
                     default: "60m"),
                 .value(
                     "regression-quiet", "DURATION", help: "Quiet before a type's return is a regression.",
-                    default: "48h"),
+                    default: OptionDefaults.duration(OptionDefaults.ungated.regressionQuiet)),
             ],
             run: { arguments in try await run(arguments) }
         )
@@ -36,8 +40,8 @@ enum UngatedCommand {
         let window = try QueryOptions.window(arguments)
         let appID = QueryOptions.appID(arguments)
         var configuration = UngatedTypeFinder.Configuration()
-        configuration.minInstalls = try SharedOptions.count(arguments, "min-installs") ?? 5
-        configuration.minEvents = try SharedOptions.count(arguments, "min-events") ?? 20
+        configuration.minInstalls = try SharedOptions.count(arguments, "min-installs") ?? configuration.minInstalls
+        configuration.minEvents = try SharedOptions.count(arguments, "min-events") ?? configuration.minEvents
         configuration.deployWindow = try QueryOptions.deployWindow(arguments)
         configuration.regressionQuiet = try SharedOptions.regressionQuiet(arguments)
         let owners = try OwnerOptions.rules(arguments)

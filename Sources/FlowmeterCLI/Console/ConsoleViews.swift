@@ -14,6 +14,23 @@ struct ConsoleViews: Sendable {
 
     private static func e(_ text: String) -> String { HTMLEscaping.escape(text) }
 
+    /// A section's opening and its `<h2>` (id `headingID`, which labels the section), the count after the title when
+    /// given; the caller closes it with `</section>`.
+    private static func sectionHead(_ headingID: String, _ title: String, count: Int? = nil) -> String {
+        let counted = count.map { " <span class=\"count\">\($0)</span>" } ?? ""
+        return "<section aria-labelledby=\"\(headingID)\"><h2 id=\"\(headingID)\">\(title)\(counted)</h2>\n"
+    }
+
+    /// A scrolling table's opening with `id` and its column headers (already HTML), up to `<tbody>`; rows follow,
+    /// then ``tableFoot``.
+    private static func tableHead(_ id: String, _ columns: [String]) -> String {
+        "<div class=\"table-scroll\"><table id=\"\(id)\"><thead><tr>"
+            + columns.map { "<th scope=\"col\">\($0)</th>" }.joined() + "</tr></thead><tbody>\n"
+    }
+
+    /// What closes a table ``tableHead(_:_:)`` opened.
+    private static let tableFoot = "</tbody></table></div>\n"
+
     /// Now: ongoing incidents, ungated types, decode-clean rate per live version, freshness.
     func now(_ filters: ConsoleFilters) async throws(ConsoleData.Failure) -> String {
         let parameters = filters.queryParameters
@@ -22,15 +39,12 @@ struct ConsoleViews: Sendable {
         let versions = try await data.json("versions", parameters)
         var html = freshness(spikes.object("freshness"), from: spikes.string("from"), to: spikes.string("to"))
         let incidents = spikes.objects("incidents")
-        html += "<section aria-labelledby=\"incidents-heading\"><h2 id=\"incidents-heading\">Incidents "
-        html += "<span class=\"count\">\(incidents.count)</span></h2>\n"
+        html += Self.sectionHead("incidents-heading", "Incidents", count: incidents.count)
         if incidents.isEmpty {
             html += "<p class=\"empty\">No incident in this window.</p>\n"
         } else {
-            html += "<div class=\"table-scroll\"><table id=\"incidents\"><thead><tr><th scope=\"col\">Type</th>"
-            html += "<th scope=\"col\">Kind</th><th scope=\"col\">App</th><th scope=\"col\">Versions</th>"
-            html += "<th scope=\"col\">Onset</th><th scope=\"col\">Count / baseline</th>"
-            html += "<th scope=\"col\">Suspect deploy</th><th scope=\"col\">Team</th></tr></thead><tbody>\n"
+            html += Self.tableHead(
+                "incidents", ["Type", "Kind", "App", "Versions", "Onset", "Count / baseline", "Suspect deploy", "Team"])
             for incident in incidents {
                 let link = incidentLink(incident, filters)
                 html += "<tr class=\"incident\"><td><a class=\"incident-link\" href=\"\(Self.e(link))\">"
@@ -42,19 +56,16 @@ struct ConsoleViews: Sendable {
                 html += "<td>\(deployCell(incident.object("suspectDeploy"), filters))</td>"
                 html += "<td>\(Self.e(team(incident) ?? "–"))</td></tr>\n"
             }
-            html += "</tbody></table></div>\n"
+            html += Self.tableFoot
         }
         html += "</section>\n"
         let types = ungated.objects("ungated")
-        html += "<section aria-labelledby=\"ungated-heading\"><h2 id=\"ungated-heading\">Ungated types "
-        html += "<span class=\"count\">\(types.count)</span></h2>\n"
+        html += Self.sectionHead("ungated-heading", "Ungated types", count: types.count)
         if types.isEmpty {
             html += "<p class=\"empty\">No ungated type in this window.</p>\n"
         } else {
-            html += "<div class=\"table-scroll\"><table id=\"ungated\"><thead><tr><th scope=\"col\">Type</th>"
-            html += "<th scope=\"col\">Status</th><th scope=\"col\">App</th><th scope=\"col\">Events</th>"
-            html += "<th scope=\"col\">Installs</th><th scope=\"col\">Suggested gate</th>"
-            html += "<th scope=\"col\">Suspect deploy</th><th scope=\"col\">Team</th></tr></thead><tbody>\n"
+            html += Self.tableHead(
+                "ungated", ["Type", "Status", "App", "Events", "Installs", "Suggested gate", "Suspect deploy", "Team"])
             for type in types {
                 let gate = type.object("suggestedGate").map { "≥ " + $0.string("minAppVersion") }
                 let typo = type.optionalString("likelyTypoOf").map { " (typo of \($0)?)" } ?? ""
@@ -68,12 +79,11 @@ struct ConsoleViews: Sendable {
                 html += "<td>\(deployCell(type.object("suspectDeploy"), filters))</td>"
                 html += "<td>\(Self.e(team(type) ?? "–"))</td></tr>\n"
             }
-            html += "</tbody></table></div>\n"
+            html += Self.tableFoot
         }
         html += "</section>\n"
         let rows = versions.objects("versions").filter { $0.integer("batches") > 0 }
-        html += "<section aria-labelledby=\"versions-heading\"><h2 id=\"versions-heading\">Decode-clean rate by live "
-        html += "version</h2>\n"
+        html += Self.sectionHead("versions-heading", "Decode-clean rate by live version")
         if rows.isEmpty {
             html += "<p class=\"empty\">No traffic in this window.</p>\n"
         } else {
@@ -214,18 +224,16 @@ struct ConsoleViews: Sendable {
             "<dt>Type</dt><dd><a href=\"\(Self.e(typeLink(app, type, filters)))\">\(Self.e(typeName(type)))</a></dd>\n"
         html += "</dl>\n"
         let samples = read?.samples ?? []
-        html +=
-            "<section aria-labelledby=\"samples-heading\"><h2 id=\"samples-heading\">Sampled paths and messages</h2>\n"
+        html += Self.sectionHead("samples-heading", "Sampled paths and messages")
         if samples.isEmpty {
             html += "<p class=\"empty\">No samples kept for this incident's first hour.</p>\n"
         } else {
-            html += "<div class=\"table-scroll\"><table id=\"samples\"><thead><tr><th scope=\"col\">Coding path</th>"
-            html += "<th scope=\"col\">Message</th><th scope=\"col\">Page</th></tr></thead><tbody>\n"
+            html += Self.tableHead("samples", ["Coding path", "Message", "Page"])
             for sample in samples {
                 html += "<tr><td><code>\(Self.e(sample.codingPath))</code></td><td>\(Self.e(sample.message ?? ""))</td>"
                 html += "<td>\(Self.e(sample.pageID ?? ""))</td></tr>\n"
             }
-            html += "</tbody></table></div>\n"
+            html += Self.tableFoot
         }
         html += "</section>\n"
         var command = filters
@@ -290,8 +298,7 @@ struct ConsoleViews: Sendable {
         for bucket in buckets {
             byKind[bucket.series.kind.rawValue, default: [:]][bucket.bucketStart, default: 0] += bucket.events
         }
-        html +=
-            "<section aria-labelledby=\"weeks-heading\"><h2 id=\"weeks-heading\">Diagnostics by kind, by week</h2>\n"
+        html += Self.sectionHead("weeks-heading", "Diagnostics by kind, by week")
         if byKind.isEmpty {
             html += "<p class=\"empty\">No diagnostics of this type in the last 8 weeks.</p>\n"
         } else {
@@ -307,9 +314,9 @@ struct ConsoleViews: Sendable {
                 for start in starts { html += "<td>\(counts[start] ?? 0)</td>" }
                 html += "</tr>\n"
             }
-            html += "</tbody></table></div>\n"
+            html += Self.tableFoot
         }
-        html += "</section>\n<section aria-labelledby=\"type-incidents\"><h2 id=\"type-incidents\">Incidents</h2>\n"
+        html += "</section>\n" + Self.sectionHead("type-incidents", "Incidents")
         html +=
             incidents.isEmpty
             ? "<p class=\"empty\">No incident in this window.</p>\n" : incidentList(incidents, filters)
@@ -358,9 +365,7 @@ struct ConsoleViews: Sendable {
     func gates(_ filters: ConsoleFilters) async throws(ConsoleData.Failure) -> String {
         let gates = try await data.json("gates", filters.queryParameters).objects("gates")
         guard !gates.isEmpty else { return "<p class=\"empty\">No gate in this window.</p>\n" + cli("flowmeter gates") }
-        var html = "<div class=\"table-scroll\"><table id=\"gates\"><thead><tr><th scope=\"col\">Type</th>"
-        html += "<th scope=\"col\">App</th><th scope=\"col\">Gate</th><th scope=\"col\">Installs below</th>"
-        html += "<th scope=\"col\">Droppable</th></tr></thead><tbody>\n"
+        var html = Self.tableHead("gates", ["Type", "App", "Gate", "Installs below", "Droppable"])
         for gate in gates {
             html += "<tr><td><a href=\"\(Self.e(typeLink(gate.string("appID"), gate.string("widgetType"), filters)))\">"
             html += "\(Self.e(typeName(gate.string("widgetType"))))</a></td><td>\(Self.e(gate.string("appID")))</td>"
@@ -369,7 +374,7 @@ struct ConsoleViews: Sendable {
             let date = gate.object("forecast")?.optionalString("date").map(Self.time) ?? "not yet forecast"
             html += "<td>\(Self.e(date))</td></tr>\n"
         }
-        return html + "</tbody></table></div>\n" + cli("flowmeter gates \(filters.commandLineOptions)")
+        return html + Self.tableFoot + cli("flowmeter gates \(filters.commandLineOptions)")
     }
 
     /// Manifests: every build's uploaded manifest.
@@ -379,9 +384,7 @@ struct ConsoleViews: Sendable {
         guard !manifests.isEmpty else {
             return "<p class=\"empty\">No manifest uploaded.</p>\n" + cli("flowmeter manifests list")
         }
-        var html = "<div class=\"table-scroll\"><table id=\"manifests\"><thead><tr><th scope=\"col\">App</th>"
-        html += "<th scope=\"col\">Version</th><th scope=\"col\">Platform</th><th scope=\"col\">Build</th>"
-        html += "<th scope=\"col\">Types</th><th scope=\"col\">Uploaded</th></tr></thead><tbody>\n"
+        var html = Self.tableHead("manifests", ["App", "Version", "Platform", "Build", "Types", "Uploaded"])
         for manifest in manifests {
             html += "<tr><td>\(Self.e(manifest.string("appID")))</td><td>\(Self.e(manifest.string("appVersion")))</td>"
             html +=
@@ -390,26 +393,23 @@ struct ConsoleViews: Sendable {
             html += "<td>\(Self.e(manifest.optionalString("uploadedAt").map(Self.time) ?? "–"))</td></tr>\n"
         }
         let app = filters.app.map { " --app \($0)" } ?? ""
-        html += "</tbody></table></div>\n"
+        html += Self.tableFoot
         let window = filters.queryParameters.filter { $0.name != "team" }
         let drift = try await data.json("manifest-drift", window).objects("drift")
-        html += "<section aria-labelledby=\"drift-heading\"><h2 id=\"drift-heading\">Drift "
-        html += "<span class=\"count\">\(drift.count)</span></h2>\n"
+        html += Self.sectionHead("drift-heading", "Drift", count: drift.count)
         if drift.isEmpty {
             html += "<p class=\"empty\">Every manifest agrees with its version's traffic in this window.</p>\n"
         } else {
             html += "<p>Builds whose manifest says one thing while their traffic says another: upload the build's "
             html += "manifest again, generated from the types it registers.</p>\n"
-            html += "<div class=\"table-scroll\"><table id=\"drift\"><thead><tr><th scope=\"col\">App</th>"
-            html += "<th scope=\"col\">Version</th><th scope=\"col\">Platform</th><th scope=\"col\">Type</th>"
-            html += "<th scope=\"col\">Drift</th><th scope=\"col\">Events</th></tr></thead><tbody>\n"
+            html += Self.tableHead("drift", ["App", "Version", "Platform", "Type", "Drift", "Events"])
             for entry in drift {
                 let key = entry.optionalString("key").map { " (\($0))" } ?? ""
                 html += "<tr><td>\(Self.e(entry.string("appID")))</td><td>\(Self.e(entry.string("appVersion")))</td>"
                 html += "<td>\(Self.e(entry.string("platform")))</td><td>\(Self.e(entry.string("widgetType")))</td>"
                 html += "<td>\(Self.e(entry.string("reason") + key))</td><td>\(entry.integer("events"))</td></tr>\n"
             }
-            html += "</tbody></table></div>\n"
+            html += Self.tableFoot
         }
         html += "</section>\n"
         return html + cli("flowmeter manifests list\(app); flowmeter manifests check \(filters.commandLineOptions)")

@@ -4,20 +4,17 @@
 /// with 413 `{"error": "too_large", …}`; `flowmeter manifests upload` prints the message with the path.
 public struct ManifestError: FlowmeterError, Hashable {
     /// The kind of failure.
-    public enum Code: Hashable, Sendable, CustomStringConvertible {
+    public struct Code: FlowmeterErrorCode {
+        /// The code's name.
+        public let rawValue: String
+        /// Wraps a code name.
+        public init(rawValue: String) { self.rawValue = rawValue }
+
         /// Not JSON, not an object, a required field missing, a wrong type, a name that is not an identifier, a bad
         /// key path, a key both required and optional.
-        case invalid
+        public static let invalid = Code(rawValue: "invalid")
         /// Over one of ``ManifestLimits``.
-        case tooLarge
-
-        /// `invalid` or `tooLarge`.
-        public var description: String {
-            switch self {
-            case .invalid: "invalid"
-            case .tooLarge: "tooLarge"
-            }
-        }
+        public static let tooLarge = Code(rawValue: "tooLarge")
     }
 
     /// The kind of failure.

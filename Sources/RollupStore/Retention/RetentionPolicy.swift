@@ -17,6 +17,9 @@ public struct RetentionPolicy: Sendable, Hashable {
     /// The defaults.
     public init() {}
 
+    /// Time between prunes of a long-running sink (`flowmeter sink`, `flowmeter serve --store`); 1 h.
+    public static let defaultPruneInterval: Duration = .seconds(3600)
+
     /// Why the policy cannot be used, or nil when it can.
     public var problem: String? {
         if keepMinutes <= 0 || keepHours <= 0 { return "retention must be positive" }

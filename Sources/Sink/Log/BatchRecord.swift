@@ -1,28 +1,14 @@
 public import FlowmeterModels
+public import FlowmeterWire
 import Foundation
 import Hashing
 
 /// One record of `flowmeter.batches.v1` as the sink reads it: an accepted batch (or one part of a split one),
 /// normalized by the collector (docs/api.md#kafka-topics).
+@dynamicMemberLookup
 public struct BatchRecord: Sendable, Decodable {
-    /// The batch id.
-    public var batchID: String
-    /// The app and build (no install id: the record holds only its hash).
-    public var client: ClientInfo
-    /// The salted install pseudonym.
-    public var installHash: String?
-    /// Page decodes since the app's previous batch.
-    public var decodes: Int?
-    /// What the app's SDK dropped before sending.
-    public var clientReport: ClientReport?
-    /// When the collector received the batch: the minute of its traffic (version rollups) and the dedupe clock.
-    public var receivedAt: Timestamp
-    /// The device clock's offset the collector corrected every `occurredAt` by.
-    public var skewMillis: Int64
-    /// The collector that took the batch.
-    public var collector: String
-    /// Events of the batch the collector dropped.
-    public var dropped: Int
+    /// The batch's own fields (``BatchRecordWriter/Batch``), written once for every part.
+    public var fields: BatchRecordWriter.Batch
     /// This record's part of the batch, from 0.
     public var part: Int
     /// How many parts the batch was split into.
@@ -38,15 +24,16 @@ public struct BatchRecord: Sendable, Decodable {
     /// Decodes a record; the batch's app fields are read from the same object as ``ClientInfo``'s.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        client = try ClientInfo(from: decoder)
-        batchID = try container.decode(String.self, forKey: .batchID)
-        installHash = try container.decodeIfPresent(String.self, forKey: .installHash)
-        decodes = try container.decodeIfPresent(Int.self, forKey: .decodes)
-        clientReport = try container.decodeIfPresent(ClientReport.self, forKey: .clientReport)
-        receivedAt = try container.decode(Timestamp.self, forKey: .receivedAt)
-        skewMillis = try container.decodeIfPresent(Int64.self, forKey: .skewMillis) ?? 0
-        collector = try container.decodeIfPresent(String.self, forKey: .collector) ?? ""
-        dropped = try container.decodeIfPresent(Int.self, forKey: .dropped) ?? 0
+        let client = try ClientInfo(from: decoder)
+        fields = BatchRecordWriter.Batch(
+            batchID: try container.decode(String.self, forKey: .batchID), client: client,
+            installHash: try container.decodeIfPresent(String.self, forKey: .installHash),
+            decodes: try container.decodeIfPresent(Int.self, forKey: .decodes),
+            clientReport: try container.decodeIfPresent(ClientReport.self, forKey: .clientReport),
+            receivedAt: try container.decode(Timestamp.self, forKey: .receivedAt),
+            skewMillis: try container.decodeIfPresent(Int64.self, forKey: .skewMillis) ?? 0,
+            collector: try container.decodeIfPresent(String.self, forKey: .collector) ?? "",
+            dropped: try container.decodeIfPresent(Int.self, forKey: .dropped) ?? 0)
         part = try container.decodeIfPresent(Int.self, forKey: .part) ?? 0
         parts = try container.decodeIfPresent(Int.self, forKey: .parts) ?? 1
         events = try container.decode([DiagnosticEvent].self, forKey: .events)
@@ -77,10 +64,16 @@ public struct BatchRecord: Sendable, Decodable {
         }
     }
 
+    /// The batch's fields read as the record's own (`record.batchID`, `record.client.appID`).
+    public subscript<Value>(dynamicMember keyPath: WritableKeyPath<BatchRecordWriter.Batch, Value>) -> Value {
+        get { fields[keyPath: keyPath] }
+        set { fields[keyPath: keyPath] = newValue }
+    }
+
     /// The dedupe key of this record: every copy of the same part of the same batch has it, whichever collector
     /// wrote it.
     public var key: String {
-        BatchRecord.key(appID: client.appID, batchID: batchID, part: part)
+        BatchRecord.key(appID: fields.client.appID, batchID: fields.batchID, part: part)
     }
 
     /// 32 hex digits of SHA-256 over the app id, the batch id and the part: fixed-size whatever the ids' lengths,

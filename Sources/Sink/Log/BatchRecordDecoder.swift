@@ -3,25 +3,10 @@ public import FlowmeterWire
 
 /// A record of `flowmeter.batches.v1` as the sink's step uses it: ``BatchRecord``'s fields, its events an
 /// ``EventTable`` (what ``RollupAggregator`` records) instead of `DiagnosticEvent`s.
+@dynamicMemberLookup
 public struct CompactBatchRecord: Sendable {
-    /// The batch id.
-    public var batchID: String
-    /// The app and build.
-    public var client: ClientInfo
-    /// The salted install pseudonym.
-    public var installHash: String?
-    /// Page decodes since the app's previous batch.
-    public var decodes: Int?
-    /// What the app's SDK dropped before sending.
-    public var clientReport: ClientReport?
-    /// When the collector received the batch.
-    public var receivedAt: Timestamp
-    /// The device clock's offset the collector corrected every `occurredAt` by.
-    public var skewMillis: Int64
-    /// The collector that took the batch.
-    public var collector: String
-    /// Events of the batch the collector dropped.
-    public var dropped: Int
+    /// The batch's own fields (``BatchRecordWriter/Batch``), written once for every part.
+    public var fields: BatchRecordWriter.Batch
     /// This record's part of the batch, from 0.
     public var part: Int
     /// How many parts the batch was split into.
@@ -33,7 +18,13 @@ public struct CompactBatchRecord: Sendable {
     public var events: [DiagnosticEvent] { table.diagnosticEvents }
 
     /// The dedupe key (``BatchRecord/key``).
-    public var key: String { BatchRecord.key(appID: client.appID, batchID: batchID, part: part) }
+    public var key: String { BatchRecord.key(appID: fields.client.appID, batchID: fields.batchID, part: part) }
+
+    /// The batch's fields read as the record's own (`record.batchID`, `record.client.appID`).
+    public subscript<Value>(dynamicMember keyPath: WritableKeyPath<BatchRecordWriter.Batch, Value>) -> Value {
+        get { fields[keyPath: keyPath] }
+        set { fields[keyPath: keyPath] = newValue }
+    }
 }
 
 /// The sink's decoder of batch records: one pass over the bytes with the ingest path's scanner
@@ -226,9 +217,11 @@ public struct BatchRecordDecoder: Sendable {
         let collector = try optionalString(slots[Field.collector], parser: &parser) ?? ""
         guard part >= 0 && part < parts else { throw problem("part \(part) of \(parts)") }
         return CompactBatchRecord(
-            batchID: batchID, client: client, installHash: installHash, decodes: decodes,
-            clientReport: clientReport, receivedAt: receivedAt, skewMillis: Int64(skew), collector: collector,
-            dropped: dropped, part: part, parts: parts,
+            fields: BatchRecordWriter.Batch(
+                batchID: batchID, client: client, installHash: installHash, decodes: decodes,
+                clientReport: clientReport, receivedAt: receivedAt, skewMillis: Int64(skew), collector: collector,
+                dropped: dropped),
+            part: part, parts: parts,
             table: EventTable(events: events, strings: strings, idBytes: idBytes))
     }
 

@@ -27,7 +27,7 @@ public final class InProcessSink: Service {
     private let log: RollupSink.Log
 
     /// A sink of `store` for `configuration`'s topic name, horizon and batch size (its brokers are not used).
-    public init(configuration: RollupSinkConfiguration, store: any RollupStore, log: @escaping RollupSink.Log) {
+    public init(configuration: RollupSinkConfiguration, store: any SinkStore, log: @escaping RollupSink.Log) {
         self.configuration = configuration
         self.log = log
         steps = Mutex(

@@ -46,7 +46,7 @@ public final class PartitionSteps {
 
     /// The topic read.
     public let topic: String
-    private let store: any RollupStore
+    private let store: any SinkStore
     private let horizonSeconds: Int64
     private let maxEntries: Int
     private var states: [Int: State] = [:]
@@ -62,7 +62,7 @@ public final class PartitionSteps {
 
     /// Steps for `topic` into `store`, remembering counted batches for `horizon`, at most `maxEntries` over every
     /// partition held.
-    public init(topic: String, store: any RollupStore, horizon: Duration, maxEntries: Int) {
+    public init(topic: String, store: any SinkStore, horizon: Duration, maxEntries: Int) {
         self.topic = topic
         self.store = store
         self.horizonSeconds = horizon.components.seconds
