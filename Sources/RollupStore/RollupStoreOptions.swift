@@ -20,6 +20,12 @@ public struct RollupStoreOptions: Sendable {
     /// the defaults of ``PostgresTimeouts``. A store URL's own settings win.
     public var postgresTimeouts = PostgresTimeouts()
 
+    /// The page cache of a SQLite store's writer connection, in KiB (`PRAGMA cache_size`); 64 MiB by default, where
+    /// SQLite's own default is 2 MiB. A sink's step writes minute and hour rows all over the tables and their
+    /// indexes; with SQLite's default most of those pages left the cache between steps and were read and parsed
+    /// again (docs/performance.md, "2026-12-06, issue 35: …"). The memory is taken only as pages are used.
+    public var sqliteWriterCacheKiB = 65_536
+
     /// Whether a new SQLite file is made with `auto_vacuum=INCREMENTAL` (so prunes return free pages); true except
     /// in tests that need a file as older builds made it.
     package var makesIncrementalSQLite = true
