@@ -26,6 +26,11 @@ public struct RollupStoreOptions: Sendable {
     /// again (docs/performance.md, "2026-12-06, issue 35: …"). The memory is taken only as pages are used.
     public var sqliteWriterCacheKiB = 65_536
 
+    /// After how many runs of the same SQL text a PostgreSQL connection prepares it (a named statement, parsed and
+    /// planned once per connection); nil never prepares (every statement parsed on every run, as before). For
+    /// benchmarks that compare the two.
+    package var postgresPreparesAfter: Int? = 2
+
     /// Whether a new SQLite file is made with `auto_vacuum=INCREMENTAL` (so prunes return free pages); true except
     /// in tests that need a file as older builds made it.
     package var makesIncrementalSQLite = true

@@ -44,10 +44,11 @@ public final class SQLRollupStore: RollupStore, SchemaMigrating {
     /// `SELECT … FOR UPDATE`. A conflict between sinks surfaces as a retriable ``RollupStoreError``.
     public init(postgresURL url: String, options: RollupStoreOptions = RollupStoreOptions()) throws {
         let timeouts = options.postgresTimeouts
-        let writer = try PostgresConnection(url: url, timeouts: timeouts)
+        let preparesAfter = options.postgresPreparesAfter
+        let writer = try PostgresConnection(url: url, timeouts: timeouts, preparesAfter: preparesAfter)
         try writer.executeScript("SET client_min_messages = warning")
         core = try SQLRollupStoreCore(writer: writer, options: options) {
-            try PostgresConnection(url: url, timeouts: timeouts)
+            try PostgresConnection(url: url, timeouts: timeouts, preparesAfter: preparesAfter)
         }
     }
 

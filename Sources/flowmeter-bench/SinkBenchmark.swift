@@ -50,6 +50,7 @@ enum SinkBenchmark {
                                     [--store URL (a temporary SQLite; postgres://… for PostgreSQL)]
                                     [--rounds N (run each row N rounds instead of --seconds: for callgrind)]
                                     [--sqlite-cache-kib N (65536: the SQLite writer's page cache)]
+                                    [--postgres-unprepared (PostgreSQL parses every statement on every run)]
                                     [--rate N (1000) --log-seconds N (3600) --max-entries N (2000000): dedupe]
         """
 
@@ -80,6 +81,9 @@ enum SinkBenchmark {
             case "--log-seconds": logSeconds = Int(value) ?? 0
             case "--max-entries": maxEntries = Int(value) ?? 0
             case "--sqlite-cache-kib": storeOptions.sqliteWriterCacheKiB = Int(value) ?? 0
+            case "--postgres-unprepared":
+                storeOptions.postgresPreparesAfter = nil
+                index -= 1
             default:
                 print(usage)
                 return 2

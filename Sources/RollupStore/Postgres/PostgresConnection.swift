@@ -5,7 +5,7 @@ import Foundation
 ///
 /// Not thread-safe: the store keeps each connection behind a lock. Every statement goes out with binary parameters
 /// and binary results, so no value is ever spliced into SQL text: through `PQsendQueryParams` (parsed and planned on
-/// every call) until the same SQL text has run ``preparesAfter`` times on the connection, then as a named prepared
+/// every call) until the same SQL text has run `preparesAfter` times (2 by default) on the connection, then as a named prepared
 /// statement (``PreparedStatements``), parsed once per connection: the sink's bulk statements carry a thousand
 /// parameters, and parsing them was most of the server's work.
 // The store reaches a connection only through a lock (the writer's mutex or a reader checked out of the pool), so
@@ -14,13 +14,12 @@ final class PostgresConnection: @unchecked Sendable {
     private let handle: OpaquePointer
     private let responseTimeout: Duration
     private var prepared = PreparedStatements()
-
-    /// How many runs of one SQL text go through `PQsendQueryParams` before it is prepared.
-    static let preparesAfter = 2
+    /// How many runs of one SQL text go through `PQsendQueryParams` before it is prepared; nil: never.
+    private let preparesAfter: Int?
 
     /// Connects to `url` (a libpq connection URI or keyword string) with `timeouts` as defaults under the URL's own
     /// settings. The URL's password never appears in an error.
-    init(url: String, timeouts: PostgresTimeouts = PostgresTimeouts()) throws {
+    init(url: String, timeouts: PostgresTimeouts = PostgresTimeouts(), preparesAfter: Int? = 2) throws {
         // expand_dbname: the URL's settings override the keywords before it; the merged `options` after it wins.
         var keywords = timeouts.connectionKeywords
         keywords.append(("dbname", url))
@@ -40,6 +39,7 @@ final class PostgresConnection: @unchecked Sendable {
         }
         handle = pointer
         responseTimeout = timeouts.responseTimeout
+        self.preparesAfter = preparesAfter
     }
 
     deinit { PQfinish(handle) }
@@ -103,11 +103,12 @@ final class PostgresConnection: @unchecked Sendable {
         }
     }
 
-    /// The name of `sql`'s prepared statement, preparing it now when it has run ``preparesAfter`` times with
+    /// The name of `sql`'s prepared statement, preparing it now when it has run `preparesAfter` times with
     /// parameters of `types`; nil to send it unprepared: before that, when a parameter is NULL (whose type the
     /// server would infer), when the types differ from the prepared ones, or when the connection holds its most.
     private func preparedName(_ sql: String, types: [Oid], file: String, line: UInt) throws -> String? {
-        switch prepared.decision(sql, types: types, after: Self.preparesAfter) {
+        guard let preparesAfter else { return nil }
+        switch prepared.decision(sql, types: types, after: preparesAfter) {
         case .unprepared:
             return nil
         case .prepared(let name):
