@@ -20,11 +20,10 @@ public struct RollupStoreOptions: Sendable {
     /// the defaults of ``PostgresTimeouts``. A store URL's own settings win.
     public var postgresTimeouts = PostgresTimeouts()
 
-    /// The page cache of a SQLite store's writer connection, in KiB (`PRAGMA cache_size`); 64 MiB by default, where
-    /// SQLite's own default is 2 MiB. A sink's step writes minute and hour rows all over the tables and their
-    /// indexes; with SQLite's default most of those pages left the cache between steps and were read and parsed
-    /// again (docs/performance.md, "2026-12-06, issue 35: …"). The memory is taken only as pages are used.
-    public var sqliteWriterCacheKiB = 65_536
+    /// The page cache of a SQLite store's writer connection in KiB (`PRAGMA cache_size`); nil keeps SQLite's own
+    /// (2 MiB). 64 MiB made no measurable difference to the sink's step in `flowmeter-bench sink --sqlite-cache-kib`
+    /// (docs/performance.md, "2026-12-06, issue 35: the sink's step on recent traffic, …"), so the default stays.
+    package var sqliteWriterCacheKiB: Int?
 
     /// After how many runs of the same SQL text a PostgreSQL connection prepares it (a named statement, parsed and
     /// planned once per connection); nil never prepares (every statement parsed on every run, as before). For

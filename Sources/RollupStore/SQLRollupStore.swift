@@ -16,16 +16,16 @@ public final class SQLRollupStore: RollupStore, SchemaMigrating {
     /// A new file is made with `auto_vacuum=INCREMENTAL`, so pruning returns free pages to the file system.
     /// `synchronous=NORMAL`: commits survive a process crash, but the newest ones can roll back on power loss
     /// (docs/reliability.md S5), which the sink tolerates because Kafka offsets are committed only after the store and a
-    /// rolled-back apply is replayed. Busy timeout 5000 ms, foreign keys on; the writer's page cache is
-    /// `options.sqliteWriterCacheKiB`.
+    /// rolled-back apply is replayed. Busy timeout 5000 ms, foreign keys on.
     public init(sqlitePath path: String, options: RollupStoreOptions = RollupStoreOptions()) throws {
         let writer = try SQLiteConnection(path: path)
         // auto_vacuum takes effect only in a file without tables (a new store); an older file keeps its mode until
         // `enableIncrementalReclaim()` rewrites it.
         if options.makesIncrementalSQLite { try writer.executeScript("PRAGMA auto_vacuum=INCREMENTAL") }
-        try writer.executeScript(
-            "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON; "
-                + "PRAGMA cache_size=-\(max(0, options.sqliteWriterCacheKiB))")
+        try writer.executeScript("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON")
+        if let kibibytes = options.sqliteWriterCacheKiB {
+            try writer.executeScript("PRAGMA cache_size=-\(max(1, kibibytes))")
+        }
         core = try SQLRollupStoreCore(writer: writer, options: options) {
             let reader = try SQLiteConnection(path: path)
             try reader.executeScript("PRAGMA foreign_keys=ON; PRAGMA query_only=ON")

@@ -49,7 +49,7 @@ enum SinkBenchmark {
                                     [--only collector|decode|codable|aggregate|step|recent|dedupe|process]
                                     [--store URL (a temporary SQLite; postgres://… for PostgreSQL)]
                                     [--rounds N (run each row N rounds instead of --seconds: for callgrind)]
-                                    [--sqlite-cache-kib N (65536: the SQLite writer's page cache)]
+                                    [--sqlite-cache-kib N (SQLite's 2048: the writer's page cache)]
                                     [--postgres-unprepared (PostgreSQL parses every statement on every run)]
                                     [--rate N (1000) --log-seconds N (3600) --max-entries N (2000000): dedupe]
         """
@@ -465,7 +465,7 @@ enum SinkBenchmark {
         }
     }
 
-    /// The step rows' store options (`--sqlite-cache-kib`: the writer's page cache).
+    /// The step rows' store options (`--sqlite-cache-kib`: the SQLite writer's page cache; `--postgres-unprepared`).
     nonisolated(unsafe) static var storeOptions = RollupStoreOptions()
 
     /// With `--rounds`, how many rounds each row runs, whatever the time.
