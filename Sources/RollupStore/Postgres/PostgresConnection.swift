@@ -14,8 +14,9 @@ final class PostgresConnection: @unchecked Sendable {
     private let handle: OpaquePointer
     private let responseTimeout: Duration
     private var prepared = PreparedStatements()
-    /// How many runs of one SQL text go through `PQsendQueryParams` before it is prepared; nil: never.
-    private let preparesAfter: Int?
+    /// How many runs of one SQL text go through `PQsendQueryParams` before it is prepared; nil: never (also once the
+    /// server lost a prepared statement under the connection).
+    private var preparesAfter: Int?
 
     /// Connects to `url` (a libpq connection URI or keyword string) with `timeouts` as defaults under the URL's own
     /// settings. The URL's password never appears in an error.
@@ -97,8 +98,10 @@ final class PostgresConnection: @unchecked Sendable {
             return try check(result, sql: sql, file: file, line: line)
         } catch let failure as RollupStoreError where failure.message.hasPrefix("PostgreSQL 26000") {
             // The session lost its prepared statements under the connection (a pooler that switched server
-            // connections): forget them all; the retriable error redoes the transaction unprepared.
+            // connections between transactions): forget them and prepare nothing more on this connection; the
+            // retriable error redoes the transaction unprepared.
             prepared = PreparedStatements()
+            preparesAfter = nil
             throw RollupStoreError(.conflict, failure.message, isRetriable: true, file: file, line: line)
         }
     }

@@ -20,6 +20,10 @@ struct PreparedStatements {
 
     private var statements: [String: (name: String, types: [Oid])] = [:]
     private var runs: [String: Int] = [:]
+    /// What this connection's statement names start with: random, so that names never meet another connection's or
+    /// an earlier session's on a server connection a pooler shares.
+    private let prefix = "flowmeter_" + String(UInt64.random(in: 0...UInt64.max), radix: 36) + "_"
+    private var prepares = 0
 
     /// Whether the run of `sql` with parameters of `types` (0 for NULL) should use a prepared statement; counts it.
     /// Statements without parameters (`BEGIN`, `COMMIT`, DDL) are never prepared.
@@ -34,7 +38,8 @@ struct PreparedStatements {
         let count = runs[sql, default: 0] + 1
         runs[sql] = count
         guard count > threshold else { return .unprepared }
-        return .prepare("flowmeter_\(statements.count + 1)")
+        prepares += 1
+        return .prepare(prefix + String(prepares))
     }
 
     /// Records that `sql` is prepared as `name` with parameters of `types`.
