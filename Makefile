@@ -22,7 +22,8 @@ help:
 	@echo "                   one row: make bench BENCH_ARGS=\"--ack delivered --connections 32 --encodings plain\""
 	@echo "                   (also --batches distinct,repeated --rounds N --seconds N --skip-peer --skip-spool"
 	@echo "                   --markdown PATH; Markdown summary in .build/bench/ingest-<commit>.md)"
-	@echo "make bench-sink    the sink's step (decode, dedupe, aggregate, SQLite commit) per CPU-second, one core"
+	@echo "make bench-sink    the sink's step (decode, dedupe, aggregate, SQLite commit) per CPU-second, one core,"
+	@echo "                   worst case and recent traffic; then a real flowmeter sink process's peak RSS under load"
 	@echo "make bench-store   the detector's queries over 30 days of minute rollups, SQLite and PostgreSQL"
 	@echo "make bench-detector  the spike detector over weeks of seeded noisy traffic with planted incidents: false"
 	@echo "                   incidents per app per week, detection delay (BENCH_ARGS=\"--days 56 --seeds 10\")"
@@ -97,6 +98,7 @@ bench-decode: release
 # decode, aggregation and the whole step on SQLite, beside the collector's decode+write (flowmeter-bench sink --help).
 bench-sink: release
 	$(RELEASE_BIN)/flowmeter-bench sink $(BENCH_ARGS)
+	$(RELEASE_BIN)/flowmeter-bench sink --only process
 
 # The collector's rollup aggregator alone, one core: nanoseconds per event on the ingest benchmark's 512 distinct
 # batches against its one repeated batch, drained as under make bench's load (flowmeter-bench rollups --help).
@@ -130,9 +132,11 @@ bench-reporter: release
 
 # A fixed number of requests through the collector in one process under callgrind: instructions per event per stage,
 # which repeat where timings do not (docs/performance.md). BASE=<commit> compares with that commit's run; BENCH_ARGS
-# adds options (--requests N, --ack enqueue, --encoding gzip, --ids none).
+# adds options (--requests N, --ack enqueue, --encoding gzip, --ids none). Then the sink's step the same way
+# (scripts/bench-instructions-sink.py: two runs of flowmeter-bench sink that differ only in rounds, per event).
 bench-instructions: release deps-bench
 	BASE=$(BASE) scripts/bench-instructions.py $(BENCH_ARGS)
+	BASE=$(BASE) scripts/bench-instructions-sink.py
 
 lint:
 	$(SWIFT) format lint --strict --recursive Sources Tests Examples Package.swift

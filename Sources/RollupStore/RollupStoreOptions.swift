@@ -20,6 +20,16 @@ public struct RollupStoreOptions: Sendable {
     /// the defaults of ``PostgresTimeouts``. A store URL's own settings win.
     public var postgresTimeouts = PostgresTimeouts()
 
+    /// The page cache of a SQLite store's writer connection in KiB (`PRAGMA cache_size`); nil keeps SQLite's own
+    /// (2 MiB). 64 MiB made no measurable difference to the sink's step in `flowmeter-bench sink --sqlite-cache-kib`
+    /// (docs/performance.md, "2026-12-06, issue 35: the sink's step on recent traffic, …"), so the default stays.
+    package var sqliteWriterCacheKiB: Int?
+
+    /// After how many runs of the same SQL text a PostgreSQL connection prepares it (a named statement, parsed and
+    /// planned once per connection); nil never prepares (every statement parsed on every run, as before). For
+    /// benchmarks that compare the two.
+    package var postgresPreparesAfter: Int? = 2
+
     /// Whether a new SQLite file is made with `auto_vacuum=INCREMENTAL` (so prunes return free pages); true except
     /// in tests that need a file as older builds made it.
     package var makesIncrementalSQLite = true

@@ -23,6 +23,9 @@ public final class SQLRollupStore: RollupStore, SchemaMigrating {
         // `enableIncrementalReclaim()` rewrites it.
         if options.makesIncrementalSQLite { try writer.executeScript("PRAGMA auto_vacuum=INCREMENTAL") }
         try writer.executeScript("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=ON")
+        if let kibibytes = options.sqliteWriterCacheKiB {
+            try writer.executeScript("PRAGMA cache_size=-\(max(1, kibibytes))")
+        }
         core = try SQLRollupStoreCore(writer: writer, options: options) {
             let reader = try SQLiteConnection(path: path)
             try reader.executeScript("PRAGMA foreign_keys=ON; PRAGMA query_only=ON")
@@ -41,10 +44,11 @@ public final class SQLRollupStore: RollupStore, SchemaMigrating {
     /// `SELECT … FOR UPDATE`. A conflict between sinks surfaces as a retriable ``RollupStoreError``.
     public init(postgresURL url: String, options: RollupStoreOptions = RollupStoreOptions()) throws {
         let timeouts = options.postgresTimeouts
-        let writer = try PostgresConnection(url: url, timeouts: timeouts)
+        let preparesAfter = options.postgresPreparesAfter
+        let writer = try PostgresConnection(url: url, timeouts: timeouts, preparesAfter: preparesAfter)
         try writer.executeScript("SET client_min_messages = warning")
         core = try SQLRollupStoreCore(writer: writer, options: options) {
-            try PostgresConnection(url: url, timeouts: timeouts)
+            try PostgresConnection(url: url, timeouts: timeouts, preparesAfter: preparesAfter)
         }
     }
 

@@ -9,7 +9,7 @@ import Kafka
 /// collector and not the brokers.
 ///
 /// The child is this executable again (`flowmeter-bench instructions --serve-mock-cluster`): it starts a
-/// ``KafkaMockCluster`` with the collector's five topics, prints its bootstrap servers on one line, and exits when
+/// ``KafkaMockCluster`` with the pipeline's topics, prints its bootstrap servers on one line, and exits when
 /// its standard input closes, so it never outlives this process, even a killed one. Valgrind does not follow the
 /// child (no `--trace-children`), so it runs at native speed.
 final class MockClusterProcess {
@@ -21,8 +21,8 @@ final class MockClusterProcess {
 
     /// The topics the child creates, six partitions each, replicated on all three brokers.
     static let topics = [
-        "flowmeter.events.v1", "flowmeter.rollups.v1", "flowmeter.alerts.v1", "flowmeter.deploys.v1",
-        "flowmeter.manifests.v1",
+        "flowmeter.batches.v1", "flowmeter.events.v1", "flowmeter.rollups.v1", "flowmeter.alerts.v1",
+        "flowmeter.deploys.v1", "flowmeter.manifests.v1",
     ]
 
     /// Starts the child and waits for its bootstrap line; throws when it cannot start or does not print one.

@@ -19,7 +19,17 @@ import TestSupport
 ///   `--records-per-step`, drained), in memory.
 /// - `sink step (SQLite)`: the whole step, ``PartitionSteps`` `makeStep` + `commit` (decode, dedupe, aggregate,
 ///   one store transaction with the rollups, the counted batches and the offset) on a fresh SQLite store. Every
-///   round gives each record a new batch id (patched in place), so nothing is a duplicate.
+///   round gives each record a new batch id (patched in place), so nothing is a duplicate. Its batches are spread
+///   over a day with events up to 10 minutes apart, so nearly every event is a series-minute of its own: the worst
+///   case for the store.
+/// - `sink step (SQLite), recent`: the same step on batches of the same kind as a live log holds them
+///   (``Inputs/recentBodies(count:now:)``): received in time order over a minute, each event at most two minutes
+///   before its batch's receipt, so a step's events fall into a few minutes and merge into the rows of the minutes
+///   around now.
+///
+/// `--only process` runs a real `flowmeter sink` process on a mock cluster instead and reports its peak RSS
+/// (``process(_:rounds:label:)``; `--rounds` rounds of the batches, 20 by default; `--events-per-batch 1` and
+/// enough rounds fill the dedupe window to its bound).
 ///
 /// `--store` takes a store URL (`postgres://…` for PostgreSQL); the step row names the store it ran on.
 ///
@@ -34,16 +44,20 @@ import TestSupport
 /// each row.
 enum SinkBenchmark {
     static let usage = """
-        usage: flowmeter-bench sink [--seconds N (4)] [--batches N (512)] [--records-per-step N (500)]
-                                    [--only collector|decode|codable|aggregate|step|dedupe]
+        usage: flowmeter-bench sink [--seconds N (4)] [--batches N (512)] [--events-per-batch N (50)]
+                                    [--records-per-step N (500)]
+                                    [--only collector|decode|codable|aggregate|step|recent|dedupe|process]
                                     [--store URL (a temporary SQLite; postgres://… for PostgreSQL)]
                                     [--rounds N (run each row N rounds instead of --seconds: for callgrind)]
+                                    [--sqlite-cache-kib N (SQLite's 2048: the writer's page cache)]
+                                    [--postgres-unprepared (PostgreSQL parses every statement on every run)]
                                     [--rate N (1000) --log-seconds N (3600) --max-entries N (2000000): dedupe]
         """
 
     static func run(_ arguments: [String]) -> Int32 {
         var seconds = 4.0
         var batchCount = 512
+        var eventsPerBatch = 50
         var perStep = 500
         var only: String?
         var storePath: String?
@@ -51,12 +65,14 @@ enum SinkBenchmark {
         var rate = 1_000
         var logSeconds = 3_600
         var maxEntries = RollupSinkConfiguration(bootstrapServers: []).dedupeMaxEntries
+        var storeOptions = RollupStoreOptions()
         var index = 0
         while index < arguments.count {
             let value = index + 1 < arguments.count ? arguments[index + 1] : ""
             switch arguments[index] {
             case "--seconds": seconds = Double(value) ?? 0
             case "--batches": batchCount = Int(value) ?? 0
+            case "--events-per-batch": eventsPerBatch = Int(value) ?? 0
             case "--records-per-step": perStep = Int(value) ?? 0
             case "--only": only = value
             case "--store": storePath = value
@@ -64,17 +80,22 @@ enum SinkBenchmark {
             case "--rate": rate = Int(value) ?? 0
             case "--log-seconds": logSeconds = Int(value) ?? 0
             case "--max-entries": maxEntries = Int(value) ?? 0
+            case "--sqlite-cache-kib": storeOptions.sqliteWriterCacheKiB = Int(value) ?? 0
+            case "--postgres-unprepared":
+                storeOptions.postgresPreparesAfter = nil
+                index -= 1
             default:
                 print(usage)
                 return 2
             }
             index += 2
         }
-        guard seconds > 0, batchCount > 0, perStep > 0, rounds.map({ $0 > 0 }) ?? true else {
+        guard seconds > 0, batchCount > 0, eventsPerBatch > 0, perStep > 0, rounds.map({ $0 > 0 }) ?? true else {
             print("error: --seconds, --batches, --records-per-step and --rounds must be positive")
             return 2
         }
         fixedRounds = rounds
+        Self.storeOptions = storeOptions
         if only == "dedupe" {
             guard rate > 0, logSeconds > 0, maxEntries > 0 else {
                 print("error: --rate, --log-seconds and --max-entries must be positive")
@@ -89,12 +110,19 @@ enum SinkBenchmark {
             }
         }
         do {
-            let inputs = try Inputs(batchCount: batchCount)
+            let inputs = try Inputs(batchCount: batchCount, eventsPerBatch: eventsPerBatch)
+            if only == "process" {
+                try process(
+                    inputs, rounds: rounds ?? 20,
+                    label: "\(batchCount) distinct batches of \(eventsPerBatch) events")
+                return 0
+            }
+            let recent = only == nil || only == "recent" ? try Inputs(batchCount: batchCount, recent: true) : nil
             print(
-                "sink: \(batchCount) distinct batches of 50 events as batch records (\(inputs.meanRecordBytes) bytes "
+                "sink: \(batchCount) distinct batches of \(eventsPerBatch) events as batch records (\(inputs.meanRecordBytes) bytes "
                     + "on average); \(perStep) records a step; \(seconds) s of CPU a row; load \(loadAverage())")
             print(
-                "row                       records/CPU-s   events/CPU-s   ns/event   RSS MiB (peak)")
+                "row                              records/CPU-s   events/CPU-s   ns/event   RSS MiB (peak)")
             let rows: [(String, String, () throws -> Measurement)] = [
                 ("collector", "collector decode+write", { try collector(inputs, seconds: seconds) }),
                 ("decode", "sink decode", { try decode(inputs, seconds: seconds) }),
@@ -106,13 +134,19 @@ enum SinkBenchmark {
                         try step(inputs, seconds: seconds, perStep: perStep, storePath: storePath)
                     }
                 ),
+                (
+                    "recent", "sink step (\(storeName(storePath))), recent",
+                    {
+                        try step(recent!, seconds: seconds, perStep: perStep, storePath: storePath)
+                    }
+                ),
             ]
             for (key, label, body) in rows where only == nil || only == key {
                 let measured = try body()
                 let memory = residentMiB()
                 print(
                     String(
-                        format: "%-25@ %14.0f %14.0f %10.1f   %6.1f (%.1f)", label as NSString,
+                        format: "%-32@ %14.0f %14.0f %10.1f   %6.1f (%.1f)", label as NSString,
                         measured.recordsPerCPUSecond, measured.eventsPerCPUSecond,
                         1e9 / measured.eventsPerCPUSecond, memory.current, memory.peak))
             }
@@ -133,15 +167,21 @@ enum SinkBenchmark {
 
         var meanRecordBytes: Int { records.reduce(0) { $0 + $1.count } / max(1, records.count) }
 
-        init(batchCount: Int) throws {
-            bodies = SyntheticBatches.batches(count: batchCount, seed: 42)
+        /// With `recent`, the batches as a live log holds them (``recentBodies(count:now:)``): received in time order
+        /// over ``recentSpanSeconds``, each event within ``recentLagSeconds`` before its batch's receipt.
+        init(batchCount: Int, eventsPerBatch: Int = 50, recent: Bool = false) throws {
+            let now = Timestamp(Date())
+            bodies =
+                recent
+                ? Self.recentBodies(count: batchCount, now: now)
+                : SyntheticBatches.batches(count: batchCount, seed: 42, eventsPerBatch: eventsPerBatch)
             var interner = StringInterner(slots: 1_024)
             records = []
             events = []
             roundOffsets = []
-            let receivedAt = Timestamp(Date())
             for (number, body) in bodies.enumerated() {
                 let decoded = try FastBatchDecoder.decodeCompact(body, interner: &interner)
+                let receivedAt = recent ? Self.recentReceipt(number, of: batchCount, now: now) : now
                 let record = SinkBenchmark.record(
                     decoded, batchID: String(format: "r%08d-%05d", 0, number), receivedAt: receivedAt)
                 let marker = Array(#""batchID":"r"#.utf8)
@@ -151,6 +191,40 @@ enum SinkBenchmark {
                 records.append(record)
                 events.append(decoded.table.count)
                 roundOffsets.append(offset)
+            }
+        }
+
+        /// Seconds of receipt time the recent batches span, in order.
+        static let recentSpanSeconds: Int64 = 60
+        /// The most an event's `occurredAt` lies before its batch's receipt, in seconds.
+        static let recentLagSeconds = 120
+
+        /// When recent batch `number` of `count` was received: spread evenly over the ``recentSpanSeconds`` before
+        /// `now`.
+        static func recentReceipt(_ number: Int, of count: Int, now: Timestamp) -> Timestamp {
+            let offset = recentSpanSeconds * Int64(count - number) / Int64(max(1, count))
+            return Timestamp(secondsSinceEpoch: now.secondsSinceEpoch - offset, nanoseconds: 0)
+        }
+
+        /// The ingest benchmark's kind of batch (`SyntheticBatches.batchValue`, seeds 42, 43, …) as a live log
+        /// holds them rather than spread over a day: sent when received (``recentReceipt(_:of:now:)``), every event
+        /// within ``recentLagSeconds`` before that, so a step's events fall into the few minutes around now.
+        static func recentBodies(count: Int, now: Timestamp) -> [[UInt8]] {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.withoutEscapingSlashes]
+            var random = SeededRandom(seed: 7)
+            return (0..<count).map { number in
+                var batch = SyntheticBatches.batchValue(seed: 42 + UInt64(number))
+                let receivedAt = recentReceipt(number, of: count, now: now)
+                batch.sentAt = receivedAt
+                for index in batch.events.indices {
+                    let lag = Int64(Int.random(in: 0..<recentLagSeconds, using: &random))
+                    batch.events[index].occurredAt = Timestamp(
+                        secondsSinceEpoch: receivedAt.secondsSinceEpoch - lag,
+                        nanoseconds: Int32(Int.random(in: 0..<1_000, using: &random)) * 1_000_000)
+                }
+                // Encoding a value built from plain strings cannot fail.
+                return Array(try! encoder.encode(batch))
             }
         }
     }
@@ -274,7 +348,7 @@ enum SinkBenchmark {
 
     static func step(_ inputs: Inputs, seconds: Double, perStep: Int, storePath: String?) throws -> Measurement {
         let directory = try TemporaryDirectory(prefix: "flowmeter-bench-sink")
-        let store = try openRollupStore(url: storePath ?? directory.path + "/sink.sqlite")
+        let store = try openRollupStore(url: storePath ?? directory.path + "/sink.sqlite", options: storeOptions)
         let topic = "flowmeter.batches.v1"
         let steps = PartitionSteps(topic: topic, store: store, horizon: .seconds(3600), maxEntries: 2_000_000)
         var records = inputs.records
@@ -390,6 +464,9 @@ enum SinkBenchmark {
             }
         }
     }
+
+    /// The step rows' store options (`--sqlite-cache-kib`: the SQLite writer's page cache; `--postgres-unprepared`).
+    nonisolated(unsafe) static var storeOptions = RollupStoreOptions()
 
     /// With `--rounds`, how many rounds each row runs, whatever the time.
     nonisolated(unsafe) static var fixedRounds: Int?

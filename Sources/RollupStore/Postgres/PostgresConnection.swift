@@ -3,17 +3,24 @@ import Foundation
 
 /// One libpq connection: the only owner of a `PGconn` handle.
 ///
-/// Not thread-safe: the store keeps each connection behind a lock. Every statement goes through `PQexecParams` with
-/// binary parameters and binary results, so no value is ever spliced into SQL text.
+/// Not thread-safe: the store keeps each connection behind a lock. Every statement goes out with binary parameters
+/// and binary results, so no value is ever spliced into SQL text: through `PQsendQueryParams` (parsed and planned on
+/// every call) until the same SQL text has run `preparesAfter` times (2 by default) on the connection, then as a named prepared
+/// statement (``PreparedStatements``), parsed once per connection: the sink's bulk statements carry a thousand
+/// parameters, and parsing them was most of the server's work.
 // The store reaches a connection only through a lock (the writer's mutex or a reader checked out of the pool), so
 // one thread uses it at a time, as libpq requires.
 final class PostgresConnection: @unchecked Sendable {
     private let handle: OpaquePointer
     private let responseTimeout: Duration
+    private var prepared = PreparedStatements()
+    /// How many runs of one SQL text go through `PQsendQueryParams` before it is prepared; nil: never (also once the
+    /// server lost a prepared statement under the connection).
+    private var preparesAfter: Int?
 
     /// Connects to `url` (a libpq connection URI or keyword string) with `timeouts` as defaults under the URL's own
     /// settings. The URL's password never appears in an error.
-    init(url: String, timeouts: PostgresTimeouts = PostgresTimeouts()) throws {
+    init(url: String, timeouts: PostgresTimeouts = PostgresTimeouts(), preparesAfter: Int? = 2) throws {
         // expand_dbname: the URL's settings override the keywords before it; the merged `options` after it wins.
         var keywords = timeouts.connectionKeywords
         keywords.append(("dbname", url))
@@ -33,6 +40,7 @@ final class PostgresConnection: @unchecked Sendable {
         }
         handle = pointer
         responseTimeout = timeouts.responseTimeout
+        self.preparesAfter = preparesAfter
     }
 
     deinit { PQfinish(handle) }
@@ -41,6 +49,8 @@ final class PostgresConnection: @unchecked Sendable {
     /// fail on a dead socket.
     func reconnectIfBroken() throws {
         guard PQstatus(handle) != CONNECTION_OK else { return }
+        // A new session has none of the old one's prepared statements.
+        prepared = PreparedStatements()
         PQreset(handle)
         guard PQstatus(handle) == CONNECTION_OK else {
             throw RollupStoreError(
@@ -76,10 +86,45 @@ final class PostgresConnection: @unchecked Sendable {
             pointers.append(UnsafePointer(destination.assumingMemoryBound(to: CChar.self)))
             offset += bytes.count
         }
-        let sent = PQsendQueryParams(handle, sql, Int32(parameters.count), types, pointers, lengths, formats, 1)
+        let sent: Int32
+        if let name = try preparedName(sql, types: types, file: file, line: line) {
+            sent = PQsendQueryPrepared(handle, name, Int32(parameters.count), pointers, lengths, formats, 1)
+        } else {
+            sent = PQsendQueryParams(handle, sql, Int32(parameters.count), types, pointers, lengths, formats, 1)
+        }
         guard sent == 1 else { throw error(sqlState: nil, message: lastError, sql: sql, file: file, line: line) }
         let result = try awaitResult(sql: sql, file: file, line: line)
-        return try check(result, sql: sql, file: file, line: line)
+        do {
+            return try check(result, sql: sql, file: file, line: line)
+        } catch let failure as RollupStoreError where failure.message.hasPrefix("PostgreSQL 26000") {
+            // The session lost its prepared statements under the connection (a pooler that switched server
+            // connections between transactions): forget them and prepare nothing more on this connection; the
+            // retriable error redoes the transaction unprepared.
+            prepared = PreparedStatements()
+            preparesAfter = nil
+            throw RollupStoreError(.conflict, failure.message, isRetriable: true, file: file, line: line)
+        }
+    }
+
+    /// The name of `sql`'s prepared statement, preparing it now when it has run `preparesAfter` times with
+    /// parameters of `types`; nil to send it unprepared: before that, when a parameter is NULL (whose type the
+    /// server would infer), when the types differ from the prepared ones, or when the connection holds its most.
+    private func preparedName(_ sql: String, types: [Oid], file: String, line: UInt) throws -> String? {
+        guard let preparesAfter else { return nil }
+        switch prepared.decision(sql, types: types, after: preparesAfter) {
+        case .unprepared:
+            return nil
+        case .prepared(let name):
+            return name
+        case .prepare(let name):
+            guard PQsendPrepare(handle, name, sql, Int32(types.count), types) == 1 else {
+                throw error(sqlState: nil, message: lastError, sql: sql, file: file, line: line)
+            }
+            let result = try awaitResult(sql: sql, file: file, line: line)
+            _ = try check(result, sql: sql, file: file, line: line)
+            prepared.add(sql, name: name, types: types)
+            return name
+        }
     }
 
     /// Waits for the answer to the query just sent, at most the response timeout; returns its first failed result,

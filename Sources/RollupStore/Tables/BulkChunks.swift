@@ -32,6 +32,8 @@ enum BulkSQL {
         /// A read of the rows, locking them (`FOR UPDATE`) or not (SQLite, which locks the whole database).
         case read(locking: Bool)
         case upsert, insert
+        /// An insert of rows the writer knows are new, under its lock on the whole database (no `RETURNING`).
+        case insertLocked
     }
 
     /// One statement: its kind, table and row count.

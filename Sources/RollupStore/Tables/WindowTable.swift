@@ -30,6 +30,13 @@ extension WindowTable {
         [.integer(id), .integer(rollup.window.start)] + values(of: rollup)
     }
 
+    /// Appends the row of `rollup` under key id `id` (``row(of:id:)``) to `values`, without a row array of its own.
+    static func appendRow(of rollup: Rollup, id: Int64, to values: inout [SQLValue]) {
+        values.append(.integer(id))
+        values.append(.integer(rollup.window.start))
+        values.append(contentsOf: Self.values(of: rollup))
+    }
+
     /// The window start of the row `rollup` merges into: its minute, or the hour that holds it.
     func windowStart(of rollup: Rollup) -> Int64 {
         isHours ? WindowRange.hourStart(rollup.window.start) : rollup.window.start
@@ -122,14 +129,16 @@ extension WindowTable {
             let stored = try read(rows[chunk], firsts: first[chunk], rollups: rollups, on: connection)
             var updated: [SQLValue] = []
             var inserted: [SQLValue] = []
+            inserted.reserveCapacity(chunk.count * Self.columns.count)
             var insertedKeys: [WindowRowKey] = []
+            insertedKeys.reserveCapacity(chunk.count)
             for row in chunk {
                 let key = rows[row]
                 var index = first[row]
                 let storedRow = stored[key]
                 if storedRow == nil, next[index] < 0, rollups[index].window.start == key.windowStart {
                     // A new row of one rollup (a minute): written as it came, no copy.
-                    inserted += Self.row(of: rollups[index], id: key.id)
+                    Self.appendRow(of: rollups[index], id: key.id, to: &inserted)
                     insertedKeys.append(key)
                     continue
                 }
@@ -153,10 +162,10 @@ extension WindowTable {
                     index = next[index]
                 }
                 if storedRow == nil {
-                    inserted += Self.row(of: merged, id: key.id)
+                    Self.appendRow(of: merged, id: key.id, to: &inserted)
                     insertedKeys.append(key)
                 } else {
-                    updated += Self.row(of: merged, id: key.id)
+                    Self.appendRow(of: merged, id: key.id, to: &updated)
                 }
             }
             try upsert(updated, on: connection)
@@ -229,11 +238,33 @@ extension WindowTable {
 
     /// Inserts `values` (whole rows of `keys`, ``columns`` order) where no row is; returns the keys of the rows that
     /// were there after all (a concurrent writer inserted them since the read), which are not written.
+    ///
+    /// Where the writer holds the whole database (SQLite: no `FOR UPDATE`, one writer under `BEGIN IMMEDIATE`), no
+    /// row can appear between the read and the insert, so the rows go in without `RETURNING` (which made SQLite
+    /// keep every inserted key in a temporary table) and the count of rows written is checked instead.
     private func insert(_ values: [SQLValue], keys: [WindowRowKey], on connection: TableConnection) throws
         -> [WindowRowKey]
     {
-        var written = Set<WindowRowKey>()
         let width = Self.columns.count
+        if connection.database.forUpdate.isEmpty {
+            for chunk in BulkChunks.ranges(count: keys.count) {
+                let sql = Self.sql(.insertLocked, name: name, count: chunk.count) {
+                    """
+                    INSERT INTO \(name) (\(Self.columns.list())) VALUES \(Self.rowTuples(chunk.count))
+                    ON CONFLICT (\(Self.idColumn), window_start) DO NOTHING
+                    """
+                }
+                let written = try connection.database.update(
+                    sql, Array(values[chunk.lowerBound * width..<chunk.upperBound * width]))
+                guard written == chunk.count else {
+                    throw RollupStoreError(
+                        .conflict, "\(chunk.count - written) rows of \(name) appeared under the writer's lock",
+                        isRetriable: true)
+                }
+            }
+            return []
+        }
+        var written = Set<WindowRowKey>()
         for chunk in BulkChunks.ranges(count: keys.count) {
             let sql = Self.sql(.insert, name: name, count: chunk.count) {
                 """

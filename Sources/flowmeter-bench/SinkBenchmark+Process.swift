@@ -1,0 +1,118 @@
+import Foundation
+import IngestBenchmarks
+import Kafka
+import Sink
+import Synchronization
+import TestSupport
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+extension SinkBenchmark {
+    /// `--only process`: a real `flowmeter sink` process under load, end to end, with its default dedupe horizon.
+    ///
+    /// Starts librdkafka's mock cluster in a child process (``MockClusterProcess``, `flowmeter.batches.v1` with six
+    /// partitions), then `flowmeter sink --kafka … --store <temporary SQLite> --ops-listen …` (the executable beside
+    /// this one), then produces `rounds` rounds of the batch records of `inputs` (each round with new batch ids, so
+    /// nothing is a duplicate) as fast as the mock cluster takes them, and waits until the sink's
+    /// `flowmeter_sink_events_total` says it counted every event. Prints the sink's CPU time (from /proc), events
+    /// per CPU-second and wall-clock second, and its peak RSS (`VmHWM`), which is what the sink's memory bound is
+    /// about: its consumer's fetch buffers, the step's aggregator and the dedupe window of every key it counted.
+    static func process(_ inputs: Inputs, rounds: Int, label: String) throws {
+        let directory = try TemporaryDirectory(prefix: "flowmeter-bench-sink-process")
+        let cluster = try MockClusterProcess(executable: IngestBenchmark.siblingExecutable("flowmeter-bench"))
+        defer { cluster.stop() }
+        let port = try ServerProcess.freeLoopbackPort()
+        let sink = try MeasuredProcess(
+            name: "flowmeter-sink", executable: IngestBenchmark.siblingExecutable("flowmeter"),
+            arguments: [
+                "sink", "--kafka", cluster.bootstrapServers.joined(separator: ","), "--store",
+                directory.path + "/sink.sqlite", "--ops-listen", "127.0.0.1:\(port)", "--log-format", "logfmt",
+            ], cpu: nil, logDirectory: URL(fileURLWithPath: directory.path))
+        defer { sink.stop() }
+        try sink.waitUntilServing(port: port, path: "/healthz", timeout: 30)
+        let idle = sink.counters()
+        print(
+            String(
+                format: "process: flowmeter sink (pid %d) on a mock cluster, %@, %d rounds of %d records; load %@",
+                sink.pid, label as NSString, rounds, inputs.records.count, loadAverage() as NSString))
+        print(String(format: "  idle: RSS peak %.1f MiB, CPU %.2f s", idle.peakRSSMiB, idle.cpuSeconds))
+        fflush(nil)
+        var configuration = KafkaProducerConfiguration(bootstrapServers: cluster.bootstrapServers)
+        configuration.statisticsInterval = .zero
+        let producer = try KafkaProducer(configuration: configuration)
+        let started = Date()
+        var records = inputs.records
+        var events = 0
+        let delivered = DispatchSemaphore(value: 0)
+        let failures = Mutex(0)
+        let perRound = inputs.events.reduce(0, +)
+        // At most about 8 MiB of records (and two rounds) ahead of the sink: librdkafka's mock cluster keeps only a
+        // few MiB a partition and drops the oldest records beyond that, which a sink far behind would never see.
+        let ahead = max(2, 8 << 20 / max(1, inputs.records.reduce(0) { $0 + $1.count }))
+        for round in 1...rounds {
+            try waitForSink(port: port, events: (round - 1 - ahead) * perRound)
+            let digits = Array(String(format: "%08d", round).utf8)
+            for index in records.indices {
+                let start = inputs.roundOffsets[index]
+                records[index].replaceSubrange(start..<start + 8, with: digits)
+            }
+            try producer.enqueueBatch(
+                capacity: records.count,
+                completion: { outcome in
+                    failures.withLock { $0 += outcome.failures.count }
+                    delivered.signal()
+                }
+            ) { writer in
+                for (index, record) in records.enumerated() {
+                    try writer.append(
+                        topic: "flowmeter.batches.v1", key: Array("r\(round)-\(index)".utf8), value: record)
+                }
+            }
+            events += perRound
+        }
+        for _ in 1...rounds { delivered.wait() }
+        guard failures.withLock({ $0 }) == 0 else {
+            throw SinkError(.badRecord, "the mock cluster refused \(failures.withLock { $0 }) records")
+        }
+        let counted = try waitForSink(port: port, events: events)
+        let wall = Date().timeIntervalSince(started)
+        let loaded = sink.counters()
+        let cpu = loaded.cpuSeconds - idle.cpuSeconds
+        print(
+            String(
+                format: "  counted %d events in %.1f s: %.0f events/CPU-s (%.1f CPU-s), %.0f events/s; "
+                    + "RSS peak (VmHWM) %.1f MiB; load %@",
+                counted, wall, Double(counted) / cpu, cpu, Double(counted) / wall, loaded.peakRSSMiB,
+                loadAverage() as NSString))
+    }
+
+    /// Waits until the sink on `port` has counted at least `events` events; returns its count. Throws when the count
+    /// stops moving for two minutes.
+    @discardableResult
+    static func waitForSink(port: UInt16, events: Int) throws -> Int {
+        var counted = 0
+        var lastChange = Date()
+        while counted < events {
+            let now = Self.sinkEvents(port: port)
+            if now != counted {
+                counted = now
+                lastChange = Date()
+            } else if Date().timeIntervalSince(lastChange) > 120 {
+                throw SinkError(.badRecord, "the sink counted \(counted) of \(events) events and stopped moving")
+            }
+            if counted < events { usleep(50_000) }
+        }
+        return counted
+    }
+
+    /// `flowmeter_sink_events_total` from the sink's `/metrics` on `port`; 0 when it cannot be read.
+    static func sinkEvents(port: UInt16) -> Int {
+        guard let metrics = HTTPConnection(host: "127.0.0.1", port: port)?.get("/metrics") else { return 0 }
+        for line in metrics.split(separator: "\n") where line.hasPrefix("flowmeter_sink_events_total") {
+            return Int(Double(line.split(separator: " ").last ?? "0") ?? 0)
+        }
+        return 0
+    }
+}
