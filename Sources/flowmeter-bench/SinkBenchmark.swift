@@ -47,6 +47,7 @@ enum SinkBenchmark {
         usage: flowmeter-bench sink [--seconds N (4)] [--batches N (512)] [--events-per-batch N (50)]
                                     [--records-per-step N (500)]
                                     [--only collector|decode|codable|aggregate|step|recent|dedupe|process]
+                                    [--recent (with --only process: the recent batches, as a live log holds them)]
                                     [--store URL (a temporary SQLite; postgres://… for PostgreSQL)]
                                     [--rounds N (run each row N rounds instead of --seconds: for callgrind)]
                                     [--sqlite-cache-kib N (SQLite's 2048: the writer's page cache)]
@@ -60,6 +61,7 @@ enum SinkBenchmark {
         var eventsPerBatch = 50
         var perStep = 500
         var only: String?
+        var isRecent = false
         var storePath: String?
         var rounds: Int?
         var rate = 1_000
@@ -81,6 +83,9 @@ enum SinkBenchmark {
             case "--log-seconds": logSeconds = Int(value) ?? 0
             case "--max-entries": maxEntries = Int(value) ?? 0
             case "--sqlite-cache-kib": storeOptions.sqliteWriterCacheKiB = Int(value) ?? 0
+            case "--recent":
+                isRecent = true
+                index -= 1
             case "--postgres-unprepared":
                 storeOptions.postgresPreparesAfter = nil
                 index -= 1
@@ -110,11 +115,11 @@ enum SinkBenchmark {
             }
         }
         do {
-            let inputs = try Inputs(batchCount: batchCount, eventsPerBatch: eventsPerBatch)
+            let inputs = try Inputs(batchCount: batchCount, eventsPerBatch: eventsPerBatch, recent: isRecent)
             if only == "process" {
                 try process(
                     inputs, rounds: rounds ?? 20,
-                    label: "\(batchCount) distinct batches of \(eventsPerBatch) events")
+                    label: "\(batchCount) \(isRecent ? "recent" : "distinct") batches of \(eventsPerBatch) events")
                 return 0
             }
             let recent = only == nil || only == "recent" ? try Inputs(batchCount: batchCount, recent: true) : nil
