@@ -15,9 +15,8 @@ import urllib.parse
 from axe_selenium_python import Axe
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
-from selenium.common.exceptions import TimeoutException
+from selenium.common.exceptions import TimeoutException, WebDriverException
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support import expected_conditions
 from selenium.webdriver.support.ui import WebDriverWait
 
 base, key, start, end, shots, profile = sys.argv[1:7]
@@ -46,8 +45,19 @@ def click_and_wait(element):
     """Clicks a link or a submit button and waits (bounded) until the next page has replaced this one."""
     page = driver.find_element(By.TAG_NAME, "html")
     element.click()
+
+    def replaced(_):
+        # staleness_of expects StaleElementReferenceException, but Chromium answers a node of a document being
+        # torn down with "Node with given id does not belong to the document" (a plain WebDriverException): both
+        # mean the old page is gone.
+        try:
+            page.is_enabled()
+            return False
+        except WebDriverException:
+            return True
+
     try:
-        WebDriverWait(driver, 20).until(expected_conditions.staleness_of(page))
+        WebDriverWait(driver, 20).until(replaced)
     except TimeoutException:
         check(False, f"no new page after clicking {element}: {driver.current_url}")
 
