@@ -57,7 +57,7 @@ import Testing
         defer { collector.child.terminate(timeout: .seconds(10)) }
 
         let (refused, body) = await readiness(of: collector, refusingWith: "kafka_tls_failed")
-        #expect(refused, "readyz: \(body); log: \(collector.child.errors.suffix(3000))")
+        #expect(refused, "readyz: \(body); log: \(collector.child.errors.suffix(3000)); \(cluster.diagnostics)")
         #expect(body.contains("certificate verify failed"), "\(body)")
         let log = collector.child.errors
         #expect(log.contains("kafka connection failed"), "\(log.suffix(3000))")
@@ -77,7 +77,7 @@ import Testing
             ], within: .seconds(60))
         defer { collector.child.terminate(timeout: .seconds(10)) }
         let (refused, body) = await readiness(of: collector, refusingWith: "kafka_tls_failed")
-        #expect(refused, "readyz: \(body); log: \(collector.child.errors.suffix(3000))")
+        #expect(refused, "readyz: \(body); log: \(collector.child.errors.suffix(3000)); \(cluster.diagnostics)")
         #expect(body.contains("certificate verify failed"), "\(body)")
     }
 
@@ -126,7 +126,7 @@ import Testing
                 + cluster.tlsArguments(trusting: cluster.caPath), within: .seconds(60))
         defer { anonymous.child.terminate(timeout: .seconds(10)) }
         let (refused, body) = await readiness(of: anonymous, refusingWith: "kafka_tls_failed")
-        #expect(refused, "readyz: \(body); log: \(anonymous.child.errors.suffix(3000))")
+        #expect(refused, "readyz: \(body); log: \(anonymous.child.errors.suffix(3000)); \(cluster.diagnostics)")
         // TLS 1.3: the broker's refusal is an alert after the client's side of the handshake, a _TRANSPORT error.
         #expect(body.contains("certificate required"), "\(body)")
 

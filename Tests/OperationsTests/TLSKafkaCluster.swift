@@ -40,6 +40,8 @@ final class TLSKafkaCluster: Sendable {
     /// fixture.
     let directory: TemporaryDirectory
     private let child: ChildProcess
+    /// The attempt's folder: the script's logs.
+    private let folder: String
 
     /// Makes the certificates, starts the cluster and its bridges, and waits (bounded) for the bootstrap line. With
     /// `requiresClientCertificate` the TLS endpoints accept only clients with a certificate the CA signed.
@@ -72,6 +74,7 @@ final class TLSKafkaCluster: Sendable {
             }
             if started, let line {
                 self.child = child
+                self.folder = folder
                 caPath = folder + "/ca.pem"
                 otherCAPath = folder + "/other-ca.pem"
                 clientCertificatePath = folder + "/client.pem"
@@ -94,6 +97,17 @@ final class TLSKafkaCluster: Sendable {
         child.signal(SIGKILL)
         _ = child.waitForExit(timeout: .seconds(10))
         directory.remove()
+    }
+
+    /// For a failure message: whether the cluster and its bridges still run, the script's errors, and the ends of the
+    /// cluster's and the bridges' logs.
+    var diagnostics: String {
+        func tail(_ name: String) -> Substring {
+            ((try? String(contentsOfFile: folder + "/" + name, encoding: .utf8)) ?? "").suffix(1500)
+        }
+        return
+            "cluster running: \(isRunning); script: \(child.errors.suffix(1000)); cluster.log: \(tail("cluster.log")); "
+            + "bridges.log: \(tail("bridges.log"))"
     }
 
     /// Whether the cluster and every bridge still run.
