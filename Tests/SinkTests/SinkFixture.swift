@@ -50,7 +50,7 @@ final class SinkFixture: Sendable {
     static func client(index: Int) -> ClientInfo {
         ClientInfo(
             appID: "com.example.shop", appVersion: index % 2 == 0 ? "5.2.1" : "5.3.0",
-            build: "\(index % 2 == 0 ? 521 : 530)\(index % 3)", platform: "ios", buildConfiguration: .release)
+            build: index % 2 == 0 ? "5210" : "5300", platform: "ios", buildConfiguration: .release)
     }
 
     /// The four events of batch `index`.
