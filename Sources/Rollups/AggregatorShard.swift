@@ -21,6 +21,8 @@ final class AggregatorShard: Sendable {
         var skew: SkewShift
         var isClean: Bool
         var clientDiscarded = 0
+        /// The batch's `client.build`, nil when it sent none.
+        var build: String?
         var counters: (any SeriesCounterSource)?
         /// A later part of a split batch: its events and install count, the batch itself was counted with part 0.
         var isContinuation = false
@@ -383,6 +385,7 @@ extension VersionRollup {
             decodes = decodes.saturatingAdding(Int64(max(0, batch.decodes)))
             clientDiscarded = Self.saturatingSum(clientDiscarded, Int64(max(0, batch.clientDiscarded)))
         }
+        if !batch.isContinuation, let build = batch.build { count(build: build) }
         if let install = batch.install { installs.insert(hash: install) }
         if let capabilities = batch.capabilities {
             // Installs of one build send the same list over and over; skip the set work when it repeats.

@@ -94,10 +94,11 @@ private struct WireForm: Codable {
         case .version:
             let version = try container.decode(VersionRollup.self, forKey: .rollup)
             guard version.batches >= 0, version.cleanBatches >= 0, version.decodes >= 0, version.clientDiscarded >= 0,
-                version.releases.values.allSatisfy({ $0.batches >= 0 && $0.decodes >= 0 })
+                version.releases.values.allSatisfy({ $0.batches >= 0 && $0.decodes >= 0 }),
+                version.builds.values.allSatisfy({ $0.batches >= 0 && $0.lastSeen % 60 == 0 })
             else {
                 throw DecodingError.dataCorruptedError(
-                    forKey: .rollup, in: container, debugDescription: "negative counts")
+                    forKey: .rollup, in: container, debugDescription: "negative counts or a build's minute unaligned")
             }
             rollup = .version(version)
         }
@@ -113,6 +114,7 @@ private struct WireForm: Codable {
             identifiers += [version.key.appID, version.key.platform, version.key.appVersion]
             identifiers += version.registeredTypes
             identifiers += version.releases.keys
+            identifiers += version.builds.keys
         }
         if identifiers.contains(where: { !IdentifierRule.isValid($0) })
             || IdentifierRule.violation(in: widgetType) == .controlCharacter

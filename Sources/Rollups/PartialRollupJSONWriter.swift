@@ -79,7 +79,18 @@ enum PartialRollupJSONWriter {
     private static func append(_ rollup: VersionRollup, to out: inout [UInt8]) {
         out.append(contentsOf: #"{"batches":"#.utf8)
         appendInteger(rollup.batches, to: &out)
-        out.append(contentsOf: #","cleanBatches":"#.utf8)
+        out.append(contentsOf: #","builds":{"#.utf8)
+        for (offset, build) in rollup.builds.keys.sorted().enumerated() {
+            if offset > 0 { out.append(UInt8(ascii: ",")) }
+            let traffic = rollup.builds[build] ?? VersionBuildTraffic()
+            JSONString.append(build, to: &out)
+            out.append(contentsOf: #":{"batches":"#.utf8)
+            appendInteger(traffic.batches, to: &out)
+            out.append(contentsOf: #","lastSeen":"#.utf8)
+            appendInteger(traffic.lastSeen, to: &out)
+            out.append(UInt8(ascii: "}"))
+        }
+        out.append(contentsOf: #"},"cleanBatches":"#.utf8)
         appendInteger(rollup.cleanBatches, to: &out)
         out.append(contentsOf: #","clientDiscarded":"#.utf8)
         appendInteger(rollup.clientDiscarded, to: &out)

@@ -106,7 +106,7 @@ public final class RollupAggregator: Sendable {
             version: VersionKey(client: client), capabilities: client.capabilities, decodes: decodes ?? 0,
             install: installHash.map(HyperLogLog.hash(installHash:)), receivedAt: receivedAt,
             skew: SkewShift(clockSkew), isClean: events.isEmpty && droppedEvents == 0,
-            clientDiscarded: clientDiscarded, counters: counters)
+            clientDiscarded: clientDiscarded, build: client.build, counters: counters)
         batch.isContinuation = isContinuation
         // By app build, so each series lives in one shard: round-robin spreads locks evenly but holds a hot series
         // once per shard, multiplying memory and the work of every drain.

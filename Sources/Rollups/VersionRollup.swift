@@ -1,10 +1,12 @@
 /// One app build's traffic in one minute (of receipt): batches, clean batches, decodes, installs, capabilities, the
 /// events its SDK reported dropping on the device (`clientReport`), and the batches and decodes attributed to each
-/// backend release its events carried (``releases``).
+/// backend release its events carried (``releases``), and the builds (`client.build`) that sent the batches
+/// (``builds``).
 ///
 /// ``merge(_:)`` is associative and commutative exactly: counts add, installs and registered types union, the
 /// schema version takes the maximum. `releases` keeps at most ``VersionReleaseTraffic/maxReleases``, exactly
-/// associative as long as the merged rollups carry no more between them (as ``SeriesRollup/releases``).
+/// associative as long as the merged rollups carry no more between them (as ``SeriesRollup/releases``); `builds`
+/// likewise keeps the ``VersionBuildTraffic/maxBuilds`` newest.
 public struct VersionRollup: Sendable, Codable, Equatable {
     /// The app build.
     public var key: VersionKey
@@ -27,12 +29,16 @@ public struct VersionRollup: Sendable, Codable, Equatable {
     /// Batches and decodes per backend release (`service@version`), attributed through the batches' events
     /// (``VersionReleaseTraffic``); batches attributed to no release are not in it.
     public var releases: [String: VersionReleaseTraffic]
+    /// Batches and the last minute seen per build (`client.build`) of the version; batches that named no build are
+    /// not in it.
+    public var builds: [String: VersionBuildTraffic]
 
     /// Creates a rollup.
     public init(
         key: VersionKey, window: MinuteWindow, batches: Int64 = 0, cleanBatches: Int64 = 0, decodes: Int64 = 0,
         installs: HyperLogLog = HyperLogLog(), registeredTypes: Set<String> = [], maxSchemaVersion: Int? = nil,
-        clientDiscarded: Int64 = 0, releases: [String: VersionReleaseTraffic] = [:]
+        clientDiscarded: Int64 = 0, releases: [String: VersionReleaseTraffic] = [:],
+        builds: [String: VersionBuildTraffic] = [:]
     ) {
         self.key = key
         self.window = window
@@ -44,6 +50,7 @@ public struct VersionRollup: Sendable, Codable, Equatable {
         self.maxSchemaVersion = maxSchemaVersion
         self.clientDiscarded = clientDiscarded
         self.releases = VersionReleaseTraffic.bounded(releases)
+        self.builds = VersionBuildTraffic.bounded(builds)
     }
 
     /// Adds `other` into this rollup; both must have the same key and window.
@@ -67,6 +74,26 @@ public struct VersionRollup: Sendable, Codable, Equatable {
             if releases.count > VersionReleaseTraffic.maxReleases {
                 releases = VersionReleaseTraffic.bounded(releases)
             }
+        }
+        if !other.builds.isEmpty {
+            builds.merge(other.builds) {
+                var sum = $0
+                sum.add($1)
+                return sum
+            }
+            if builds.count > VersionBuildTraffic.maxBuilds {
+                builds = VersionBuildTraffic.bounded(builds)
+            }
+        }
+    }
+
+    /// Counts one batch of `build` in this rollup's minute.
+    public mutating func count(build: String) {
+        var traffic = builds[build] ?? VersionBuildTraffic()
+        traffic.add(VersionBuildTraffic(batches: 1, lastSeen: window.start))
+        builds[build] = traffic
+        if builds.count > VersionBuildTraffic.maxBuilds {
+            builds = VersionBuildTraffic.bounded(builds)
         }
     }
 
@@ -98,11 +125,11 @@ public struct VersionRollup: Sendable, Codable, Equatable {
 extension VersionRollup {
     enum CodingKeys: String, CodingKey {
         case key, window, batches, cleanBatches, decodes, installs, registeredTypes, maxSchemaVersion, clientDiscarded
-        case releases
+        case releases, builds
     }
 
-    /// Decodes a rollup; `clientDiscarded` and `releases` may be missing (rollups written before they existed),
-    /// meaning 0 and none.
+    /// Decodes a rollup; `clientDiscarded`, `releases` and `builds` may be missing (rollups written before they
+    /// existed), meaning 0 and none.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         key = try container.decode(VersionKey.self, forKey: .key)
@@ -116,5 +143,7 @@ extension VersionRollup {
         clientDiscarded = try container.decodeIfPresent(Int64.self, forKey: .clientDiscarded) ?? 0
         releases = VersionReleaseTraffic.bounded(
             try container.decodeIfPresent([String: VersionReleaseTraffic].self, forKey: .releases) ?? [:])
+        builds = VersionBuildTraffic.bounded(
+            try container.decodeIfPresent([String: VersionBuildTraffic].self, forKey: .builds) ?? [:])
     }
 }

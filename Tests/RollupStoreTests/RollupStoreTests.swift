@@ -323,6 +323,40 @@ import Testing
     }
 
     @Test(arguments: [StoreKind.sqlite, .postgres])
+    func buildsAddUpPerVersionAndWindow(kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind)
+        var factory = RollupFactory()
+        let key = VersionKey(
+            appID: "com.example.shop", platform: "ios", appVersion: "5.2.1", buildConfiguration: .release)
+        let minute = RollupFactory.at(minute: 0).secondsSinceEpoch
+        var first = RollupFactory.versionRollup(key, minute: 0, batches: 3, decodes: 30, types: [])
+        first.builds = ["5210": VersionBuildTraffic(batches: 2, lastSeen: minute)]
+        var second = RollupFactory.versionRollup(key, minute: 0, batches: 2, decodes: 7, types: [])
+        second.builds = [
+            "5210": VersionBuildTraffic(batches: 1, lastSeen: minute),
+            "5211 (beta)": VersionBuildTraffic(batches: 1, lastSeen: minute),
+        ]
+        let later = RollupFactory.versionRollup(key, minute: 1, batches: 1, decodes: 5, types: [])
+        _ = try fixture.store.apply(factory.partials([.version(first), .version(later)]))
+        _ = try fixture.store.apply(factory.partials([.version(second)]))
+        let versions = try fixture.store.versionRollups(
+            from: RollupFactory.at(minute: 0), to: RollupFactory.at(minute: 2), appID: nil)
+        #expect(
+            versions.map(\.builds) == [
+                [
+                    "5210": VersionBuildTraffic(batches: 3, lastSeen: minute),
+                    "5211 (beta)": VersionBuildTraffic(batches: 1, lastSeen: minute),
+                ],
+                [:],
+            ])
+        if kind.isSQL {
+            #expect(
+                try fixture.reopen().versionRollups(
+                    from: RollupFactory.at(minute: 0), to: RollupFactory.at(minute: 2), appID: nil) == versions)
+        }
+    }
+
+    @Test(arguments: [StoreKind.sqlite, .postgres])
     func migrationsRunTwiceSafely(kind: StoreKind) throws {
         let fixture = try StoreFixture(kind)
         var factory = RollupFactory()
@@ -332,7 +366,7 @@ import Testing
         let sql = try #require(reopened as? any SchemaMigrating)
         try sql.migrate()
         try sql.migrate()
-        #expect(try sql.schemaVersion() == 6)
+        #expect(try sql.schemaVersion() == 7)
         let rollups = try reopened.seriesRollups(
             SeriesQuery(from: RollupFactory.at(minute: 0), to: RollupFactory.at(minute: 1)))
         #expect(rollups.map(\.events) == [2])

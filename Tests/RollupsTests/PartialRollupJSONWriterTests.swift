@@ -46,6 +46,45 @@ import Testing
         }
     }
 
+    /// Builds travel like releases: a build that breaks the identifier rule, negative batches or a minute that is not
+    /// one are refused; a rollup without `builds` (written before they existed) has none.
+    @Test func buildsTravelAndBadOnesAreRefused() throws {
+        var random = SeededGenerator(seed: 11)
+        var rollup = F.versionRollup(&random)
+        rollup.builds = [
+            "5210": VersionBuildTraffic(batches: 4, lastSeen: F.window.start),
+            "5211 (beta)": VersionBuildTraffic(batches: 1, lastSeen: F.window.start - 60),
+        ]
+        try expectSame(PartialRollup(id: "b", collector: "c", rollup: .version(rollup)))
+        let text = String(
+            decoding: PartialRollup(id: "b", collector: "c", rollup: .version(rollup)).jsonBytes(), as: UTF8.self)
+        let builds =
+            #""builds":{"5210":{"batches":4,"lastSeen":\#(F.window.start)},"#
+            + #""5211 (beta)":{"batches":1,"lastSeen":\#(F.window.start - 60)}},"#
+        #expect(text.contains(builds))
+        let older = try PartialRollup(jsonBytes: Array(text.replacingOccurrences(of: builds, with: "").utf8))
+        guard case .version(let version) = older.rollup else {
+            Issue.record("not a version rollup")
+            return
+        }
+        #expect(version.builds.isEmpty)
+        for hostile in [
+            VersionBuildTraffic(batches: -1, lastSeen: F.window.start),
+            VersionBuildTraffic(batches: 1, lastSeen: F.window.start + 1),
+        ] {
+            var bad = rollup
+            bad.builds["5210"] = hostile
+            let bytes = PartialRollup(id: "b", collector: "c", rollup: .version(bad)).jsonBytes()
+            #expect(throws: RollupsError.self) { try PartialRollup(jsonBytes: bytes) }
+        }
+        for hostile in ["52\u{1}10", " ", ""] {
+            var bad = rollup
+            bad.builds[hostile] = VersionBuildTraffic(batches: 1, lastSeen: F.window.start)
+            let bytes = PartialRollup(id: "b", collector: "c", rollup: .version(bad)).jsonBytes()
+            #expect(throws: RollupsError.self) { try PartialRollup(jsonBytes: bytes) }
+        }
+    }
+
     @Test func aVersionRollupWrittenBeforeClientDiscardedExistedReadsAsZero() throws {
         var random = SeededGenerator(seed: 5)
         var rollup = F.versionRollup(&random)

@@ -153,6 +153,63 @@ import Testing
         #expect(merged.releases[stable] == VersionReleaseTraffic(batches: 4, decodes: 26))
     }
 
+    /// Each batch counts once for the build it names (`client.build`), in its minute; a batch without a build and the
+    /// later parts of a split batch count for none; a rollup keeps the newest builds past the bound.
+    @Test func theBuildsThatSentEachVersionsBatchesAreKept() throws {
+        let aggregator = RollupAggregator(configuration: .init(collectorID: "c"))
+        let at = Timestamp(secondsSinceEpoch: Self.base)
+        var build5210 = Self.client
+        build5210.build = "5210"
+        var build5211 = Self.client
+        build5211.build = "5211"
+        aggregator.record([], client: build5210, decodes: 3, installHash: "a", receivedAt: at)
+        aggregator.record(
+            [Self.event("t", second: 1)], client: build5210, decodes: 4, installHash: "b",
+            receivedAt: Timestamp(secondsSinceEpoch: Self.base + 30))
+        aggregator.record(
+            [Self.event("t", second: 2)], client: build5210, decodes: 4, installHash: "b", receivedAt: at,
+            isContinuation: true)
+        aggregator.record([], client: Self.client, decodes: 1, installHash: "c", receivedAt: at)
+        aggregator.record(
+            [], client: build5211, decodes: 1, installHash: "d",
+            receivedAt: Timestamp(secondsSinceEpoch: Self.base + 60))
+        let rollups = versionRollups(aggregator.drain()).sorted { $0.window < $1.window }
+        try #require(rollups.count == 2)
+        #expect(rollups[0].batches == 3)
+        #expect(rollups[0].builds == ["5210": VersionBuildTraffic(batches: 2, lastSeen: Self.base)])
+        #expect(rollups[1].builds == ["5211": VersionBuildTraffic(batches: 1, lastSeen: Self.base + 60)])
+        // An hour merges its minutes: batches add, the later minute stays.
+        var hour = rollups[0]
+        hour.window = rollups[1].window
+        hour.merge(rollups[1])
+        var earlier = rollups[0]
+        earlier.window = rollups[1].window
+        earlier.builds["5211"] = VersionBuildTraffic(batches: 2, lastSeen: Self.base - 60)
+        hour.merge(earlier)
+        #expect(
+            hour.builds == [
+                "5210": VersionBuildTraffic(batches: 4, lastSeen: Self.base),
+                "5211": VersionBuildTraffic(batches: 3, lastSeen: Self.base + 60),
+            ])
+        #expect(VersionBuildTraffic.newest(hour.builds) == "5211")
+
+        // Past the bound, the builds seen last stay (then the larger build number).
+        var many = VersionRollup(key: rollups[0].key, window: rollups[1].window)
+        for number in 0..<(VersionBuildTraffic.maxBuilds + 4) {
+            var other = VersionRollup(key: many.key, window: many.window)
+            other.builds["\(6000 + number)"] = VersionBuildTraffic(
+                batches: 1, lastSeen: Self.base + 60 * Int64(number % 2 == 0 ? 1 : -(number % 5)))
+            many.merge(other)
+        }
+        #expect(many.builds.count == VersionBuildTraffic.maxBuilds)
+        let even = (0..<(VersionBuildTraffic.maxBuilds + 4)).filter { $0 % 2 == 0 }.map { "\(6000 + $0)" }
+        #expect(Set(even).isSubset(of: Set(many.builds.keys)))
+        #expect(VersionBuildTraffic.newest(many.builds) == "\(6000 + VersionBuildTraffic.maxBuilds + 2)")
+        many.count(build: "7000")
+        #expect(many.builds["7000"] == VersionBuildTraffic(batches: 1, lastSeen: Self.base + 60))
+        #expect(many.builds.count == VersionBuildTraffic.maxBuilds)
+    }
+
     @Test func clientReportTotalsAddUpInTheVersionRollup() throws {
         let aggregator = RollupAggregator(configuration: .init(collectorID: "c"))
         let at = Timestamp(secondsSinceEpoch: Self.base)

@@ -53,6 +53,12 @@ enum RollupFixtures {
                 : [
                     "page-api@\(random.next() % 3)": VersionReleaseTraffic(
                         batches: Int64(random.next() % 50), decodes: Int64(random.next() % 500))
+                ],
+            builds: random.next() % 2 == 0
+                ? [:]
+                : [
+                    "52\(random.next() % 3)": VersionBuildTraffic(
+                        batches: Int64(random.next() % 50), lastSeen: window.start - 60 * Int64(random.next() % 3))
                 ])
     }
 

@@ -65,10 +65,11 @@ import Testing
             return try await request("GET", path, key: key, headers: headers)
         }
 
-        /// One batch from `version`, with `capabilities` when given and one event per (kind, type).
-        func postBatch(id: String, version: String, registeredTypes: [String]?, events: [(String, String)])
-            async throws -> HTTPTestResponse
-        {
+        /// One batch from `version` (and `build` when given), with `capabilities` when given and one event per (kind,
+        /// type).
+        func postBatch(
+            id: String, version: String, build: String? = nil, registeredTypes: [String]?, events: [(String, String)]
+        ) async throws -> HTTPTestResponse {
             let now = Date()
             let capabilities =
                 registeredTypes.map {
@@ -82,6 +83,7 @@ import Testing
             let body =
                 #"{"id":"\#(id)","sentAt":"\#(now.formatted(.iso8601))","client":{"appID":"\#(CompatibilityAPITests.app)","#
                 + #""appVersion":"\#(version)","platform":"ios","buildConfiguration":"release","#
+                + (build.map { #""build":"\#($0)","# } ?? "")
                 + #""installID":"install-\#(id)"\#(capabilities)},"decodes":4,"events":[\#(items.joined(separator: ","))]}"#
             return try await request("POST", "/v1/diagnostics", key: CompatibilityAPITests.ingestKey, body: body)
         }
@@ -202,6 +204,83 @@ import Testing
         #expect(try Self.json(unknown)["error"] as? String == "unknown_build")
         // An admin key reads every app.
         #expect(try await server.compatibility(version: "5.3.0", key: Self.adminKey).status == 200)
+    }
+}
+
+extension CompatibilityAPITests {
+    /// The builds batches name (`client.build`) answer for themselves: a request for one gets the version's
+    /// capabilities or traffic with that build, a request without a build the newest build seen, a build neither a
+    /// manifest nor a batch named is 404, and a version whose batches name no build answers with `"build": null`.
+    @Test func capabilitiesAndTrafficAnswerForTheBuildsTheBatchesNamed() async throws {
+        let server = try await Server()
+        for (id, build) in [("b600", "600"), ("b601", "601")] {
+            let posted = try await server.postBatch(
+                id: id, version: "6.0.0", build: build, registeredTypes: ["title_block", "image_text_card"],
+                events: [("unknownType", "hologram_projector")])
+            #expect(posted.status == 202)
+        }
+        let bare = try await server.postBatch(
+            id: "b610", version: "6.1.0", build: "610", registeredTypes: nil, events: [("malformedPayload", "map")])
+        #expect(bare.status == 202)
+        let unnamed = try await server.postBatch(
+            id: "b620", version: "6.2.0", registeredTypes: ["title_block"], events: [])
+        #expect(unnamed.status == 202)
+
+        var seen: [String: Any]?
+        #expect(
+            try await eventually {
+                let newest = try await server.compatibility(version: "6.0.0")
+                let traffic = try await server.compatibility(version: "6.1.0")
+                let noBuild = try await server.compatibility(version: "6.2.0")
+                guard newest.status == 200, traffic.status == 200, noBuild.status == 200,
+                    let answer = try? Self.json(newest)
+                else { return false }
+                seen = answer
+                return answer["build"] as? String == "601"
+            })
+        let newest = try #require(seen)
+        #expect(newest["source"] as? String == "capabilities")
+        #expect((newest["types"] as? [String: Any]).map { Set($0.keys) } == ["image_text_card", "title_block"])
+        #expect(newest["updatedAt"] is String)
+
+        let older = try Self.json(try await server.compatibility(version: "6.0.0", build: "600"))
+        #expect(older["build"] as? String == "600")
+        #expect(older["source"] as? String == "capabilities")
+        #expect(older["unknownInTraffic"] as? [String] == ["hologram_projector"])
+        let unknown = try await server.compatibility(version: "6.0.0", build: "599")
+        #expect(unknown.status == 404)
+        #expect(try Self.json(unknown)["error"] as? String == "unknown_build")
+
+        let traffic = try Self.json(try await server.compatibility(version: "6.1.0", build: "610"))
+        #expect(traffic["source"] as? String == "traffic")
+        #expect(traffic["build"] as? String == "610")
+        #expect((traffic["types"] as? [String: Any]).map { Set($0.keys) } == ["map"])
+        #expect(try Self.json(try await server.compatibility(version: "6.1.0"))["build"] as? String == "610")
+
+        // No batch of 6.2.0 named a build: whatever build is asked for, the version's answer, without a build.
+        for build in [nil, "620"] as [String?] {
+            let answer = try Self.json(try await server.compatibility(version: "6.2.0", build: build))
+            #expect(answer["source"] as? String == "capabilities")
+            #expect(answer["build"] is NSNull)
+        }
+
+        // A manifest still comes first, for its build and for a request without a build.
+        let manifest =
+            #"{"appID":"\#(Self.app)","appVersion":"6.0.0","platform":"ios","build":"600","#
+            + #""types":{"title_block":{"required":["text"]}}}"#
+        let uploaded = try await server.request("POST", "/v1/manifests", key: Self.adminKey, body: manifest)
+        try #require(uploaded.status == 201)
+        #expect(
+            try await eventually {
+                let answer = try await server.compatibility(version: "6.0.0", build: "600")
+                return (try? Self.json(answer)["source"] as? String) == "manifest"
+            })
+        let withoutBuild = try Self.json(try await server.compatibility(version: "6.0.0"))
+        #expect(withoutBuild["source"] as? String == "manifest")
+        #expect(withoutBuild["build"] as? String == "600")
+        let seenOnly = try Self.json(try await server.compatibility(version: "6.0.0", build: "601"))
+        #expect(seenOnly["source"] as? String == "capabilities")
+        #expect(seenOnly["build"] as? String == "601")
     }
 }
 

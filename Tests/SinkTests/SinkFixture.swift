@@ -49,8 +49,8 @@ final class SinkFixture: Sendable {
     /// The app build of batch `index`.
     static func client(index: Int) -> ClientInfo {
         ClientInfo(
-            appID: "com.example.shop", appVersion: index % 2 == 0 ? "5.2.1" : "5.3.0", platform: "ios",
-            buildConfiguration: .release)
+            appID: "com.example.shop", appVersion: index % 2 == 0 ? "5.2.1" : "5.3.0",
+            build: index % 2 == 0 ? "5210" : "5300", platform: "ios", buildConfiguration: .release)
     }
 
     /// The four events of batch `index`.

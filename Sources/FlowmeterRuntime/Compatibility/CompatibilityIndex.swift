@@ -6,8 +6,10 @@ public import Rollups
 /// (docs/api.md#reading): looking one up is a dictionary read, so a request never waits on the store.
 ///
 /// Per app version: an answer per build that uploaded a manifest, the newest of them for a request without a build,
-/// and one answer from the version's capabilities (or, without them, its traffic) for builds no manifest describes.
-/// Capabilities and traffic are kept per version, not per build, so those answers carry `"build": null`.
+/// and, for builds no manifest describes, answers from the version's capabilities (or, without them, its traffic):
+/// one per build its batches named (`client.build`, kept by the version rollups, ``VersionRollup/builds``), the
+/// newest of them for a request without a build, and one with `"build": null` when no batch named a build.
+/// Capabilities and traffic are kept per version, so every build's such answer lists the same types.
 public struct CompatibilityIndex: Sendable {
     /// One rendered answer: the JSON body and its entity tag.
     public struct Answer: Sendable, Hashable {
@@ -45,9 +47,16 @@ public struct CompatibilityIndex: Sendable {
     }
 
     struct Entry: Sendable {
+        /// Answers from manifests, per build.
         var builds: [String: Answer] = [:]
         var newestBuild: Answer?
+        /// Answers from capabilities or traffic, per build the batches named.
+        var seenBuilds: [String: Answer] = [:]
+        var newestSeenBuild: Answer?
+        /// The capabilities or traffic answer with `"build": null`.
         var fallback: Answer?
+        /// Whether every build the batches named is in ``seenBuilds``: then a build in neither map is unknown.
+        var knowsEveryBuild = false
     }
 
     private var entries: [VersionID: Entry]
@@ -58,13 +67,16 @@ public struct CompatibilityIndex: Sendable {
     /// The number of app versions it answers for.
     public var versionCount: Int { entries.count }
 
-    /// The answer for a build of a version: the build's manifest; without a build, the newest build's manifest; else
-    /// the version's capabilities or traffic; nil when nothing is known (404 `unknown_build`).
+    /// The answer for a build of a version: the build's manifest, else the version's capabilities or traffic as
+    /// that build's when its batches named it; without a build, the newest build's manifest, else the newest build
+    /// the batches named. When the version's batches named no build, the version's answer (`"build": null`). Nil
+    /// when nothing is known (404 `unknown_build`): not the version, or not the build while the version's batches
+    /// name other builds.
     public func answer(for version: VersionID, build: String?) -> Answer? {
         guard let entry = entries[version] else { return nil }
-        if let build, let answer = entry.builds[build] { return answer }
-        if build == nil, let newest = entry.newestBuild { return newest }
-        return entry.fallback
+        guard let build else { return entry.newestBuild ?? entry.newestSeenBuild ?? entry.fallback }
+        if let answer = entry.builds[build] ?? entry.seenBuilds[build] { return answer }
+        return entry.knowsEveryBuild ? nil : entry.fallback
     }
 
     /// An index that answers nothing.
@@ -99,15 +111,22 @@ public struct CompatibilityIndex: Sendable {
                 default: []
             ].append(manifest)
         }
-        // Capabilities and the last minute seen, per version.
-        var registered: [VersionID: (types: Set<String>, lastSeen: Int64, sent: Bool)] = [:]
+        // Capabilities, the last minute seen and the builds the batches named, per version.
+        var registered:
+            [VersionID: (types: Set<String>, lastSeen: Int64, sent: Bool, builds: [String: VersionBuildTraffic])] =
+                [:]
         for rollup in versions {
             let id = Self.id(rollup.key)
-            var seen = registered[id] ?? ([], 0, false)
+            var seen = registered[id] ?? ([], 0, false, [:])
             seen.lastSeen = max(seen.lastSeen, rollup.window.start + 60)
             if !rollup.registeredTypes.isEmpty || rollup.maxSchemaVersion != nil {
                 seen.types.formUnion(rollup.registeredTypes)
                 seen.sent = true
+            }
+            seen.builds.merge(rollup.builds) {
+                var sum = $0
+                sum.add($1)
+                return sum
             }
             registered[id] = seen
         }
@@ -141,18 +160,32 @@ public struct CompatibilityIndex: Sendable {
                 if let build = manifest.build, entry.builds[build] == nil { entry.builds[build] = answer }
             }
             if let seen = registered[id] {
-                let updatedAt = Timestamp(secondsSinceEpoch: seen.lastSeen)
+                let source: Source
+                let types: [String: CapabilityManifest.TypeShape?]
                 if seen.sent {
-                    entry.fallback = Self.render(
-                        id, build: nil, source: .capabilities, updatedAt: updatedAt,
-                        types: Dictionary(uniqueKeysWithValues: seen.types.map { ($0, nil) }), arrangements: nil,
-                        unknownInTraffic: unknownInTraffic)
+                    source = .capabilities
+                    types = Dictionary(uniqueKeysWithValues: seen.types.map { ($0, nil) })
                 } else {
-                    let types = (knownTypes[id] ?? []).subtracting(unknownTypes[id] ?? [])
-                    entry.fallback = Self.render(
-                        id, build: nil, source: .traffic, updatedAt: updatedAt,
-                        types: Dictionary(uniqueKeysWithValues: types.map { ($0, nil) }), arrangements: nil,
-                        unknownInTraffic: unknownInTraffic)
+                    source = .traffic
+                    let shown = (knownTypes[id] ?? []).subtracting(unknownTypes[id] ?? [])
+                    types = Dictionary(uniqueKeysWithValues: shown.map { ($0, nil) })
+                }
+                entry.fallback = Self.render(
+                    id, build: nil, source: source, updatedAt: Timestamp(secondsSinceEpoch: seen.lastSeen),
+                    types: types, arrangements: nil, unknownInTraffic: unknownInTraffic)
+                // Each build the batches named (the newest ``VersionBuildTraffic/maxBuilds``), updated as of the end
+                // of the last minute it was seen in (no later than the version's).
+                let builds = VersionBuildTraffic.bounded(seen.builds)
+                entry.knowsEveryBuild = !builds.isEmpty && builds.count == seen.builds.count
+                let newest = VersionBuildTraffic.newest(builds)
+                for (build, traffic) in builds {
+                    let answer = Self.render(
+                        id, build: build, source: source,
+                        updatedAt: Timestamp(secondsSinceEpoch: min(traffic.lastSeen, seen.lastSeen - 60) + 60),
+                        types: types,
+                        arrangements: nil, unknownInTraffic: unknownInTraffic)
+                    entry.seenBuilds[build] = answer
+                    if build == newest { entry.newestSeenBuild = answer }
                 }
             }
             entries[id] = entry

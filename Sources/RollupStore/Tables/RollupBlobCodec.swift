@@ -51,6 +51,28 @@ package enum RollupBlobCodec {
         return releases
     }
 
+    /// A version rollup's builds: per build (sorted) its name, batches and the start of the last minute it was seen.
+    package static func encode(buildTraffic: [String: VersionBuildTraffic]) -> [UInt8] {
+        var writer = BlobWriter()
+        writer.varint(UInt64(buildTraffic.count))
+        for (build, traffic) in buildTraffic.sorted(by: { $0.key < $1.key }) {
+            writer.string(build)
+            writer.signed(traffic.batches)
+            writer.signed(traffic.lastSeen)
+        }
+        return writer.bytes
+    }
+
+    package static func decodeBuildTraffic(_ bytes: [UInt8]) throws -> [String: VersionBuildTraffic] {
+        var reader = try BlobReader(bytes)
+        var builds: [String: VersionBuildTraffic] = [:]
+        for _ in 0..<(try reader.count()) {
+            let build = try reader.string()
+            builds[build] = VersionBuildTraffic(batches: try reader.signed(), lastSeen: try reader.signed())
+        }
+        return builds
+    }
+
     package static func encode(samples: [RollupSample]) -> [UInt8] {
         var writer = BlobWriter()
         writer.varint(UInt64(samples.count))

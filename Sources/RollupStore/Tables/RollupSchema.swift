@@ -111,6 +111,14 @@ enum RollupSchema {
                 "ALTER TABLE version_hours ADD COLUMN releases \(database.blobType)",
             ]
         },
+        // The builds (`client.build`) that sent each version rollup's batches, with their batches and last minute
+        // (docs/design/rollups.md, "Builds"). Rows written before it hold NULL, read as no build.
+        Migration(version: 7) { database in
+            [
+                "ALTER TABLE version_minutes ADD COLUMN builds \(database.blobType)",
+                "ALTER TABLE version_hours ADD COLUMN builds \(database.blobType)",
+            ]
+        },
     ]
 
     static var latestVersion: Int64 { migrations.map(\.version).max() ?? 0 }

@@ -2,8 +2,8 @@ import FlowmeterModels
 import Rollups
 
 /// `version_minutes` and `version_hours`: an app build's batches, clean batches, decodes, installs, registered types,
-/// highest schema version, events its SDK dropped on the device and batches and decodes per backend release per
-/// minute, and the same merged per hour.
+/// highest schema version, events its SDK dropped on the device, batches and decodes per backend release and the
+/// builds that sent its batches per minute, and the same merged per hour.
 struct VersionWindowTable: WindowTable {
     let isHours: Bool
 
@@ -19,6 +19,8 @@ struct VersionWindowTable: WindowTable {
         "client_discarded",
         // Migration 6: NULL in rows written before it, read as no release.
         "releases",
+        // Migration 7: NULL in rows written before it, read as no build.
+        "builds",
     ]
 
     static func values(of rollup: VersionRollup) -> [SQLValue] {
@@ -27,6 +29,7 @@ struct VersionWindowTable: WindowTable {
             .blob(rollup.installs.serialized()), .blob(RollupBlobCodec.encode(strings: rollup.registeredTypes)),
             rollup.maxSchemaVersion.map { .integer(Int64($0)) } ?? .null, .integer(rollup.clientDiscarded),
             .blob(RollupBlobCodec.encode(releaseTraffic: rollup.releases)),
+            .blob(RollupBlobCodec.encode(buildTraffic: rollup.builds)),
         ]
     }
 
@@ -38,7 +41,8 @@ struct VersionWindowTable: WindowTable {
             registeredTypes: try RollupBlobCodec.decodeStrings(try row.blob(offset + 4)),
             maxSchemaVersion: row.isNull(offset + 5) ? nil : Int(try row.int64(offset + 5)),
             clientDiscarded: try row.int64(offset + 6),
-            releases: row.isNull(offset + 7) ? [:] : try RollupBlobCodec.decodeReleaseTraffic(try row.blob(offset + 7)))
+            releases: row.isNull(offset + 7) ? [:] : try RollupBlobCodec.decodeReleaseTraffic(try row.blob(offset + 7)),
+            builds: row.isNull(offset + 8) ? [:] : try RollupBlobCodec.decodeBuildTraffic(try row.blob(offset + 8)))
     }
 
     // MARK: - Reads
