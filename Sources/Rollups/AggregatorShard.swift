@@ -383,7 +383,7 @@ extension VersionRollup {
             batches += 1
             if batch.isClean { cleanBatches += 1 }
             decodes = decodes.saturatingAdding(Int64(max(0, batch.decodes)))
-            clientDiscarded = Self.saturatingSum(clientDiscarded, Int64(max(0, batch.clientDiscarded)))
+            clientDiscarded = clientDiscarded.saturatingAdding(Int64(max(0, batch.clientDiscarded)))
         }
         if !batch.isContinuation, let build = batch.build { count(build: build) }
         if let install = batch.install { installs.insert(hash: install) }

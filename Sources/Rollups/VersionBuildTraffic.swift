@@ -5,13 +5,18 @@ import FlowmeterModels
 /// A version rollup is keyed by app, platform, version and build configuration; the builds that sent its batches are
 /// kept beside the counts (``VersionRollup/builds``), at most ``maxBuilds`` of them, the newest. A batch without
 /// `client.build` names none; a batch split into parts counts once, with its first part.
-public struct VersionBuildTraffic: Hashable, Sendable, Codable {
+public struct VersionBuildTraffic: BoundedTraffic, Hashable, Sendable, Codable {
     /// Batches that named the build.
     public var batches: Int64
     /// The start (epoch seconds, a multiple of 60) of the last minute a batch naming the build was received in.
     public var lastSeen: Int64
 
     /// Creates the traffic of one build.
+    /// No traffic.
+    public init() {
+        self.init(batches: 0, lastSeen: 0)
+    }
+
     public init(batches: Int64 = 0, lastSeen: Int64 = 0) {
         self.batches = batches
         self.lastSeen = lastSeen

@@ -6,13 +6,18 @@
 /// release of that service that carried most of its events (ties by name). A batch without diagnostics, or whose
 /// events carry no release, is attributed to none: the version's other counts (``VersionRollup/batches`` minus the
 /// attributed ones) are where it is. For a batch split into parts, the first part's events decide.
-public struct VersionReleaseTraffic: Hashable, Sendable, Codable {
+public struct VersionReleaseTraffic: BoundedTraffic, Hashable, Sendable, Codable {
     /// Batches attributed to the release.
     public var batches: Int64
     /// Their decodes.
     public var decodes: Int64
 
     /// Creates the traffic of one release.
+    /// No traffic.
+    public init() {
+        self.init(batches: 0, decodes: 0)
+    }
+
     public init(batches: Int64 = 0, decodes: Int64 = 0) {
         self.batches = batches
         self.decodes = decodes

@@ -64,54 +64,23 @@ public struct VersionRollup: Sendable, Codable, Equatable {
         installs.merge(other.installs)
         registeredTypes.formUnion(other.registeredTypes)
         maxSchemaVersion = Self.maxOptional(maxSchemaVersion, other.maxSchemaVersion)
-        clientDiscarded = Self.saturatingSum(clientDiscarded, other.clientDiscarded)
-        if !other.releases.isEmpty {
-            releases.merge(other.releases) {
-                var sum = $0
-                sum.add($1)
-                return sum
-            }
-            if releases.count > VersionReleaseTraffic.maxReleases {
-                releases = VersionReleaseTraffic.bounded(releases)
-            }
-        }
-        if !other.builds.isEmpty {
-            builds.merge(other.builds) {
-                var sum = $0
-                sum.add($1)
-                return sum
-            }
-            if builds.count > VersionBuildTraffic.maxBuilds {
-                builds = VersionBuildTraffic.bounded(builds)
-            }
-        }
+        clientDiscarded = clientDiscarded.saturatingAdding(other.clientDiscarded)
+        releases.merge(bounded: other.releases)
+        builds.merge(bounded: other.builds)
     }
 
     /// Counts one batch of `build` in this rollup's minute.
     public mutating func count(build: String) {
-        var traffic = builds[build] ?? VersionBuildTraffic()
-        traffic.add(VersionBuildTraffic(batches: 1, lastSeen: window.start))
-        builds[build] = traffic
-        if builds.count > VersionBuildTraffic.maxBuilds {
-            builds = VersionBuildTraffic.bounded(builds)
-        }
+        builds.accumulate(VersionBuildTraffic(batches: 1, lastSeen: window.start), under: build)
+        builds.keepWithinBound()
     }
 
     /// Attributes one batch of `decodes` decodes to each of `releases` (``VersionReleaseTraffic/attributed(_:)``).
     public mutating func attribute(decodes: Int64, to releases: [String]) {
         for release in releases {
-            var traffic = self.releases[release] ?? VersionReleaseTraffic()
-            traffic.add(VersionReleaseTraffic(batches: 1, decodes: max(0, decodes)))
-            self.releases[release] = traffic
+            self.releases.accumulate(VersionReleaseTraffic(batches: 1, decodes: max(0, decodes)), under: release)
         }
-        if self.releases.count > VersionReleaseTraffic.maxReleases {
-            self.releases = VersionReleaseTraffic.bounded(self.releases)
-        }
-    }
-
-    static func saturatingSum(_ lhs: Int64, _ rhs: Int64) -> Int64 {
-        let (sum, overflow) = lhs.addingReportingOverflow(rhs)
-        return overflow ? Int64.max : sum
+        self.releases.keepWithinBound()
     }
 
     static func maxOptional(_ lhs: Int?, _ rhs: Int?) -> Int? {
