@@ -13,13 +13,9 @@ import Testing
         let cluster = try await TLSKafkaCluster()
         let scratch = try TemporaryDirectory(prefix: "flowmeter-kafka-tls-run")
         defer { scratch.remove() }
-        let collector = try await FlowmeterExecutable.serve(
-            [
-                "--kafka", cluster.bootstrapServers.joined(separator: ","), "--keys", try keys(in: scratch), "--salt",
-                Self.salt,
-            ]
-                + cluster.tlsArguments(trusting: cluster.caPath) + ["--spool", "none", "--log-level", "info"],
-            within: .seconds(60))
+        let collector = try await serve(
+            on: cluster, keysIn: scratch,
+            cluster.tlsArguments(trusting: cluster.caPath) + ["--spool", "none", "--log-level", "info"])
         defer { collector.child.terminate(timeout: .seconds(10)) }
         let store = scratch.file("store.sqlite")
         let sink = try ChildProcess(
@@ -48,12 +44,8 @@ import Testing
         let cluster = try await TLSKafkaCluster()
         let scratch = try TemporaryDirectory(prefix: "flowmeter-kafka-tls-run")
         defer { scratch.remove() }
-        let collector = try await FlowmeterExecutable.serve(
-            [
-                "--kafka", cluster.bootstrapServers.joined(separator: ","), "--keys", try keys(in: scratch), "--salt",
-                Self.salt,
-            ]
-                + cluster.tlsArguments(trusting: cluster.otherCAPath), within: .seconds(60))
+        let collector = try await serve(
+            on: cluster, keysIn: scratch, cluster.tlsArguments(trusting: cluster.otherCAPath))
         defer { collector.child.terminate(timeout: .seconds(10)) }
 
         let (refused, body) = await readiness(of: collector, refusingWith: "kafka_tls_failed")
@@ -70,11 +62,7 @@ import Testing
         let cluster = try await TLSKafkaCluster()
         let scratch = try TemporaryDirectory(prefix: "flowmeter-kafka-tls-run")
         defer { scratch.remove() }
-        let collector = try await FlowmeterExecutable.serve(
-            [
-                "--kafka", cluster.bootstrapServers.joined(separator: ","), "--keys", try keys(in: scratch), "--salt",
-                Self.salt, "--kafka-option", "security.protocol=SSL",
-            ], within: .seconds(60))
+        let collector = try await serve(on: cluster, keysIn: scratch, ["--kafka-option", "security.protocol=SSL"])
         defer { collector.child.terminate(timeout: .seconds(10)) }
         let (refused, body) = await readiness(of: collector, refusingWith: "kafka_tls_failed")
         #expect(refused, "readyz: \(body); log: \(collector.child.errors.suffix(3000)); \(cluster.diagnostics)")
@@ -89,18 +77,14 @@ import Testing
         let fromFile = "file-pw-\(UUID().uuidString)"
         try Data((fromFile + "\n").utf8).write(to: URL(fileURLWithPath: scratch.file("password")))
         // SASL over TLS against brokers that do not check it: the handshake is attempted with the credentials.
-        let collector = try await FlowmeterExecutable.serve(
+        let collector = try await serve(
+            on: cluster, keysIn: scratch,
             [
-                "--kafka", cluster.bootstrapServers.joined(separator: ","), "--keys", try keys(in: scratch), "--salt",
-                Self.salt,
-            ]
-                + [
-                    "--kafka-option", "security.protocol=SASL_SSL", "--kafka-option",
-                    "ssl.ca.location=\(cluster.caPath)",
-                    "--kafka-option", "sasl.mechanisms=PLAIN", "--kafka-option", "sasl.username=flowmeter",
-                    "--kafka-option", "sasl.password=\(password)", "--kafka-option-file",
-                    "sasl.password=\(scratch.file("password"))", "--log-level", "debug", "--response-deadline", "1s",
-                ], within: .seconds(60))
+                "--kafka-option", "security.protocol=SASL_SSL", "--kafka-option", "ssl.ca.location=\(cluster.caPath)",
+                "--kafka-option", "sasl.mechanisms=PLAIN", "--kafka-option", "sasl.username=flowmeter",
+                "--kafka-option", "sasl.password=\(password)", "--kafka-option-file",
+                "sasl.password=\(scratch.file("password"))", "--log-level", "debug", "--response-deadline", "1s",
+            ])
         defer { collector.child.terminate(timeout: .seconds(10)) }
         _ = try? await post(batchID: "tls-secret-1", to: collector.port)
         let metrics = try await collector.get("/metrics").bodyText
@@ -120,23 +104,20 @@ import Testing
         let cluster = try await TLSKafkaCluster(requiresClientCertificate: true)
         let scratch = try TemporaryDirectory(prefix: "flowmeter-kafka-mtls-run")
         defer { scratch.remove() }
-        let servers = cluster.bootstrapServers.joined(separator: ",")
-        let anonymous = try await FlowmeterExecutable.serve(
-            ["--kafka", servers, "--keys", try keys(in: scratch), "--salt", Self.salt]
-                + cluster.tlsArguments(trusting: cluster.caPath), within: .seconds(60))
+        let anonymous = try await serve(on: cluster, keysIn: scratch, cluster.tlsArguments(trusting: cluster.caPath))
         defer { anonymous.child.terminate(timeout: .seconds(10)) }
         let (refused, body) = await readiness(of: anonymous, refusingWith: "kafka_tls_failed")
         #expect(refused, "readyz: \(body); log: \(anonymous.child.errors.suffix(3000)); \(cluster.diagnostics)")
         // TLS 1.3: the broker's refusal is an alert after the client's side of the handshake, a _TRANSPORT error.
         #expect(body.contains("certificate required"), "\(body)")
 
-        let identified = try await FlowmeterExecutable.serve(
-            ["--kafka", servers, "--keys", try keys(in: scratch), "--salt", Self.salt, "--spool", "none"]
-                + cluster.tlsArguments(trusting: cluster.caPath)
+        let identified = try await serve(
+            on: cluster, keysIn: scratch,
+            ["--spool", "none"] + cluster.tlsArguments(trusting: cluster.caPath)
                 + [
                     "--kafka-option", "ssl.certificate.location=\(cluster.clientCertificatePath)", "--kafka-option",
                     "ssl.key.location=\(cluster.clientKeyPath)",
-                ], within: .seconds(60))
+                ])
         defer { identified.child.terminate(timeout: .seconds(10)) }
         // Without a spool, a 202 is Kafka's acknowledgement through the mutually authenticated endpoint.
         let status = try await post(batchID: "mtls-batch-1", to: identified.port)
@@ -165,6 +146,18 @@ import Testing
     static let filePassword = "file-password-8c1e0f"
 
     /// Waits until `/readyz` answers 503 naming `reason`: whether it did, and the last 503 body read.
+    /// `flowmeter serve` with the suite's keys and salt, publishing to `cluster`, with `arguments` after those.
+    private func serve(on cluster: TLSKafkaCluster, keysIn scratch: TemporaryDirectory, _ arguments: [String])
+        async throws -> ServerProcess
+    {
+        try await FlowmeterExecutable.serve(
+            [
+                "--kafka", cluster.bootstrapServers.joined(separator: ","), "--keys", try keys(in: scratch), "--salt",
+                Self.salt,
+            ]
+                + arguments, within: .seconds(60))
+    }
+
     private func readiness(of collector: ServerProcess, refusingWith reason: String) async -> (Bool, String) {
         var body = ""
         let refused = await eventually {
