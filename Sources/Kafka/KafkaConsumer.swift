@@ -40,20 +40,24 @@ public final class KafkaConsumer: Sendable {
         try client().subscribe(topics: topics)
     }
 
-    /// Returns up to `maxMessages` messages, waiting up to `timeout` for the first; an empty array when none came.
+    /// Returns up to `maxMessages` messages, waiting up to `timeout` for the first and then up to `gathering` more
+    /// for the rest; an empty array when none came. With `gathering` zero it returns what had arrived with the first.
     ///
     /// Blocks the calling thread. Throws for permanent errors such as an unauthorized topic; transient ones (a broker
     /// away) are retried by librdkafka and do not surface. Throws `shutDown` after `close()`.
-    public func poll(maxMessages: Int = 500, timeout: Duration) throws -> [KafkaConsumerMessage] {
+    public func poll(
+        maxMessages: Int = 500, timeout: Duration, gathering: Duration = .zero
+    ) throws -> [KafkaConsumerMessage] {
         let client = try client()
         var messages: [KafkaConsumerMessage] = []
-        let deadline = ContinuousClock.now + timeout
+        var deadline = ContinuousClock.now + timeout
         while messages.count < maxMessages {
-            let remaining = messages.isEmpty ? max(.zero, deadline - .now) : .zero
+            let remaining = max(.zero, deadline - .now)
             let milliseconds = Int32(clamping: remaining.kafkaMilliseconds)
             if let message = try client.consumerPoll(milliseconds: milliseconds, connection: connection) {
+                if messages.isEmpty { deadline = .now + gathering }
                 messages.append(message)
-            } else if !messages.isEmpty || ContinuousClock.now >= deadline {
+            } else if ContinuousClock.now >= deadline {
                 break
             }
         }

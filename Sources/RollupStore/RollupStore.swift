@@ -27,15 +27,22 @@ public protocol SinkStore: Sendable {
     /// Stores a capability manifest, replacing the one of the same app id, app version, platform and build unless
     /// that one was uploaded later (``CapabilityManifest/uploadedAt``).
     func recordManifest(_ manifest: CapabilityManifest) throws
-    /// Applies one sink step in one transaction: merges its rollups, remembers its counted batches (forgetting
-    /// those before ``PartitionStep/forgetBefore``) and stores the partition's next offset and freshness, but only
-    /// when the partition's stored offset is still ``PartitionStep/startOffset``.
+    /// Applies sink steps in one transaction, all of them or none: merges their rollups, remembers their counted
+    /// batches (forgetting those before each step's ``PartitionStep/forgetBefore``) and stores each partition's next
+    /// offset and freshness, but only when every partition's stored offset is still its step's
+    /// ``PartitionStep/startOffset``. The steps are of distinct partitions; a sink commits the partitions of one
+    /// poll together, so a series-minute they share is written once.
     ///
-    /// Throws ``PartitionFenced`` (and changes nothing) when the stored offset moved: another sink owns the
-    /// partition. On any error nothing of the step is applied.
-    func commit(_ step: PartitionStep) throws
+    /// Throws ``PartitionFenced`` (and changes nothing) when a stored offset moved: another sink owns that
+    /// partition. On any error nothing of the steps is applied.
+    func commit(_ steps: [PartitionStep]) throws
     /// The partition's stored next offset and the batches counted within the dedupe horizon.
     func position(topic: String, partition: Int) throws -> PartitionPosition
+}
+
+extension SinkStore {
+    /// Applies one partition's step in one transaction (``commit(_:)-([PartitionStep])``).
+    public func commit(_ step: PartitionStep) throws { try commit([step]) }
 }
 
 extension InMemoryRollupStore: RollupStore {}

@@ -77,9 +77,9 @@ public final class SQLRollupStore: RollupStore, SchemaMigrating {
         try core.write { try WatermarksTable.record(watermarks, now: now, on: $0) }
     }
 
-    /// Applies one sink step in one transaction, fenced by the partition's stored offset; see
-    /// RollupStore/commit(_:).
-    public func commit(_ step: PartitionStep) throws { try core.commit(step) }
+    /// Applies sink steps in one transaction, each fenced by its partition's stored offset; see
+    /// SinkStore/commit(_:).
+    public func commit(_ steps: [PartitionStep]) throws { try core.commit(steps) }
 
     /// The partition's stored next offset and counted batches (read on the writer connection, so a sink that just
     /// committed reads its own step).

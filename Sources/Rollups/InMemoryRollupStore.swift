@@ -83,23 +83,30 @@ public final class InMemoryRollupStore: RollupReader {
         }
     }
 
-    /// Applies `step` when the partition's stored offset is still its start; throws ``PartitionFenced`` otherwise.
-    public func commit(_ step: PartitionStep) throws {
+    /// Applies `steps` together when every partition's stored offset is still its step's start; throws
+    /// ``PartitionFenced`` (and applies none) otherwise.
+    public func commit(_ steps: [PartitionStep]) throws {
         try state.withLock { state throws(PartitionFenced) in
-            let slot = WatermarkSlot(collector: step.topic, partition: step.partition)
-            let stored = state.partitions[slot]
-            guard stored?.nextOffset == step.startOffset else {
-                throw PartitionFenced(expected: step.startOffset, stored: stored?.nextOffset)
+            for step in steps {
+                let stored = state.partitions[WatermarkSlot(collector: step.topic, partition: step.partition)]
+                guard stored?.nextOffset == step.startOffset else {
+                    throw PartitionFenced(
+                        partition: step.partition, expected: step.startOffset, stored: stored?.nextOffset)
+                }
             }
-            for rollup in step.series { Self.merge(rollup, into: &state) }
-            for rollup in step.versions { Self.merge(rollup, into: &state) }
-            var row = stored ?? PartitionRow(partitions: step.partitions, nextOffset: step.nextOffset)
-            row.partitions = step.partitions
-            row.nextOffset = step.nextOffset
-            if let complete = step.completeUpTo { row.completeUpTo = max(complete, row.completeUpTo ?? complete) }
-            for batch in step.counted { row.counted[batch.key] = batch.receivedAt }
-            row.counted = row.counted.filter { $0.value >= step.forgetBefore }
-            state.partitions[slot] = row
+            for step in steps {
+                for rollup in step.series { Self.merge(rollup, into: &state) }
+                for rollup in step.versions { Self.merge(rollup, into: &state) }
+                let slot = WatermarkSlot(collector: step.topic, partition: step.partition)
+                var row =
+                    state.partitions[slot] ?? PartitionRow(partitions: step.partitions, nextOffset: step.nextOffset)
+                row.partitions = step.partitions
+                row.nextOffset = step.nextOffset
+                if let complete = step.completeUpTo { row.completeUpTo = max(complete, row.completeUpTo ?? complete) }
+                for batch in step.counted { row.counted[batch.key] = batch.receivedAt }
+                row.counted = row.counted.filter { $0.value >= step.forgetBefore }
+                state.partitions[slot] = row
+            }
         }
     }
 

@@ -9,9 +9,10 @@ import Synchronization
 /// Builds the store's rollups from `flowmeter.batches.v1`, exactly once, as a member of a consumer group (and
 /// merges `flowmeter.deploys.v1` and `flowmeter.manifests.v1` into it).
 ///
-/// Per poll, each partition's records become one step (``PartitionSteps``): copies of batches counted within the
-/// dedupe horizon are skipped, the rest aggregated into minute rollups, and the rollups, the counted batches and the
-/// partition's next offset are written in one store transaction, fenced by the offset the step began from. The
+/// Per poll (gathered for up to ``RollupSinkConfiguration/stepInterval``), the records of every partition polled
+/// become one step (``PartitionSteps``): copies of batches counted within the dedupe horizon are skipped, the rest
+/// aggregated into minute rollups, and the rollups, the counted batches and each partition's next offset are written
+/// in one store transaction, each partition fenced by the offset its part of the step began from. The
 /// store's offsets are the ones that count: a partition the sink takes is read from the offset the store holds
 /// (the sink seeks there when Kafka hands it another), and a step of a sink that lost its partition and writes late
 /// is refused by the store. Kafka offsets are committed too, only as a hint for where a new member starts. A record
@@ -204,7 +205,9 @@ public final class RollupSink: Sendable {
         retryPendingSeeks()
         let messages: [KafkaConsumerMessage]
         do {
-            messages = try consumer.poll(maxMessages: configuration.maxBatch, timeout: configuration.pollTimeout)
+            messages = try consumer.poll(
+                maxMessages: configuration.maxBatch, timeout: configuration.pollTimeout,
+                gathering: configuration.stepInterval)
         } catch {
             if isStopping.load(ordering: .acquiring) && !draining { return 0 }
             throw SinkError(.kafkaFailed, "polling failed: \(error)")
@@ -220,8 +223,8 @@ public final class RollupSink: Sendable {
             }
         }
         var isComplete = true
-        for partition in byPartition.keys.sorted() {
-            isComplete = step(partition: partition, messages: byPartition[partition]!, draining: draining) && isComplete
+        if !byPartition.isEmpty {
+            isComplete = step(byPartition.keys.sorted(), messages: byPartition, draining: draining)
         }
         if !others.isEmpty {
             if let batch = decode(others, draining: draining) {
@@ -258,15 +261,19 @@ public final class RollupSink: Sendable {
         return count
     }
 
-    /// Counts one partition's messages of a poll as one step, after checking they start where the store says;
-    /// false when the sink was asked to stop before the step committed.
-    private func step(partition: Int, messages: [KafkaConsumerMessage], draining: Bool) -> Bool {
+    /// Counts the messages of a poll's partitions (`group`) as one step, one store transaction, after checking each
+    /// partition's start against the store; false when the sink was asked to stop before the step committed.
+    ///
+    /// A store error retries the step with backoff. A fence (another sink moved a partition on) ends the step: a
+    /// step of one partition seeks it to the store's offset, and a step of several counts each partition alone
+    /// instead, so the partitions this sink still owns are counted in this poll after all.
+    private func step(_ group: [Int], messages: [Int: [KafkaConsumerMessage]], draining: Bool) -> Bool {
         let topic = configuration.batchesTopic
         var delay = configuration.retryDelay
         while true {
             do {
                 try steps.withLock { steps in
-                    try step(partition: partition, messages: messages, steps: steps, draining: draining)
+                    try step(group, messages: messages, steps: steps, draining: draining)
                 }
                 noteProgress()
                 return true
@@ -275,19 +282,24 @@ public final class RollupSink: Sendable {
                 log(
                     .info, "another sink moved the partition on; reading it again from the store's offset",
                     [
-                        "topic": topic, "partition": String(partition),
+                        "topic": topic, "partition": String(fenced.partition),
                         "stored": fenced.stored.map(String.init) ?? "none",
                     ])
-                seek(partition: partition, to: fenced.stored)
+                guard group.count == 1 else {
+                    return group.reduce(true) { isComplete, partition in
+                        step([partition], messages: messages, draining: draining) && isComplete
+                    }
+                }
+                seek(partition: fenced.partition, to: fenced.stored)
                 return true
             } catch {
                 noteFailure(error)
                 log(
                     .error, "store step failed; retrying",
-                    ["partition": String(partition), "error": String(describing: error)])
+                    ["partitions": group.map(String.init).joined(separator: ","), "error": String(describing: error)])
             }
             if shouldGiveUp(draining: draining) {
-                steps.withLock { $0.drop(partition: partition) }
+                steps.withLock { steps in group.forEach(steps.drop(partition:)) }
                 return false
             }
             pause(&delay, draining: draining)
@@ -295,12 +307,90 @@ public final class RollupSink: Sendable {
     }
 
     private func step(
-        partition: Int, messages: [KafkaConsumerMessage], steps: PartitionSteps, draining: Bool
+        _ group: [Int], messages: [Int: [KafkaConsumerMessage]], steps: PartitionSteps, draining: Bool
     ) throws {
         let topic = configuration.batchesTopic
+        guard let partitions = partitions() else {
+            throw SinkError(.kafkaFailed, "the partition count of \(topic) is not known yet")
+        }
+        var inputs: [PartitionSteps.Input] = []
+        var read: [Int: [KafkaConsumerMessage]] = [:]
+        for partition in group {
+            guard let records = try recordsToCount(partition: partition, messages: messages[partition]!, steps: steps)
+            else { continue }
+            let last = records[records.count - 1]
+            let caughtUp =
+                consumer.cachedWatermarks(topic: topic, partition: partition).map { last.offset + 1 >= $0.high }
+                ?? false
+            inputs.append(
+                PartitionSteps.Input(
+                    partition: partition, records: records.map { ($0.offset, $0.value) },
+                    caughtUpAt: caughtUp ? Timestamp(Date()) : nil))
+            read[partition] = records
+        }
+        guard !inputs.isEmpty else { return }
+        let made:
+            (
+                steps: [PartitionStep], outcome: PartitionSteps.Outcome,
+                bad: [(partition: Int, record: PartitionSteps.BadRecord)]
+            )
+        do {
+            made = try steps.makeSteps(inputs, partitions: partitions)
+            // Dead letters first: a record skipped by a committed step must already be in the file.
+            for bad in made.bad {
+                if let message = read[bad.partition]?.first(where: { $0.offset == bad.record.offset }) {
+                    guard
+                        deadLetter(
+                            Origin(message), reason: bad.record.reason,
+                            what: "skipped a record that is not a batch record", draining: draining)
+                    else { throw SinkError(.deadLetterFailed, "stopped before the dead letters were written") }
+                }
+            }
+        } catch {
+            // The partitions' dedupe state moved on with the steps: read it again from the store.
+            inputs.forEach { steps.drop(partition: $0.partition) }
+            throw error
+        }
+        let started = ContinuousClock.now
+        try steps.commit(made.steps)
+        observeCommit(ContinuousClock.now - started)
+        progress.withLock { progress in
+            for step in made.steps {
+                let high = consumer.cachedWatermarks(topic: topic, partition: step.partition)?.high ?? step.nextOffset
+                progress[step.partition] = PartitionProgress(nextOffset: step.nextOffset, highWatermark: high)
+            }
+        }
+        if made.outcome.evicted > 0 || made.outcome.unchecked > 0 {
+            // The dedupe bound is reached: copies of the forgotten batches would be counted again.
+            log(
+                .warning, "dedupe bound reached: counted batches forgotten before the horizon",
+                [
+                    "partitions": inputs.map { String($0.partition) }.joined(separator: ","),
+                    "forgotten": String(made.outcome.evicted), "counted_unchecked": String(made.outcome.unchecked),
+                ])
+        }
+        let newest = read.values.compactMap { $0.last?.timestamp }.max()
+        let lag = newest.map { max(0, Date().timeIntervalSince($0)) }
+        state.withLock { counters in
+            counters.applied += made.outcome.counted
+            counters.duplicates += made.outcome.duplicates
+            counters.events += made.outcome.events
+            counters.dedupeEvicted += made.outcome.evicted
+            counters.dedupeUnchecked += made.outcome.unchecked
+            counters.badMessages += made.outcome.bad
+            counters.batches += made.steps.count
+            if let lag { counters.lagSeconds = lag }
+        }
+    }
+
+    /// The messages of `partition` to count, when they start where the store says (or, with nothing stored or past
+    /// retention, at the oldest record left); nil after seeking the partition there when they do not.
+    private func recordsToCount(
+        partition: Int, messages: [KafkaConsumerMessage], steps: PartitionSteps
+    ) throws -> [KafkaConsumerMessage]? {
+        let topic = configuration.batchesTopic
         let stored = try steps.storedOffset(partition: partition)
-        var records = messages
-        let first = records[0].offset
+        let first = messages[0].offset
         if first != stored {
             // Nothing stored: the partition is read from its beginning. A stored offset that retention already
             // removed: from the oldest record left (what was lost is lost, and logged).
@@ -308,7 +398,7 @@ public final class RollupSink: Sendable {
             let expected = stored.map { max($0, low) } ?? low
             if first != expected {
                 seek(partition: partition, to: expected)
-                return
+                return nil
             }
             if let stored, stored < low {
                 log(
@@ -317,60 +407,7 @@ public final class RollupSink: Sendable {
             }
         }
         // Within one poll a partition's offsets only rise; anything before the first is dropped.
-        records = records.filter { $0.offset >= first }
-        guard let partitions = partitions() else {
-            throw SinkError(.kafkaFailed, "the partition count of \(topic) is not known yet")
-        }
-        let last = records[records.count - 1]
-        let caughtUp =
-            consumer.cachedWatermarks(topic: topic, partition: partition).map { last.offset + 1 >= $0.high } ?? false
-        let made = try steps.makeStep(
-            partition: partition, partitions: partitions, records: records.map { ($0.offset, $0.value) },
-            caughtUpAt: caughtUp ? Timestamp(Date()) : nil)
-        var step = made.step
-        // A stored offset that retention passed: the step begins from what the store holds, ends after the last.
-        step.startOffset = stored
-        do {
-            // Dead letters first: a record skipped by a committed step must already be in the file.
-            for bad in made.bad {
-                if let message = records.first(where: { $0.offset == bad.offset }) {
-                    guard
-                        deadLetter(
-                            Origin(message), reason: bad.reason, what: "skipped a record that is not a batch record",
-                            draining: draining)
-                    else { throw SinkError(.deadLetterFailed, "stopped before the dead letters were written") }
-                }
-            }
-            let started = ContinuousClock.now
-            try steps.commit(step)
-            observeCommit(ContinuousClock.now - started)
-        } catch {
-            // The step's dedupe state went with it: read the partition's again from the store.
-            steps.drop(partition: partition)
-            throw error
-        }
-        let high = consumer.cachedWatermarks(topic: topic, partition: partition)?.high ?? step.nextOffset
-        progress.withLock { $0[partition] = PartitionProgress(nextOffset: step.nextOffset, highWatermark: high) }
-        if made.outcome.evicted > 0 || made.outcome.unchecked > 0 {
-            // The dedupe bound is reached: copies of the forgotten batches would be counted again.
-            log(
-                .warning, "dedupe bound reached: counted batches forgotten before the horizon",
-                [
-                    "partition": String(partition), "forgotten": String(made.outcome.evicted),
-                    "counted_unchecked": String(made.outcome.unchecked),
-                ])
-        }
-        let lag = last.timestamp.map { max(0, Date().timeIntervalSince($0)) }
-        state.withLock { counters in
-            counters.applied += made.outcome.counted
-            counters.duplicates += made.outcome.duplicates
-            counters.events += made.outcome.events
-            counters.dedupeEvicted += made.outcome.evicted
-            counters.dedupeUnchecked += made.outcome.unchecked
-            counters.badMessages += made.outcome.bad
-            counters.batches += 1
-            if let lag { counters.lagSeconds = lag }
-        }
+        return messages.filter { $0.offset >= first }
     }
 
     /// Seeks a partition to `offset` (its beginning when nil). A seek that fails is tried again before each poll

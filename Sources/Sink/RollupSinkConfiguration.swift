@@ -18,8 +18,13 @@ public struct RollupSinkConfiguration: Sendable, Hashable {
     /// are forgotten first, whichever partition holds them (counted in ``RollupSinkCounters/dedupeEvicted``).
     /// Default 2,000,000 (about 300 MB; docs/design/log.md, "What the horizon costs").
     public var dedupeMaxEntries = 2_000_000
-    /// The most messages read per poll (and so per step of a partition); default 5,000.
+    /// The most messages read per poll (and so per step); default 5,000.
     public var maxBatch = 5_000
+    /// How long a poll keeps gathering messages after the first arrived (up to ``maxBatch``), so that one step, one
+    /// store transaction, counts more of them: a series-minute that many batches share is then read and written
+    /// once instead of once per poll and partition. It adds at most this much to how fresh the store is. Zero steps
+    /// whatever each poll found at once. Default 500 ms.
+    public var stepInterval: Duration = .milliseconds(500)
     /// How long one poll waits for the first message; also bounds how long `stop()` waits. Default 500 ms.
     public var pollTimeout: Duration = .milliseconds(500)
     /// How often a caught-up partition's freshness is written without records; default 5 s.

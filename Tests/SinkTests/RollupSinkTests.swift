@@ -200,13 +200,13 @@ final class FlakyStore: SinkStore {
         self.remaining = Mutex(failures)
     }
 
-    func commit(_ step: PartitionStep) throws {
+    func commit(_ steps: [PartitionStep]) throws {
         let fails = remaining.withLock { count in
             defer { count = max(0, count - 1) }
             return count > 0
         }
         if fails { throw RollupStoreError(.busy, "injected by a test", isRetriable: true) }
-        try store.commit(step)
+        try store.commit(steps)
     }
 
     func position(topic: String, partition: Int) throws -> PartitionPosition {

@@ -218,8 +218,12 @@ enum SharedOptions {
                 "manifests-topic", "NAME", help: "Topic of capability manifests (\"none\" reads none).",
                 default: OptionDefaults.sink.manifestsTopic ?? "none"),
             .value(
-                "max-batch", "N", help: "Most messages per poll (one store transaction per partition).",
+                "max-batch", "N", help: "Most messages per poll (one store transaction for all their partitions).",
                 default: String(OptionDefaults.sink.maxBatch)),
+            .value(
+                "step-interval", "DURATION",
+                help: "How long a poll gathers messages after the first, so one transaction counts more (0 for none).",
+                default: OptionDefaults.duration(OptionDefaults.sink.stepInterval)),
             deadLetters,
         ] + kafkaClient
 
@@ -240,6 +244,10 @@ enum SharedOptions {
                 "invalid value for --max-batch: expected a positive integer", commandPath: arguments.commandPath)
         }
         configuration.maxBatch = batch
+        configuration.stepInterval =
+            try arguments.parsed("step-interval", as: "a duration from 0 to 60s, such as 500ms or 2s") {
+                OptionValues.duration($0).flatMap { $0 <= .seconds(60) ? $0 : nil }
+            } ?? OptionDefaults.sink.stepInterval
         return configuration
     }
 

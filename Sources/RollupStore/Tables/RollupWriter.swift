@@ -59,24 +59,29 @@ struct RollupWriter {
         return result
     }
 
-    /// Applies a sink's step in one transaction: the partition's offset first (fenced: ``PartitionFenced`` when it
-    /// moved), then the rollups merged, then the counted batches.
-    mutating func commit(_ step: PartitionStep, now: Int64) throws {
+    /// Applies sink steps in one transaction: every partition's offset first, in partition order (fenced:
+    /// ``PartitionFenced`` when one moved; in PostgreSQL each update takes the partition row's lock, and taking them
+    /// in one order keeps two sinks' transactions from deadlocking), then the rollups of every step merged, then the
+    /// counted batches.
+    mutating func commit(_ steps: [PartitionStep], now: Int64) throws {
         var pending = IDCache()
+        let ordered = steps.sorted { ($0.topic, $0.partition) < ($1.topic, $1.partition) }
         try connection.database.writeTransaction {
-            try SinkPartitionsTable.advance(step, now: now, on: connection)
-            // In bulk (WindowTable.merge(_:on:)): the same rows as merging each rollup in turn, in a few
+            for step in ordered { try SinkPartitionsTable.advance(step, now: now, on: connection) }
+            // In bulk (WindowTable.merge(_:ids:on:)): the same rows as merging each rollup in turn, in a few
             // statements per hundred rows.
-            let seriesIDs = try step.series.map { try seriesID($0.series, pending: &pending) }
+            let series = steps.count == 1 ? steps[0].series : steps.flatMap(\.series)
+            let seriesIDs = try series.map { try seriesID($0.series, pending: &pending) }
             for table in [SeriesWindowTable.minutes, .hours] {
-                try table.merge(step.series, ids: seriesIDs, on: connection)
+                try table.merge(series, ids: seriesIDs, on: connection)
             }
-            try TypeFirstSeenTable.record(step.series, on: connection)
-            let versionIDs = try step.versions.map { try versionID($0.key, pending: &pending) }
+            try TypeFirstSeenTable.record(series, on: connection)
+            let versions = steps.count == 1 ? steps[0].versions : steps.flatMap(\.versions)
+            let versionIDs = try versions.map { try versionID($0.key, pending: &pending) }
             for table in [VersionWindowTable.minutes, .hours] {
-                try table.merge(step.versions, ids: versionIDs, on: connection)
+                try table.merge(versions, ids: versionIDs, on: connection)
             }
-            try SinkPartitionsTable.remember(step, on: connection)
+            for step in ordered { try SinkPartitionsTable.remember(step, on: connection) }
         }
         cache.keep(pending)
     }

@@ -31,9 +31,10 @@ final class SQLRollupStoreCore: Sendable {
         }
     }
 
-    func commit(_ step: PartitionStep) throws {
+    func commit(_ steps: [PartitionStep]) throws {
+        guard !steps.isEmpty else { return }
         let now = options.clock().secondsSinceEpoch
-        try writer.withLock { writer in try writer.commit(step, now: now) }
+        try writer.withLock { writer in try writer.commit(steps, now: now) }
     }
 
     func insertNew(_ rows: NewRollupRows) throws {

@@ -46,7 +46,7 @@ enum SinkPartitionsTable {
         }
         guard changed == 1 else {
             throw PartitionFenced(
-                expected: step.startOffset,
+                partition: step.partition, expected: step.startOffset,
                 stored: try nextOffset(topic: step.topic, partition: step.partition, on: connection))
         }
     }

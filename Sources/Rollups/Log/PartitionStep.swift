@@ -78,13 +78,16 @@ public struct PartitionPosition: Sendable, Hashable {
 
 /// A step was refused because the partition's stored offset had moved on: another sink owns the partition now.
 public struct PartitionFenced: Error, Sendable, Hashable {
+    /// The partition whose step was refused (of a commit of several partitions, the first refused).
+    public var partition: Int
     /// The offset the step began from.
     public var expected: Int64?
     /// The offset the store holds.
     public var stored: Int64?
 
     /// Creates the error.
-    public init(expected: Int64?, stored: Int64?) {
+    public init(partition: Int, expected: Int64?, stored: Int64?) {
+        self.partition = partition
         self.expected = expected
         self.stored = stored
     }

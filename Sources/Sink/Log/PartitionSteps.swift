@@ -126,6 +126,24 @@ public final class PartitionSteps {
         return evicted
     }
 
+    /// The records of one partition for a step: in offset order, the first at or after the stored offset.
+    public struct Input {
+        /// The partition read.
+        public var partition: Int
+        /// Its records, in offset order.
+        public var records: [(offset: Int64, value: [UInt8])]
+        /// When the step reaches the partition's end as the caller knows it, the instant it knew that (the
+        /// partition's freshness); nil when behind or unknown.
+        public var caughtUpAt: Timestamp?
+
+        /// Creates an input.
+        public init(partition: Int, records: [(offset: Int64, value: [UInt8])], caughtUpAt: Timestamp?) {
+            self.partition = partition
+            self.records = records
+            self.caughtUpAt = caughtUpAt
+        }
+    }
+
     /// Builds the step for `records` (one partition's, in offset order, the first at or after the stored offset):
     /// copies skipped, the rest aggregated. The partition's dedupe state moves on with it; when the step is not
     /// committed, ``drop(partition:)`` it.
@@ -137,81 +155,102 @@ public final class PartitionSteps {
     public func makeStep(
         partition: Int, partitions: Int, records: [(offset: Int64, value: [UInt8])], caughtUpAt: Timestamp?
     ) throws -> (step: PartitionStep, outcome: Outcome, bad: [BadRecord]) {
-        _ = try state(partition)
-        // Out of the dictionary while it changes, so the window is mutated in place, not copied.
-        var state = states.removeValue(forKey: partition)!
-        defer { states[partition] = state }
-        var outcome = Outcome()
-        var bad: [BadRecord] = []
-        var counted: [CountedBatch] = []
-        let aggregator = RollupAggregator(
-            configuration: .init(collectorID: "sink", bootID: "0", shardCount: 1, maxEntries: 50_000_000))
-        var next = state.stored ?? 0
-        for record in records {
-            outcome.records += 1
-            next = record.offset + 1
-            let batch: CompactBatchRecord
-            do {
-                batch = try decoder.decode(record.value)
-            } catch {
-                outcome.bad += 1
-                bad.append(BadRecord(offset: record.offset, reason: error.message))
-                continue
-            }
-            let key = batch.key
-            let receivedAt = batch.receivedAt.secondsSinceEpoch
-            let uncheckedBefore = state.dedupe.isForgottenEarly(receivedAt: receivedAt)
-            let remembered = state.dedupe.count
-            let evicted = state.dedupe.evicted
-            guard state.dedupe.admit(key, receivedAt: receivedAt) else {
-                outcome.duplicates += 1
-                continue
-            }
-            if uncheckedBefore { outcome.unchecked += 1 }
-            outcome.evicted += state.dedupe.evicted - evicted
-            rememberedBatches += state.dedupe.count - remembered
-            outcome.evicted += evictOverBound(current: &state.dedupe)
-            counted.append(CountedBatch(key: key, receivedAt: receivedAt))
-            outcome.counted += 1
-            outcome.events += batch.table.count
-            let isFirst = batch.part == 0
-            aggregator.record(
-                batch.table, client: batch.client, decodes: isFirst ? batch.decodes : 0,
-                installHash: batch.installHash, receivedAt: batch.receivedAt, droppedEvents: batch.dropped,
-                clientDiscarded: isFirst ? batch.clientReport?.totalEvents ?? 0 : 0, isContinuation: !isFirst)
-        }
-        // A key counted twice in one step (its first copy past the horizon) is stored once, with its later time.
-        var latest: [String: Int] = [:]
-        for (index, batch) in counted.enumerated() { latest[batch.key] = index }
-        if latest.count < counted.count {
-            counted = counted.indices.filter { latest[counted[$0].key] == $0 }.map { counted[$0] }
-        }
-        var series: [SeriesRollup] = []
-        var versions: [VersionRollup] = []
-        for partial in aggregator.drain() {
-            switch partial.rollup {
-            case .series(let rollup): series.append(rollup)
-            case .version(let rollup): versions.append(rollup)
-            }
-        }
-        let step = PartitionStep(
-            topic: topic, partition: partition, partitions: partitions, startOffset: state.stored,
-            nextOffset: records.isEmpty ? (state.stored ?? 0) : next, series: series, versions: versions,
-            counted: counted, forgetBefore: state.dedupe.forgetBefore == .min ? 0 : state.dedupe.forgetBefore,
-            completeUpTo: caughtUpAt)
-        return (step, outcome, bad)
+        let made = try makeSteps(
+            [Input(partition: partition, records: records, caughtUpAt: caughtUpAt)], partitions: partitions)
+        return (made.steps[0], made.outcome, made.bad.map(\.record))
     }
 
-    /// Commits `step` (made by ``makeStep(partition:partitions:records:caughtUpAt:)``) and moves the partition's
-    /// stored offset on. A fenced step drops the partition's state and rethrows ``PartitionFenced``; other errors
-    /// leave the state as the step made it, for the same step to be committed again.
-    public func commit(_ step: PartitionStep) throws {
-        do {
-            try store.commit(step)
-        } catch let fenced as PartitionFenced {
-            drop(partition: step.partition)
-            throw fenced
+    /// Builds the steps of several partitions (``makeStep(partition:partitions:records:caughtUpAt:)`` for each) to
+    /// be committed together (``commit(_:)-([PartitionStep])``): one aggregator counts every partition's batches, so
+    /// a series-minute the partitions share becomes one rollup, carried by the first step (the others carry their
+    /// offsets and counted batches only). Every partition's dedupe state moves on; when the steps are not
+    /// committed, ``drop(partition:)`` each.
+    public func makeSteps(
+        _ inputs: [Input], partitions: Int
+    ) throws -> (steps: [PartitionStep], outcome: Outcome, bad: [(partition: Int, record: BadRecord)]) {
+        var outcome = Outcome()
+        var bad: [(partition: Int, record: BadRecord)] = []
+        var steps: [PartitionStep] = []
+        let aggregator = RollupAggregator(
+            configuration: .init(collectorID: "sink", bootID: "0", shardCount: 1, maxEntries: 50_000_000))
+        for input in inputs {
+            let partition = input.partition
+            _ = try state(partition)
+            // Out of the dictionary while it changes, so the window is mutated in place, not copied.
+            var state = states.removeValue(forKey: partition)!
+            defer { states[partition] = state }
+            var counted: [CountedBatch] = []
+            var next = state.stored ?? 0
+            for record in input.records {
+                outcome.records += 1
+                next = record.offset + 1
+                let batch: CompactBatchRecord
+                do {
+                    batch = try decoder.decode(record.value)
+                } catch {
+                    outcome.bad += 1
+                    bad.append((partition, BadRecord(offset: record.offset, reason: error.message)))
+                    continue
+                }
+                let key = batch.key
+                let receivedAt = batch.receivedAt.secondsSinceEpoch
+                let uncheckedBefore = state.dedupe.isForgottenEarly(receivedAt: receivedAt)
+                let remembered = state.dedupe.count
+                let evicted = state.dedupe.evicted
+                guard state.dedupe.admit(key, receivedAt: receivedAt) else {
+                    outcome.duplicates += 1
+                    continue
+                }
+                if uncheckedBefore { outcome.unchecked += 1 }
+                outcome.evicted += state.dedupe.evicted - evicted
+                rememberedBatches += state.dedupe.count - remembered
+                outcome.evicted += evictOverBound(current: &state.dedupe)
+                counted.append(CountedBatch(key: key, receivedAt: receivedAt))
+                outcome.counted += 1
+                outcome.events += batch.table.count
+                let isFirst = batch.part == 0
+                aggregator.record(
+                    batch.table, client: batch.client, decodes: isFirst ? batch.decodes : 0,
+                    installHash: batch.installHash, receivedAt: batch.receivedAt, droppedEvents: batch.dropped,
+                    clientDiscarded: isFirst ? batch.clientReport?.totalEvents ?? 0 : 0, isContinuation: !isFirst)
+            }
+            // A key counted twice in one step (its first copy past the horizon) is stored once, with its later time.
+            var latest: [String: Int] = [:]
+            for (index, batch) in counted.enumerated() { latest[batch.key] = index }
+            if latest.count < counted.count {
+                counted = counted.indices.filter { latest[counted[$0].key] == $0 }.map { counted[$0] }
+            }
+            steps.append(
+                PartitionStep(
+                    topic: topic, partition: partition, partitions: partitions, startOffset: state.stored,
+                    nextOffset: input.records.isEmpty ? (state.stored ?? 0) : next, counted: counted,
+                    forgetBefore: state.dedupe.forgetBefore == .min ? 0 : state.dedupe.forgetBefore,
+                    completeUpTo: input.caughtUpAt))
         }
-        states[step.partition]?.stored = step.nextOffset
+        guard !steps.isEmpty else { return (steps, outcome, bad) }
+        for partial in aggregator.drain() {
+            switch partial.rollup {
+            case .series(let rollup): steps[0].series.append(rollup)
+            case .version(let rollup): steps[0].versions.append(rollup)
+            }
+        }
+        return (steps, outcome, bad)
+    }
+
+    /// Commits `step` (made by ``makeStep(partition:partitions:records:caughtUpAt:)``): ``commit(_:)-([PartitionStep])``
+    /// of one.
+    public func commit(_ step: PartitionStep) throws { try commit([step]) }
+
+    /// Commits `steps` (made by ``makeSteps(_:partitions:)``) in one store transaction and moves each partition's
+    /// stored offset on. On any error nothing is committed and every partition's state is dropped (the next use
+    /// loads it from the store), since each moved on with the steps.
+    public func commit(_ steps: [PartitionStep]) throws {
+        do {
+            try store.commit(steps)
+        } catch {
+            for step in steps { drop(partition: step.partition) }
+            throw error
+        }
+        for step in steps { states[step.partition]?.stored = step.nextOffset }
     }
 }

@@ -1,0 +1,64 @@
+import FlowmeterModels
+import RollupStore
+import Rollups
+import Testing
+
+/// A sink commits the steps of every partition of a poll in one transaction: all of them or none, each partition
+/// fenced by its own stored offset.
+@Suite struct MultiPartitionCommitTests {
+    private static let topic = "flowmeter.batches.v1"
+
+    private static func step(
+        _ partition: Int, from start: Int64?, to next: Int64, series: [SeriesRollup] = [], counted: [String] = []
+    ) -> PartitionStep {
+        PartitionStep(
+            topic: topic, partition: partition, partitions: 3, startOffset: start, nextOffset: next, series: series,
+            counted: counted.map { CountedBatch(key: $0, receivedAt: RollupFactory.base) })
+    }
+
+    private static let rollups = [
+        RollupFactory.seriesRollup(RollupFactory.series(widget: "hologram"), minute: 1, events: 4),
+        RollupFactory.seriesRollup(RollupFactory.series(widget: "carousel"), minute: 2, events: 7),
+    ]
+
+    @Test(arguments: StoreKind.allCases)
+    func theStepsOfSeveralPartitionsCommitTogether(kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind)
+        try fixture.store.commit(Self.step(2, from: nil, to: 3))
+        try fixture.store.commit([
+            Self.step(0, from: nil, to: 10, series: Self.rollups, counted: ["a0"]),
+            Self.step(2, from: 3, to: 8, counted: ["c0", "c1"]),
+        ])
+        #expect(try fixture.store.position(topic: Self.topic, partition: 0).nextOffset == 10)
+        #expect(try fixture.store.position(topic: Self.topic, partition: 0).counted.map(\.key) == ["a0"])
+        #expect(try fixture.store.position(topic: Self.topic, partition: 2).nextOffset == 8)
+        #expect(try fixture.store.position(topic: Self.topic, partition: 2).counted.map(\.key) == ["c0", "c1"])
+        let stored = try fixture.store.seriesRollups(
+            SeriesQuery(from: RollupFactory.at(minute: 0), to: RollupFactory.at(minute: 60)))
+        #expect(stored.map(\.events).sorted() == [4, 7])
+    }
+
+    @Test(arguments: StoreKind.allCases)
+    func onePartitionFencedRefusesTheWholeCommit(kind: StoreKind) throws {
+        let fixture = try StoreFixture(kind)
+        // Another sink took partition 1 and moved it to 5; this sink's step still starts it from nothing.
+        try fixture.store.commit(Self.step(1, from: nil, to: 5))
+        #expect(
+            throws: PartitionFenced(partition: 1, expected: nil, stored: 5),
+            performing: {
+                try fixture.store.commit([
+                    Self.step(0, from: nil, to: 10, series: Self.rollups, counted: ["a0"]),
+                    Self.step(1, from: nil, to: 7, counted: ["b0"]),
+                ])
+            })
+        // Nothing of the commit is there: not partition 0's offset, its counted batch, nor the rollups.
+        #expect(try fixture.store.position(topic: Self.topic, partition: 0) == PartitionPosition(nextOffset: nil))
+        #expect(try fixture.store.position(topic: Self.topic, partition: 1) == PartitionPosition(nextOffset: 5))
+        let stored = try fixture.store.seriesRollups(
+            SeriesQuery(from: RollupFactory.at(minute: 0), to: RollupFactory.at(minute: 60)))
+        #expect(stored.isEmpty)
+        // The partition this sink still owns commits alone.
+        try fixture.store.commit(Self.step(0, from: nil, to: 10, series: Self.rollups, counted: ["a0"]))
+        #expect(try fixture.store.position(topic: Self.topic, partition: 0).nextOffset == 10)
+    }
+}

@@ -1,0 +1,86 @@
+import FlowmeterModels
+import Foundation
+import RollupStore
+import Rollups
+import Sink
+import TestSupport
+import Testing
+
+/// The partitions of one poll are counted as one step: one aggregator, so a series-minute they share is one rollup,
+/// and one store transaction that moves every partition's offset, or none when one of them was taken over.
+@Suite struct StepsTogetherTests {
+    private static let start: Int64 = 1_800_000_000
+    private static let topic = KafkaFixture.batchesTopic
+
+    private static func record(_ id: String, widget: String = "hologram", count: Int = 2) -> [UInt8] {
+        let events = [
+            DiagnosticEvent(
+                kind: .unknownType, widgetType: widget, count: count,
+                occurredAt: Timestamp(secondsSinceEpoch: start + 5))
+        ]
+        return SinkFixture.records(
+            batchID: id, client: SinkFixture.client(index: 0), events: events,
+            installHash: SinkFixture.installHash(1), receivedAt: Timestamp(secondsSinceEpoch: start + 10)
+        ).values[0]
+    }
+
+    private typealias Records = [(offset: Int64, value: [UInt8])]
+
+    @Test func aSeriesMinuteThePartitionsShareIsOneRollup() throws {
+        let directory = try TemporaryDirectory(prefix: "flowmeter-steps-together")
+        defer { directory.remove() }
+        let store = try openRollupStore(url: directory.file("rollups.sqlite"))
+        let steps = PartitionSteps(topic: Self.topic, store: store, horizon: .seconds(3600), maxEntries: 1000)
+        let made = try steps.makeSteps(
+            [
+                .init(
+                    partition: 0, records: [(0, Self.record("a")), (1, Self.record("b"))] as Records, caughtUpAt: nil),
+                .init(
+                    partition: 2, records: [(7, Self.record("c", count: 5)), (8, Self.record("a"))] as Records,
+                    caughtUpAt: nil),
+            ], partitions: 3)
+        // "a" on partition 2 is not a copy of partition 0's "a": every copy of a batch lands on one partition, and
+        // each partition keeps its own dedupe state.
+        #expect(made.outcome.counted == 4)
+        #expect(made.steps.map(\.partition) == [0, 2])
+        #expect(made.steps.map(\.nextOffset) == [2, 9])
+        #expect(made.steps.map(\.counted.count) == [2, 2])
+        #expect(made.steps[0].series.count == 1)
+        #expect(made.steps[0].series.first?.events == 11)
+        #expect(made.steps[1].series.isEmpty && made.steps[1].versions.isEmpty)
+        try steps.commit(made.steps)
+        #expect(try store.position(topic: Self.topic, partition: 0).nextOffset == 2)
+        #expect(try store.position(topic: Self.topic, partition: 2).nextOffset == 9)
+        #expect(try steps.storedOffset(partition: 2) == 9)
+        let stored = try store.seriesRollups(
+            SeriesQuery(
+                from: Timestamp(secondsSinceEpoch: Self.start - 60),
+                to: Timestamp(secondsSinceEpoch: Self.start + 120)))
+        #expect(stored.map(\.events) == [11])
+    }
+
+    @Test func aFencedPartitionDropsEveryPartitionsStateAndCommitsNothing() throws {
+        let directory = try TemporaryDirectory(prefix: "flowmeter-steps-together")
+        defer { directory.remove() }
+        let store = try openRollupStore(url: directory.file("rollups.sqlite"))
+        let steps = PartitionSteps(topic: Self.topic, store: store, horizon: .seconds(3600), maxEntries: 1000)
+        let made = try steps.makeSteps(
+            [
+                .init(partition: 0, records: [(0, Self.record("a"))] as Records, caughtUpAt: nil),
+                .init(partition: 1, records: [(0, Self.record("b"))] as Records, caughtUpAt: nil),
+            ], partitions: 2)
+        #expect(steps.rememberedBatches == 2)
+        // Another sink counted partition 1 meanwhile.
+        try store.commit(PartitionStep(topic: Self.topic, partition: 1, partitions: 2, startOffset: nil, nextOffset: 1))
+        #expect(throws: PartitionFenced.self) { try steps.commit(made.steps) }
+        #expect(!steps.holds(partition: 0) && !steps.holds(partition: 1))
+        #expect(steps.rememberedBatches == 0)
+        #expect(try store.position(topic: Self.topic, partition: 0).nextOffset == nil)
+        // Partition 0, still this sink's, is counted again from the store's state: "a" is not a copy.
+        let again = try steps.makeStep(
+            partition: 0, partitions: 2, records: [(0, Self.record("a"))], caughtUpAt: nil)
+        #expect(again.outcome.counted == 1)
+        try steps.commit(again.step)
+        #expect(try store.position(topic: Self.topic, partition: 0).nextOffset == 1)
+    }
+}
