@@ -19,7 +19,11 @@ extension SinkBenchmark {
     /// `flowmeter_sink_events_total` says it counted every event. Prints the sink's CPU time (from /proc), events
     /// per CPU-second and wall-clock second, and its peak RSS (`VmHWM`), which is what the sink's memory bound is
     /// about: its consumer's fetch buffers, the step's aggregator and the dedupe window of every key it counted.
-    static func process(_ inputs: Inputs, rounds: Int, label: String) throws {
+    ///
+    /// With `pace`, rounds are produced at that many events a second (as collectors writing the topic would), not
+    /// as fast as the sink takes them, and the sink's share of a core over the run says whether it keeps up: below
+    /// 100 % at a collector core's rate means one sink core keeps up with one collector core.
+    static func process(_ inputs: Inputs, rounds: Int, pace: Int?, aheadBytes: Int, label: String) throws {
         let directory = try TemporaryDirectory(prefix: "flowmeter-bench-sink-process")
         let cluster = try MockClusterProcess(executable: IngestBenchmark.siblingExecutable("flowmeter-bench"))
         defer { cluster.stop() }
@@ -35,8 +39,10 @@ extension SinkBenchmark {
         let idle = sink.counters()
         print(
             String(
-                format: "process: flowmeter sink (pid %d) on a mock cluster, %@, %d rounds of %d records; load %@",
-                sink.pid, label as NSString, rounds, inputs.records.count, loadAverage() as NSString))
+                format: "process: flowmeter sink (pid %d) on a mock cluster, %@, %d rounds of %d records, %@; load %@",
+                sink.pid, label as NSString, rounds, inputs.records.count,
+                (pace.map { "produced at \($0) events/s" } ?? "produced as fast as the sink takes them") as NSString,
+                loadAverage() as NSString))
         print(String(format: "  idle: RSS peak %.1f MiB, CPU %.2f s", idle.peakRSSMiB, idle.cpuSeconds))
         fflush(nil)
         var configuration = KafkaProducerConfiguration(bootstrapServers: cluster.bootstrapServers)
@@ -48,10 +54,18 @@ extension SinkBenchmark {
         let delivered = DispatchSemaphore(value: 0)
         let failures = Mutex(0)
         let perRound = inputs.events.reduce(0, +)
-        // At most about 8 MiB of records (and two rounds) ahead of the sink: librdkafka's mock cluster keeps only a
-        // few MiB a partition and drops the oldest records beyond that, which a sink far behind would never see.
-        let ahead = max(2, 8 << 20 / max(1, inputs.records.reduce(0) { $0 + $1.count }))
+        // At most `aheadBytes` of records (32 MiB, and at least two rounds) ahead of the sink: librdkafka's mock
+        // cluster keeps only a few MiB a partition (LZ4-compressed) and drops the oldest records beyond that, which a
+        // sink far behind would never see (the first try, everything at once, lost 1,584 of 10,240 records; 64 MiB
+        // ahead lost none). How far ahead also bounds how much one poll finds: a sink fed at a collector's rate finds
+        // more (its --max-batch, 5,000 records, within its --step-interval).
+        let ahead = max(2, aheadBytes / max(1, inputs.records.reduce(0) { $0 + $1.count }))
         for round in 1...rounds {
+            if let pace {
+                let due = started.addingTimeInterval(Double((round - 1) * perRound) / Double(pace))
+                let wait = due.timeIntervalSinceNow
+                if wait > 0 { usleep(useconds_t(wait * 1_000_000)) }
+            }
             try waitForSink(port: port, events: (round - 1 - ahead) * perRound)
             let digits = Array(String(format: "%08d", round).utf8)
             for index in records.indices {
@@ -82,10 +96,11 @@ extension SinkBenchmark {
         let cpu = loaded.cpuSeconds - idle.cpuSeconds
         print(
             String(
-                format: "  counted %d events in %.1f s: %.0f events/CPU-s (%.1f CPU-s), %.0f events/s; "
+                format:
+                    "  counted %d events in %.1f s: %.0f events/CPU-s (%.1f CPU-s, %.0f%% of a core), %.0f events/s; "
                     + "RSS peak (VmHWM) %.1f MiB; load %@",
-                counted, wall, Double(counted) / cpu, cpu, Double(counted) / wall, loaded.peakRSSMiB,
-                loadAverage() as NSString))
+                counted, wall, Double(counted) / cpu, cpu, 100 * cpu / wall, Double(counted) / wall,
+                loaded.peakRSSMiB, loadAverage() as NSString))
     }
 
     /// Waits until the sink on `port` has counted at least `events` events; returns its count. Throws when the count

@@ -28,7 +28,7 @@ import TestSupport
 ///   around now.
 ///
 /// `--only process` runs a real `flowmeter sink` process on a mock cluster instead and reports its peak RSS
-/// (``process(_:rounds:label:)``; `--rounds` rounds of the batches, 20 by default; `--events-per-batch 1` and
+/// (``process(_:rounds:pace:aheadBytes:label:)``; `--rounds` rounds of the batches, 20 by default; `--events-per-batch 1` and
 /// enough rounds fill the dedupe window to its bound).
 ///
 /// `--store` takes a store URL (`postgres://…` for PostgreSQL); the step row names the store it ran on.
@@ -48,6 +48,9 @@ enum SinkBenchmark {
                                     [--records-per-step N (500)]
                                     [--only collector|decode|codable|aggregate|step|recent|dedupe|process]
                                     [--recent (with --only process: the recent batches, as a live log holds them)]
+                                    [--pace N (with --only process: produce N events a second, as collectors would,
+                                     instead of as fast as the sink takes them)] [--ahead-mib N (32): how far the
+                                     producer may run ahead of the sink, under the mock cluster's retention]
                                     [--store URL (a temporary SQLite; postgres://… for PostgreSQL)]
                                     [--rounds N (run each row N rounds instead of --seconds: for callgrind)]
                                     [--sqlite-cache-kib N (SQLite's 2048: the writer's page cache)]
@@ -68,6 +71,8 @@ enum SinkBenchmark {
         var logSeconds = 3_600
         var maxEntries = RollupSinkConfiguration(bootstrapServers: []).dedupeMaxEntries
         var storeOptions = RollupStoreOptions()
+        var pace: Int?
+        var aheadMiB = 32
         var index = 0
         while index < arguments.count {
             let value = index + 1 < arguments.count ? arguments[index + 1] : ""
@@ -80,6 +85,8 @@ enum SinkBenchmark {
             case "--store": storePath = value
             case "--rounds": rounds = Int(value) ?? 0
             case "--rate": rate = Int(value) ?? 0
+            case "--pace": pace = Int(value) ?? 0
+            case "--ahead-mib": aheadMiB = Int(value) ?? 0
             case "--log-seconds": logSeconds = Int(value) ?? 0
             case "--max-entries": maxEntries = Int(value) ?? 0
             case "--sqlite-cache-kib": storeOptions.sqliteWriterCacheKiB = Int(value) ?? 0
@@ -95,8 +102,11 @@ enum SinkBenchmark {
             }
             index += 2
         }
-        guard seconds > 0, batchCount > 0, eventsPerBatch > 0, perStep > 0, rounds.map({ $0 > 0 }) ?? true else {
-            print("error: --seconds, --batches, --records-per-step and --rounds must be positive")
+        guard
+            seconds > 0, batchCount > 0, eventsPerBatch > 0, perStep > 0, rounds.map({ $0 > 0 }) ?? true,
+            pace.map({ $0 > 0 }) ?? true, aheadMiB > 0
+        else {
+            print("error: --seconds, --batches, --records-per-step, --rounds, --pace and --ahead-mib must be positive")
             return 2
         }
         fixedRounds = rounds
@@ -118,7 +128,7 @@ enum SinkBenchmark {
             let inputs = try Inputs(batchCount: batchCount, eventsPerBatch: eventsPerBatch, recent: isRecent)
             if only == "process" {
                 try process(
-                    inputs, rounds: rounds ?? 20,
+                    inputs, rounds: rounds ?? 20, pace: pace, aheadBytes: aheadMiB << 20,
                     label: "\(batchCount) \(isRecent ? "recent" : "distinct") batches of \(eventsPerBatch) events")
                 return 0
             }
