@@ -23,7 +23,7 @@ extension SinkBenchmark {
     /// With `pace`, rounds are produced at that many events a second (as collectors writing the topic would), not
     /// as fast as the sink takes them, and the sink's share of a core over the run says whether it keeps up: below
     /// 100 % at a collector core's rate means one sink core keeps up with one collector core.
-    static func process(_ inputs: Inputs, rounds: Int, pace: Int?, aheadBytes: Int, label: String) throws {
+    static func process(_ inputs: Inputs, rounds: Int, pace: Int?, aheadRecords: Int, label: String) throws {
         let directory = try TemporaryDirectory(prefix: "flowmeter-bench-sink-process")
         let cluster = try MockClusterProcess(executable: IngestBenchmark.siblingExecutable("flowmeter-bench"))
         defer { cluster.stop() }
@@ -54,12 +54,13 @@ extension SinkBenchmark {
         let delivered = DispatchSemaphore(value: 0)
         let failures = Mutex(0)
         let perRound = inputs.events.reduce(0, +)
-        // At most `aheadBytes` of records (32 MiB, and at least two rounds) ahead of the sink: librdkafka's mock
-        // cluster keeps only a few MiB a partition (LZ4-compressed) and drops the oldest records beyond that, which a
-        // sink far behind would never see (the first try, everything at once, lost 1,584 of 10,240 records; 64 MiB
-        // ahead lost none). How far ahead also bounds how much one poll finds: a sink fed at a collector's rate finds
-        // more (its --max-batch, 5,000 records, within its --step-interval).
-        let ahead = max(2, aheadBytes / max(1, inputs.records.reduce(0) { $0 + $1.count }))
+        // At most `aheadRecords` records (whole rounds, at least two) ahead of the sink. 5,000 by default: what one
+        // poll of a sink fed at a collector core's rate finds (about 10,000 records a second of 50 events, gathered
+        // for its --step-interval of 500 ms, up to its --max-batch of 5,000), which the mock cluster cannot produce
+        // here. Not much more: the mock cluster keeps only a few MiB a partition (LZ4-compressed, about 20 MB of
+        // these records) and drops the oldest records beyond that, which a sink far behind would never see (the
+        // first try, everything at once, lost 1,584 of 10,240 records; 5,000 of 13.8 KB lose none).
+        let ahead = max(2, aheadRecords / max(1, inputs.records.count))
         for round in 1...rounds {
             if let pace {
                 let due = started.addingTimeInterval(Double((round - 1) * perRound) / Double(pace))

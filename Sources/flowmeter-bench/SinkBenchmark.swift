@@ -28,7 +28,7 @@ import TestSupport
 ///   around now.
 ///
 /// `--only process` runs a real `flowmeter sink` process on a mock cluster instead and reports its peak RSS
-/// (``process(_:rounds:pace:aheadBytes:label:)``; `--rounds` rounds of the batches, 20 by default; `--events-per-batch 1` and
+/// (``process(_:rounds:pace:aheadRecords:label:)``; `--rounds` rounds of the batches, 20 by default; `--events-per-batch 1` and
 /// enough rounds fill the dedupe window to its bound).
 ///
 /// `--store` takes a store URL (`postgres://…` for PostgreSQL); the step row names the store it ran on.
@@ -49,8 +49,8 @@ enum SinkBenchmark {
                                     [--only collector|decode|codable|aggregate|step|recent|dedupe|process]
                                     [--recent (with --only process: the recent batches, as a live log holds them)]
                                     [--pace N (with --only process: produce N events a second, as collectors would,
-                                     instead of as fast as the sink takes them)] [--ahead-mib N (32): how far the
-                                     producer may run ahead of the sink, under the mock cluster's retention]
+                                     instead of as fast as the sink takes them)] [--ahead N (5000): records the
+                                     producer may run ahead of the sink; 5,000 is a step at a collector core's rate]
                                     [--store URL (a temporary SQLite; postgres://… for PostgreSQL)]
                                     [--rounds N (run each row N rounds instead of --seconds: for callgrind)]
                                     [--sqlite-cache-kib N (SQLite's 2048: the writer's page cache)]
@@ -72,7 +72,7 @@ enum SinkBenchmark {
         var maxEntries = RollupSinkConfiguration(bootstrapServers: []).dedupeMaxEntries
         var storeOptions = RollupStoreOptions()
         var pace: Int?
-        var aheadMiB = 32
+        var aheadRecords = 5_000
         var index = 0
         while index < arguments.count {
             let value = index + 1 < arguments.count ? arguments[index + 1] : ""
@@ -86,7 +86,7 @@ enum SinkBenchmark {
             case "--rounds": rounds = Int(value) ?? 0
             case "--rate": rate = Int(value) ?? 0
             case "--pace": pace = Int(value) ?? 0
-            case "--ahead-mib": aheadMiB = Int(value) ?? 0
+            case "--ahead": aheadRecords = Int(value) ?? 0
             case "--log-seconds": logSeconds = Int(value) ?? 0
             case "--max-entries": maxEntries = Int(value) ?? 0
             case "--sqlite-cache-kib": storeOptions.sqliteWriterCacheKiB = Int(value) ?? 0
@@ -104,9 +104,9 @@ enum SinkBenchmark {
         }
         guard
             seconds > 0, batchCount > 0, eventsPerBatch > 0, perStep > 0, rounds.map({ $0 > 0 }) ?? true,
-            pace.map({ $0 > 0 }) ?? true, aheadMiB > 0
+            pace.map({ $0 > 0 }) ?? true, aheadRecords > 0
         else {
-            print("error: --seconds, --batches, --records-per-step, --rounds, --pace and --ahead-mib must be positive")
+            print("error: --seconds, --batches, --records-per-step, --rounds, --pace and --ahead must be positive")
             return 2
         }
         fixedRounds = rounds
@@ -128,7 +128,7 @@ enum SinkBenchmark {
             let inputs = try Inputs(batchCount: batchCount, eventsPerBatch: eventsPerBatch, recent: isRecent)
             if only == "process" {
                 try process(
-                    inputs, rounds: rounds ?? 20, pace: pace, aheadBytes: aheadMiB << 20,
+                    inputs, rounds: rounds ?? 20, pace: pace, aheadRecords: aheadRecords,
                     label: "\(batchCount) \(isRecent ? "recent" : "distinct") batches of \(eventsPerBatch) events")
                 return 0
             }
