@@ -286,6 +286,9 @@ public final class RollupSink: Sendable {
                         "stored": fenced.stored.map(String.init) ?? "none",
                     ])
                 guard group.count == 1 else {
+                    log(
+                        .info, "counting the poll's partitions one at a time",
+                        ["partitions": group.map(String.init).joined(separator: ",")])
                     return group.reduce(true) { isComplete, partition in
                         step([partition], messages: messages, draining: draining) && isComplete
                     }

@@ -26,7 +26,9 @@ final class SinkFixture: Sendable {
 
     /// Publishes `batches` batch records (batch `i` from install `i % installs`, four events of counts 1…3) as
     /// collectors write them, and returns the events' total count and the number of records.
-    func publishTraffic(batches: Int, installs: Int) async throws -> (events: Int64, messages: Int) {
+    func publishTraffic(
+        batches: Int, installs: Int, idPrefix: String = "batch"
+    ) async throws -> (events: Int64, messages: Int) {
         let now = Int64(Date().timeIntervalSince1970)
         var events: Int64 = 0
         let producer = try kafka.makeProducer()
@@ -35,7 +37,7 @@ final class SinkFixture: Sendable {
             let batch = Self.events(index: index, now: now)
             events += batch.reduce(0) { $0 + Int64($1.count) }
             for message in Self.messages(
-                batchID: "batch-\(index)", client: Self.client(index: index), events: batch,
+                batchID: "\(idPrefix)-\(index)", client: Self.client(index: index), events: batch,
                 installHash: Self.installHash(index % installs), receivedAt: Timestamp(secondsSinceEpoch: now))
             {
                 _ = try await producer.send(message)
@@ -126,14 +128,19 @@ final class SinkFixture: Sendable {
     }
 
     /// A sink on the fixture's cluster and store in group `group`.
-    func makeSink(group: String, store: (any SinkStore)? = nil) throws -> RollupSink {
+    func makeSink(
+        group: String, store: (any SinkStore)? = nil,
+        configure: (inout RollupSinkConfiguration) -> Void = { _ in },
+        log: @escaping RollupSink.Log = { _, _, _ in }
+    ) throws -> RollupSink {
         var configuration = RollupSinkConfiguration(bootstrapServers: kafka.bootstrapServers)
         configuration.deadLetterPath = deadLetterPath
         configuration.groupID = group
         configuration.pollTimeout = .milliseconds(200)
         configuration.sessionTimeout = .seconds(6)
         configuration.retryDelay = .milliseconds(50)
-        return try RollupSink(configuration: configuration, store: store ?? self.store)
+        configure(&configuration)
+        return try RollupSink(configuration: configuration, store: store ?? self.store, log: log)
     }
 
     /// The store's totals over the last and next day: series events, version batches, and the installs estimate of

@@ -3,6 +3,7 @@ import Foundation
 import RollupStore
 import Rollups
 import Sink
+import Synchronization
 import TestSupport
 import Testing
 
@@ -82,5 +83,35 @@ import Testing
         #expect(again.outcome.counted == 1)
         try steps.commit(again.step)
         #expect(try store.position(topic: Self.topic, partition: 0).nextOffset == 1)
+    }
+}
+
+/// A sink whose step over several partitions is fenced on one of them still counts the others in that poll, each
+/// alone, and reads the fenced one again from the store's offset: no record lost, none counted twice.
+@Suite struct FencedStepTogetherTests {
+    @Test func aFenceOnOnePartitionStillCountsTheOthers() async throws {
+        let fixture = try SinkFixture()
+        let (_, first) = try await fixture.publishTraffic(batches: 30, installs: 10)
+        let lines = Mutex<[String]>([])
+        // No freshness steps: one of them would meet the fence first, with nothing else in it.
+        let sink = try fixture.makeSink(
+            group: "fenced-\(UUID().uuidString)", configure: { $0.freshnessInterval = .seconds(3_600) },
+            log: { _, message, _ in lines.withLock { $0.append(message) } })
+        defer { sink.stop() }
+        #expect(try await drive(sink) { $0.applied >= first })
+        // Every partition's state is held now. Another sink takes partition 1 over and counts its next record.
+        let topic = KafkaFixture.batchesTopic
+        let stored = try #require(try fixture.store.position(topic: topic, partition: 1).nextOffset)
+        try fixture.store.commit(
+            PartitionStep(topic: topic, partition: 1, partitions: 3, startOffset: stored, nextOffset: stored + 1))
+        let (_, second) = try await fixture.publishTraffic(batches: 30, installs: 10, idPrefix: "later")
+        // The record the other sink counted is not counted again; everything else is.
+        #expect(try await drive(sink) { $0.applied >= first + second - 1 && $0.fenced >= 1 })
+        #expect(sink.counters.applied == first + second - 1, "\(sink.counters)")
+        #expect(sink.counters.fenced == 1)
+        #expect(
+            lines.withLock { $0.contains("counting the poll's partitions one at a time") }, "\(lines.withLock { $0 })")
+        #expect(sink.partitionProgress.values.allSatisfy { $0.lag == 0 })
+        #expect(sink.partitionProgress.count == 3)
     }
 }
