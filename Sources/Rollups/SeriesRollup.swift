@@ -103,18 +103,23 @@ public struct SeriesRollup: Sendable, Codable, Equatable {
         kept.reserveCapacity(maxSamples)
         var left = 0
         var right = 0
+        var keptFromRight = false
         while kept.count < maxSamples, left < lhs.count || right < rhs.count {
             let sample: RollupSample
-            if right == rhs.count || (left < lhs.count && !(rhs[right] < lhs[left])) {
-                sample = lhs[left]
-                left += 1
-            } else {
+            let isFromRight = !(right == rhs.count || (left < lhs.count && !(rhs[right] < lhs[left])))
+            if isFromRight {
                 sample = rhs[right]
                 right += 1
+            } else {
+                sample = lhs[left]
+                left += 1
             }
             if let last = kept.last, last.isSameSample(as: sample) { continue }
             kept.append(sample)
+            keptFromRight = keptFromRight || isFromRight
         }
+        // Nothing of `rhs` kept, and `lhs` as bounding leaves it: the same samples, so the same array.
+        if !keptFromRight && lhs.count <= maxSamples && isDistinct(lhs) { return lhs }
         return kept
     }
 

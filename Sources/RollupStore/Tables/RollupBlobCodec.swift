@@ -245,6 +245,8 @@ private struct BlobReader {
         guard offset + length <= bytes.count else { throw truncated() }
         defer { offset += length }
         let slice = bytes[offset..<(offset + length)]
+        // ASCII (nearly every stored string) is UTF-8; anything else is checked, which costs several times more.
+        if isASCII(offset..<(offset + length)) { return String(decoding: slice, as: UTF8.self) }
         if let string = String(validating: slice, as: UTF8.self) { return string }
         // Not UTF-8: read with replacement characters, which writing would not give back.
         isCanonical = false
@@ -257,6 +259,24 @@ private struct BlobReader {
         let flag = bytes[offset - 1]
         if flag > 1 { isCanonical = false }
         return flag == 0 ? nil : try string()
+    }
+
+    /// Whether `bytes[range]` are all below 0x80, read a word at a time.
+    private func isASCII(_ range: Range<Int>) -> Bool {
+        bytes.withUnsafeBytes { buffer in
+            guard let base = buffer.baseAddress, !range.isEmpty else { return true }
+            var index = range.lowerBound
+            while index + 8 <= range.upperBound {
+                let word = base.loadUnaligned(fromByteOffset: index, as: UInt64.self)
+                if word & 0x8080_8080_8080_8080 != 0 { return false }
+                index += 8
+            }
+            while index < range.upperBound {
+                if buffer[index] >= 0x80 { return false }
+                index += 1
+            }
+            return true
+        }
     }
 
     private func truncated() -> RollupStoreError {

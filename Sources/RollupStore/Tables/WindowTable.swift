@@ -245,21 +245,36 @@ extension WindowTable {
     ) throws {
         if rows.kind == .insert { rows.keys.append(key) }
         guard rows.rowAppended() else { return }
+        if rows.kind == .upsert {
+            try upsert(rows, on: connection)
+        } else {
+            try insert(rows, lost: &lost, on: connection)
+        }
+        rows.statementDone()
+    }
+
+    /// Writes `rows` (whole rows, ``columns`` order) over the rows that are there: one multi-row upsert.
+    private func upsert(_ rows: BulkStatementRows, on connection: TableConnection) throws {
+        let count = rows.statementRows
+        let sql = Self.sql(.upsert, name: name, count: count) {
+            """
+            INSERT INTO \(name) (\(Self.columns.list())) VALUES \(Self.rowTuples(count))
+            ON CONFLICT (\(Self.idColumn), window_start) DO UPDATE SET \(Self.valueColumns.fromExcluded)
+            """
+        }
+        try connection.database.update(sql, rows.values)
+    }
+
+    /// Inserts `rows` (whole rows, ``columns`` order) where no row is; the keys of the rows that were there after
+    /// all (a concurrent writer inserted them since the read), which are not written, go to `lost`.
+    ///
+    /// Where the writer holds the whole database (SQLite: no `FOR UPDATE`, one writer under `BEGIN IMMEDIATE`), no
+    /// row can appear between the read and the insert, so the rows go in without `RETURNING` (which made SQLite
+    /// keep every inserted key in a temporary table) and the count of rows written is checked instead.
+    private func insert(_ rows: BulkStatementRows, lost: inout [WindowRowKey], on connection: TableConnection) throws {
         let count = rows.statementRows
         let database = connection.database
-        switch rows.kind {
-        case .upsert:
-            let sql = Self.sql(.upsert, name: name, count: count) {
-                """
-                INSERT INTO \(name) (\(Self.columns.list())) VALUES \(Self.rowTuples(count))
-                ON CONFLICT (\(Self.idColumn), window_start) DO UPDATE SET \(Self.valueColumns.fromExcluded)
-                """
-            }
-            try database.update(sql, rows.values)
-        case .insertLocked:
-            // The writer holds the whole database (SQLite: no `FOR UPDATE`, one writer under `BEGIN IMMEDIATE`), so
-            // no row can appear between the read and the insert: no `RETURNING` (which made SQLite keep every
-            // inserted key in a temporary table), the count of rows written is checked instead.
+        if rows.kind == .insertLocked {
             let sql = Self.sql(.insertLocked, name: name, count: count) {
                 """
                 INSERT INTO \(name) (\(Self.columns.list())) VALUES \(Self.rowTuples(count))
@@ -271,22 +286,19 @@ extension WindowTable {
                 throw RollupStoreError(
                     .conflict, "\(count - written) rows of \(name) appeared under the writer's lock", isRetriable: true)
             }
-        case .insert:
-            let sql = Self.sql(.insert, name: name, count: count) {
-                """
-                INSERT INTO \(name) (\(Self.columns.list())) VALUES \(Self.rowTuples(count))
-                ON CONFLICT (\(Self.idColumn), window_start) DO NOTHING RETURNING \(Self.idColumn), window_start
-                """
-            }
-            var written = Set<WindowRowKey>()
-            try database.query(sql, rows.values) { row in
-                written.insert(WindowRowKey(id: try row.int64(0), windowStart: try row.int64(1)))
-            }
-            if written.count < count { lost += rows.keys.filter { !written.contains($0) } }
-        case .read:
-            preconditionFailure("not a write")
+            return
         }
-        rows.statementDone()
+        let sql = Self.sql(.insert, name: name, count: count) {
+            """
+            INSERT INTO \(name) (\(Self.columns.list())) VALUES \(Self.rowTuples(count))
+            ON CONFLICT (\(Self.idColumn), window_start) DO NOTHING RETURNING \(Self.idColumn), window_start
+            """
+        }
+        var written = Set<WindowRowKey>()
+        try database.query(sql, rows.values) { row in
+            written.insert(WindowRowKey(id: try row.int64(0), windowStart: try row.int64(1)))
+        }
+        if written.count < count { lost += rows.keys.filter { !written.contains($0) } }
     }
 
     /// The stored rows of `keys` (whose first rollups are `rollups[firsts…]`), by position: the rollup and blobs of
@@ -333,14 +345,13 @@ extension WindowTable {
             guard !stored.isThere[found] else { return }
             stored.isThere[found] = true
             stored.count += 1
-            let decoded = try connection.decodeStored(name) {
-                try Self.decodeKeepingBlobs(
+            // Moved into place, not copied out of an optional.
+            _ = try connection.decodeStored(name) {
+                let (rollup, blobs) = try Self.decodeKeepingBlobs(
                     row, offset: 2, key: rollups[firsts[firsts.startIndex + found]].rollupKey,
                     windowStart: key.windowStart)
-            }
-            if let decoded {
-                stored.rollups[found] = decoded.rollup
-                stored.blobs[found] = decoded.blobs
+                stored.rollups[found] = rollup
+                stored.blobs[found] = blobs
             }
         }
         return stored
