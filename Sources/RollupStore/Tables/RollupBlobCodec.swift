@@ -11,10 +11,20 @@ package enum RollupBlobCodec {
     package static func encode(releases: [String: Int64]) -> [UInt8] {
         var writer = BlobWriter(capacity: 11 + releases.keys.reduce(0) { $0 + 20 + $1.utf8.count })
         writer.varint(UInt64(releases.count))
-        // Sorted so equal maps store equal bytes (one needs no sort: the usual case).
-        if releases.count == 1, let (release, events) = releases.first {
-            writer.string(release)
-            writer.signed(events)
+        // Sorted so equal maps store equal bytes; one or two (the usual case) need no sorted copy.
+        if releases.count <= 2 {
+            var entries = releases.makeIterator()
+            guard let first = entries.next() else { return writer.bytes }
+            if let second = entries.next() {
+                let (low, high) = second.key < first.key ? (second, first) : (first, second)
+                writer.string(low.key)
+                writer.signed(low.value)
+                writer.string(high.key)
+                writer.signed(high.value)
+            } else {
+                writer.string(first.key)
+                writer.signed(first.value)
+            }
             return writer.bytes
         }
         for (release, events) in releases.sorted(by: { $0.key < $1.key }) {

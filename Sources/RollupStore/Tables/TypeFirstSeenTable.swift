@@ -95,6 +95,13 @@ enum TypeFirstSeenTable {
             appID = series.appID
             widgetType = series.widgetType
         }
+
+        /// The two free strings only: the kind and configuration would hash their raw-value strings too, and keys
+        /// that differ only there still compare unequal.
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(appID)
+            hasher.combine(widgetType)
+        }
     }
 
     /// The earliest `firstSeen` per (appID, widgetType) of `kind` in `buildConfiguration` (of `appID` when given),

@@ -115,6 +115,11 @@ extension WindowTable {
 struct WindowRowKey: Hashable {
     var id: Int64
     var windowStart: Int64
+
+    /// One word hashed rather than two: keys that collide here still compare unequal.
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(UInt64(bitPattern: id) &* 0x9E37_79B9_7F4A_7C15 ^ UInt64(bitPattern: windowStart))
+    }
 }
 
 /// The stored rows of one chunk of a bulk merge, by their position in the chunk.
