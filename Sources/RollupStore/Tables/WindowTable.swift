@@ -126,8 +126,8 @@ struct WindowRowKey: Hashable {
 struct StoredWindowRows<Rollup, Blobs> {
     /// Whether a row is there (decoded or not).
     var isThere: [Bool]
-    /// The rollup a row decodes to, nil for a row that is not there or does not decode (reported); moved out by
-    /// ``take(_:)`` so the merge into it copies nothing.
+    /// The rollup a row decodes to, nil for a row that is not there or does not decode (reported); moved out (with
+    /// `Optional.take()`) so the merge into it copies nothing.
     var rollups: [Rollup?]
     /// What the row's blobs were, for the rows that decode.
     var blobs: [Blobs?]
@@ -140,11 +140,6 @@ struct StoredWindowRows<Rollup, Blobs> {
         blobs = Array(repeating: nil, count: count)
     }
 
-    /// The decoded rollup and blobs of position `position`, left nil in their place.
-    mutating func take(_ position: Int) -> (rollup: Rollup, blobs: Blobs?)? {
-        guard let rollup = rollups[position].take() else { return nil }
-        return (rollup, blobs[position].take())
-    }
 }
 
 extension WindowTable {
@@ -202,8 +197,10 @@ extension WindowTable {
                 let isThere = stored.isThere[position]
                 var merged: Rollup
                 var blobs: StoredBlobs?
-                if let taken = stored.take(position) {
-                    (merged, blobs) = taken
+                if let rollup = stored.rollups[position].take() {
+                    // Moved, not copied: the merge into it then copies nothing it holds.
+                    merged = consume rollup
+                    blobs = stored.blobs[position].take()
                 } else if !isThere && next[index] < 0 {
                     // A new row of one rollup: written as it came, no copy.
                     Self.appendRow(
@@ -355,8 +352,8 @@ extension WindowTable {
                 let (rollup, blobs) = try Self.decodeKeepingBlobs(
                     row, offset: 2, key: rollups[firsts[firsts.startIndex + found]].rollupKey,
                     windowStart: key.windowStart)
-                stored.rollups[found] = rollup
-                stored.blobs[found] = blobs
+                stored.rollups[found] = consume rollup
+                stored.blobs[found] = consume blobs
             }
         }
         return stored
