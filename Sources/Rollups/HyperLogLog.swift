@@ -63,11 +63,16 @@ public struct HyperLogLog: Sendable, Equatable {
         case (_, .sparse(let theirs)) where theirs.isEmpty:
             return
         case (.sparse(let mine), .sparse(let theirs)):
+            // Nothing new (the same installs again): the registers, and the array that holds them, stay as they are.
+            if Self.covers(mine, theirs) { return }
             let merged = Self.mergeSparse(mine, theirs)
             storage = merged.count > Self.sparseLimit ? .dense(Self.densify(merged)) : .sparse(merged)
         case (.dense(var mine), .sparse(let theirs)):
+            // Nothing new: no write, so a sketch that shares its registers with a copy does not copy them.
+            guard let firstNew = theirs.firstIndex(where: { mine[Int($0 >> 8)] < UInt8(truncatingIfNeeded: $0) })
+            else { return }
             storage = .sparse([])  // drop the reference so the array is mutated in place
-            for entry in theirs {
+            for entry in theirs[firstNew...] {
                 let index = Int(entry >> 8)
                 mine[index] = max(mine[index], UInt8(truncatingIfNeeded: entry))
             }
@@ -134,6 +139,19 @@ public struct HyperLogLog: Sendable, Equatable {
         var registers = [UInt8](repeating: 0, count: registerCount)
         for entry in entries { registers[Int(entry >> 8)] = UInt8(truncatingIfNeeded: entry) }
         return registers
+    }
+
+    /// Whether every register set in `rhs` is set in `lhs` to at least its rank (both sparse entries, sorted).
+    static func covers(_ lhs: [UInt32], _ rhs: [UInt32]) -> Bool {
+        guard rhs.count <= lhs.count else { return false }
+        var left = 0
+        for entry in rhs {
+            let index = entry >> 8
+            while left < lhs.count, lhs[left] >> 8 < index { left += 1 }
+            guard left < lhs.count, lhs[left] >> 8 == index, lhs[left] >= entry else { return false }
+            left += 1
+        }
+        return true
     }
 
     static func mergeSparse(_ lhs: [UInt32], _ rhs: [UInt32]) -> [UInt32] {

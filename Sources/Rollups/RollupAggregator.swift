@@ -257,14 +257,18 @@ public final class RollupAggregator: Sendable {
     /// permutation (a swap moves, where building a new array would copy every element); `order` is used up.
     static func permute<Element>(_ elements: inout [Element], by order: inout [Int]) {
         precondition(order.count == elements.count, "one source index per position")
-        for start in order.indices where order[start] != start {
-            var position = start
-            while true {
-                let source = order[position]
-                order[position] = position
-                if source == start { break }
-                elements.swapAt(position, source)
-                position = source
+        // Swapped in the buffer, where a swap moves the two elements; the array's own `swapAt` copied each (a
+        // retain and a release of every reference a rollup holds).
+        elements.withUnsafeMutableBufferPointer { elements in
+            for start in order.indices where order[start] != start {
+                var position = start
+                while true {
+                    let source = order[position]
+                    order[position] = position
+                    if source == start { break }
+                    elements.swapAt(position, source)
+                    position = source
+                }
             }
         }
     }

@@ -70,7 +70,14 @@ public struct SeriesRollup: Sendable, Codable, Equatable {
     ///
     /// Counts saturate at `Int64.max` rather than trap, so a message with absurd counts cannot crash the store.
     public mutating func merge(_ other: SeriesRollup) {
-        precondition(series == other.series && window == other.window, "merging rollups of different series")
+        precondition(window == other.window, "merging rollups of different windows")
+        merge(contentsOf: other)
+    }
+
+    /// Adds `other`'s events into this rollup whatever `other`'s window (as ``merge(_:)`` does when the windows are
+    /// equal): how the store merges a minute into its hour's row without a copy of the minute; same series only.
+    package mutating func merge(contentsOf other: SeriesRollup) {
+        precondition(series == other.series, "merging rollups of different series")
         events = events.saturatingAdding(other.events)
         installs.merge(other.installs)
         firstSeen = min(firstSeen, other.firstSeen)
@@ -80,8 +87,65 @@ public struct SeriesRollup: Sendable, Codable, Equatable {
             if releases.count > Self.maxReleases { releases = Self.boundedReleases(releases) }
         }
         if !other.samples.isEmpty {
-            samples = Self.boundedSamples(samples + other.samples)
+            samples = Self.mergedSamples(samples, other.samples)
         }
+    }
+
+    /// `boundedSamples(lhs + rhs)`, without the concatenation and the sort when both are sorted (as a rollup's
+    /// samples are): then the sorted whole is the two merged in order, and when `lhs` is already full and nothing of
+    /// `rhs` sorts before its last, it is `lhs` itself (the same array, so a caller can tell nothing changed).
+    static func mergedSamples(_ lhs: [RollupSample], _ rhs: [RollupSample]) -> [RollupSample] {
+        guard isSorted(lhs), isSorted(rhs) else { return boundedSamples(lhs + rhs) }
+        if lhs.count == maxSamples, let last = lhs.last, isDistinct(lhs), !rhs.contains(where: { $0 < last }) {
+            return lhs
+        }
+        var kept: [RollupSample] = []
+        kept.reserveCapacity(maxSamples)
+        var left = 0
+        var right = 0
+        var keptFromRight = false
+        while kept.count < maxSamples, left < lhs.count || right < rhs.count {
+            let sample: RollupSample
+            let isFromRight = !(right == rhs.count || (left < lhs.count && !(rhs[right] < lhs[left])))
+            if isFromRight {
+                sample = rhs[right]
+                right += 1
+            } else {
+                sample = lhs[left]
+                left += 1
+            }
+            if let last = kept.last, last.isSameSample(as: sample) { continue }
+            kept.append(sample)
+            keptFromRight = keptFromRight || isFromRight
+        }
+        // Nothing of `rhs` kept, and `lhs` as bounding leaves it: the same samples, so the same array.
+        if !keptFromRight && lhs.count <= maxSamples && isDistinct(lhs) { return lhs }
+        return kept
+    }
+
+    /// Whether `samples` are as ``boundedSamples(_:)`` leaves them: sorted, distinct, at most ``maxSamples``.
+    package static func isBounded(_ samples: [RollupSample]) -> Bool {
+        samples.count <= maxSamples && isSorted(samples) && isDistinct(samples)
+    }
+
+    /// Whether no sample of `samples` sorts before the one before it.
+    private static func isSorted(_ samples: [RollupSample]) -> Bool {
+        var index = 1
+        while index < samples.count {
+            if samples[index] < samples[index - 1] { return false }
+            index += 1
+        }
+        return true
+    }
+
+    /// Whether no two neighbours of `samples` are the same sample (``RollupSample/isSameSample(as:)``).
+    private static func isDistinct(_ samples: [RollupSample]) -> Bool {
+        var index = 1
+        while index < samples.count {
+            if samples[index].isSameSample(as: samples[index - 1]) { return false }
+            index += 1
+        }
+        return true
     }
 
     /// The releases most frequent first, ties by name: the order the CLI prints them in.
@@ -102,7 +166,7 @@ public struct SeriesRollup: Sendable, Codable, Equatable {
     }
 
     /// `samples` sorted, one per (codingPath, message) (the first in order), cut to ``maxSamples``.
-    static func boundedSamples(_ samples: [RollupSample]) -> [RollupSample] {
+    package static func boundedSamples(_ samples: [RollupSample]) -> [RollupSample] {
         var kept: [RollupSample] = []
         kept.reserveCapacity(maxSamples)
         for sample in samples.sorted() where kept.count < maxSamples {

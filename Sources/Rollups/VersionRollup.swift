@@ -57,12 +57,20 @@ public struct VersionRollup: Sendable, Codable, Equatable {
     ///
     /// Counts saturate at `Int64.max` rather than trap, so a message with absurd counts cannot crash the store.
     public mutating func merge(_ other: VersionRollup) {
-        precondition(key == other.key && window == other.window, "merging rollups of different versions")
+        precondition(window == other.window, "merging rollups of different windows")
+        merge(contentsOf: other)
+    }
+
+    /// Adds `other` into this rollup whatever `other`'s window (as ``merge(_:)`` does when the windows are equal): how
+    /// the store merges a minute into its hour's row without a copy of the minute; same key only.
+    package mutating func merge(contentsOf other: VersionRollup) {
+        precondition(key == other.key, "merging rollups of different versions")
         batches = batches.saturatingAdding(other.batches)
         cleanBatches = cleanBatches.saturatingAdding(other.cleanBatches)
         decodes = decodes.saturatingAdding(other.decodes)
         installs.merge(other.installs)
-        registeredTypes.formUnion(other.registeredTypes)
+        // Only when something is new: a union into a set shared with a copy copies it even when nothing is added.
+        if !other.registeredTypes.isSubset(of: registeredTypes) { registeredTypes.formUnion(other.registeredTypes) }
         maxSchemaVersion = Self.maxOptional(maxSchemaVersion, other.maxSchemaVersion)
         clientDiscarded = clientDiscarded.saturatingAdding(other.clientDiscarded)
         releases.merge(bounded: other.releases)

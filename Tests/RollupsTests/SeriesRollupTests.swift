@@ -68,6 +68,24 @@ import Testing
         }
     }
 
+    /// The merge's walk of two sample lists keeps exactly what bounding the two together keeps, for bounded,
+    /// unsorted and over-long lists alike.
+    @Test(arguments: 0..<4)
+    func mergedSamplesKeepWhatBoundingBothTogetherKeeps(seed: Int) {
+        var random = SeededGenerator(seed: UInt64(seed) &+ 31)
+        let pool = (0..<6).flatMap { place in
+            [nil, "m\(place % 2)"].map { RollupSample(codingPath: "p\(place % 3)", message: $0, pageID: "x\(place)") }
+        }
+        for _ in 0..<300 {
+            let lhs = (0..<Int.random(in: 0...5, using: &random)).map { _ in pool.randomElement(using: &random)! }
+            let rhs = (0..<Int.random(in: 1...5, using: &random)).map { _ in pool.randomElement(using: &random)! }
+            let bounded = (SeriesRollup.boundedSamples(lhs), SeriesRollup.boundedSamples(rhs))
+            for (left, right) in [(lhs, rhs), bounded] {
+                #expect(SeriesRollup.mergedSamples(left, right) == SeriesRollup.boundedSamples(left + right))
+            }
+        }
+    }
+
     @Test func releasesKeepTheLargestCountsTiesByName() {
         var releases: [String: Int64] = [:]
         for index in 0..<20 { releases["svc@\(index)"] = index < 10 ? 5 : 1 }

@@ -16,26 +16,62 @@ struct SeriesWindowTable: WindowTable {
         "events", "installs", "first_seen_s", "first_seen_ns", "last_seen_s", "last_seen_ns", "releases", "samples",
     ]
 
-    static func values(of rollup: SeriesRollup) -> [SQLValue] {
-        [
-            .integer(rollup.events), .blob(rollup.installs.serialized()),
-            .integer(rollup.firstSeen.secondsSinceEpoch), .integer(Int64(rollup.firstSeen.nanoseconds)),
-            .integer(rollup.lastSeen.secondsSinceEpoch), .integer(Int64(rollup.lastSeen.nanoseconds)),
-            .blob(RollupBlobCodec.encode(releases: rollup.releases)),
-            .blob(RollupBlobCodec.encode(samples: rollup.samples)),
-        ]
+    /// The sketch and samples of a stored row as read, each with what it decoded to when it was in the form
+    /// writing that gives (nil otherwise).
+    struct StoredBlobs {
+        var installs: HyperLogLog?
+        var installsBytes: [UInt8]
+        var samples: [RollupSample]?
+        var samplesBytes: [UInt8]
+    }
+
+    static func appendValues(of rollup: SeriesRollup, stored: StoredBlobs?, to values: inout [SQLValue]) {
+        values.append(.integer(rollup.events))
+        if let stored, let installs = stored.installs, installs == rollup.installs {
+            values.append(.blob(stored.installsBytes))
+        } else {
+            values.append(.blob(rollup.installs.serialized()))
+        }
+        values.append(.integer(rollup.firstSeen.secondsSinceEpoch))
+        values.append(.integer(Int64(rollup.firstSeen.nanoseconds)))
+        values.append(.integer(rollup.lastSeen.secondsSinceEpoch))
+        values.append(.integer(Int64(rollup.lastSeen.nanoseconds)))
+        values.append(.blob(RollupBlobCodec.encode(releases: rollup.releases)))
+        if let stored, let samples = stored.samples, samples == rollup.samples {
+            values.append(.blob(stored.samplesBytes))
+        } else {
+            values.append(.blob(RollupBlobCodec.encode(samples: rollup.samples)))
+        }
     }
 
     static func decode(_ row: any SQLRow, offset: Int32, key: RollupSeries, windowStart: Int64) throws -> SeriesRollup {
-        SeriesRollup(
+        try decodeKeepingBlobs(row, offset: offset, key: key, windowStart: windowStart).rollup
+    }
+
+    static func decodeKeepingBlobs(_ row: any SQLRow, offset: Int32, key: RollupSeries, windowStart: Int64) throws
+        -> (rollup: SeriesRollup, blobs: StoredBlobs)
+    {
+        let installsBytes = try row.blob(offset + 1)
+        let installs = try StoredValue.sketch(installsBytes)
+        let samplesBytes = try row.blob(offset + 7)
+        var samplesAreCanonical = true
+        let samples = try RollupBlobCodec.decodeSamples(samplesBytes, isCanonical: &samplesAreCanonical)
+        var rollup = SeriesRollup(
             series: key, window: try StoredValue.window(windowStart), events: try row.int64(offset),
-            installs: try StoredValue.sketch(try row.blob(offset + 1)),
+            installs: installs,
             firstSeen: try StoredValue.timestamp(
                 seconds: try row.int64(offset + 2), nanoseconds: try row.int64(offset + 3)),
             lastSeen: try StoredValue.timestamp(
                 seconds: try row.int64(offset + 4), nanoseconds: try row.int64(offset + 5)),
-            releases: try RollupBlobCodec.decodeReleases(try row.blob(offset + 6)),
-            samples: try RollupBlobCodec.decodeSamples(try row.blob(offset + 7)))
+            releases: try RollupBlobCodec.decodeReleases(try row.blob(offset + 6)))
+        // As the initializer bounds them, without sorting samples that are (as written) sorted and bounded already.
+        let isBounded = SeriesRollup.isBounded(samples)
+        rollup.samples = isBounded ? samples : SeriesRollup.boundedSamples(samples)
+        let blobs = StoredBlobs(
+            installs: RollupBlobCodec.isCanonical(sketch: installsBytes, of: installs) ? installs : nil,
+            installsBytes: installsBytes, samples: samplesAreCanonical && isBounded ? samples : nil,
+            samplesBytes: samplesBytes)
+        return (rollup, blobs)
     }
 
     // MARK: - Reads

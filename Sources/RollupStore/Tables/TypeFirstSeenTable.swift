@@ -42,21 +42,33 @@ enum TypeFirstSeenTable {
     /// each: the rollups are reduced to one row per type in memory, then written with one multi-row upsert per
     /// ``BulkChunks`` run.
     static func record(_ rollups: [SeriesRollup], on connection: TableConnection) throws {
-        var earliest: [TypeKey: SeriesRollup] = [:]
+        // Per type the index of its earliest rollup (no copy of one), in the order the types first come.
+        var earliest: [TypeKey: Int] = [:]
+        earliest.reserveCapacity(rollups.count)
         var order: [TypeKey] = []
-        for rollup in rollups {
-            let key = TypeKey(rollup.series)
+        for index in rollups.indices {
+            let key = TypeKey(rollups[index].series)
             if let kept = earliest[key] {
-                if rollup.firstSeen < kept.firstSeen { earliest[key] = rollup }
+                if rollups[index].firstSeen < rollups[kept].firstSeen { earliest[key] = index }
             } else {
-                earliest[key] = rollup
+                earliest[key] = index
                 order.append(key)
             }
         }
+        let width = columns.count
+        var values: [SQLValue] = []
         for chunk in BulkChunks.ranges(count: order.count) {
-            var values: [SQLValue] = []
-            values.reserveCapacity(chunk.count * columns.count)
-            for key in order[chunk] { values += row(of: earliest[key]!) }
+            values.removeAll(keepingCapacity: true)
+            values.reserveCapacity(chunk.count * width)
+            for key in order[chunk] {
+                let firstSeen = rollups[earliest[key]!].firstSeen
+                values.append(.text(key.kind.rawValue))
+                values.append(.text(key.buildConfiguration.rawValue))
+                values.append(.text(key.appID))
+                values.append(.text(key.widgetType))
+                values.append(.integer(firstSeen.secondsSinceEpoch))
+                values.append(.integer(Int64(firstSeen.nanoseconds)))
+            }
             let sql = BulkSQL.text(BulkSQL.Key(kind: .upsert, table: name, count: chunk.count)) {
                 let tuples = (0..<chunk.count).map { "(\(columns.placeholders(from: 1 + $0 * columns.count)))" }
                 return """
@@ -82,6 +94,13 @@ enum TypeFirstSeenTable {
             buildConfiguration = series.buildConfiguration
             appID = series.appID
             widgetType = series.widgetType
+        }
+
+        /// The two free strings only: the kind and configuration would hash their raw-value strings too, and keys
+        /// that differ only there still compare unequal.
+        func hash(into hasher: inout Hasher) {
+            hasher.combine(appID)
+            hasher.combine(widgetType)
         }
     }
 

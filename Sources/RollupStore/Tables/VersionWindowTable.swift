@@ -23,26 +23,60 @@ struct VersionWindowTable: WindowTable {
         "builds",
     ]
 
-    static func values(of rollup: VersionRollup) -> [SQLValue] {
-        [
-            .integer(rollup.batches), .integer(rollup.cleanBatches), .integer(rollup.decodes),
-            .blob(rollup.installs.serialized()), .blob(RollupBlobCodec.encode(strings: rollup.registeredTypes)),
-            rollup.maxSchemaVersion.map { .integer(Int64($0)) } ?? .null, .integer(rollup.clientDiscarded),
-            .blob(RollupBlobCodec.encode(releaseTraffic: rollup.releases)),
-            .blob(RollupBlobCodec.encode(buildTraffic: rollup.builds)),
-        ]
+    /// The sketch and registered types of a stored row as read, each with what it decoded to when it was in the
+    /// form writing that gives (nil otherwise).
+    struct StoredBlobs {
+        var installs: HyperLogLog?
+        var installsBytes: [UInt8]
+        var registeredTypes: Set<String>?
+        var registeredTypesBytes: [UInt8]
+    }
+
+    static func appendValues(of rollup: VersionRollup, stored: StoredBlobs?, to values: inout [SQLValue]) {
+        values.append(.integer(rollup.batches))
+        values.append(.integer(rollup.cleanBatches))
+        values.append(.integer(rollup.decodes))
+        if let stored, let installs = stored.installs, installs == rollup.installs {
+            values.append(.blob(stored.installsBytes))
+        } else {
+            values.append(.blob(rollup.installs.serialized()))
+        }
+        if let stored, let types = stored.registeredTypes, types == rollup.registeredTypes {
+            values.append(.blob(stored.registeredTypesBytes))
+        } else {
+            values.append(.blob(RollupBlobCodec.encode(strings: rollup.registeredTypes)))
+        }
+        values.append(rollup.maxSchemaVersion.map { .integer(Int64($0)) } ?? .null)
+        values.append(.integer(rollup.clientDiscarded))
+        values.append(.blob(RollupBlobCodec.encode(releaseTraffic: rollup.releases)))
+        values.append(.blob(RollupBlobCodec.encode(buildTraffic: rollup.builds)))
     }
 
     static func decode(_ row: any SQLRow, offset: Int32, key: VersionKey, windowStart: Int64) throws -> VersionRollup {
-        VersionRollup(
+        try decodeKeepingBlobs(row, offset: offset, key: key, windowStart: windowStart).rollup
+    }
+
+    static func decodeKeepingBlobs(_ row: any SQLRow, offset: Int32, key: VersionKey, windowStart: Int64) throws
+        -> (rollup: VersionRollup, blobs: StoredBlobs)
+    {
+        let installsBytes = try row.blob(offset + 3)
+        let installs = try StoredValue.sketch(installsBytes)
+        let typesBytes = try row.blob(offset + 4)
+        var typesAreCanonical = true
+        let types = try RollupBlobCodec.decodeStrings(typesBytes, isCanonical: &typesAreCanonical)
+        let rollup = VersionRollup(
             key: key, window: try StoredValue.window(windowStart), batches: try row.int64(offset),
-            cleanBatches: try row.int64(offset + 1), decodes: try row.int64(offset + 2),
-            installs: try StoredValue.sketch(try row.blob(offset + 3)),
-            registeredTypes: try RollupBlobCodec.decodeStrings(try row.blob(offset + 4)),
+            cleanBatches: try row.int64(offset + 1), decodes: try row.int64(offset + 2), installs: installs,
+            registeredTypes: types,
             maxSchemaVersion: row.isNull(offset + 5) ? nil : Int(try row.int64(offset + 5)),
             clientDiscarded: try row.int64(offset + 6),
             releases: row.isNull(offset + 7) ? [:] : try RollupBlobCodec.decodeReleaseTraffic(try row.blob(offset + 7)),
             builds: row.isNull(offset + 8) ? [:] : try RollupBlobCodec.decodeBuildTraffic(try row.blob(offset + 8)))
+        let blobs = StoredBlobs(
+            installs: RollupBlobCodec.isCanonical(sketch: installsBytes, of: installs) ? installs : nil,
+            installsBytes: installsBytes, registeredTypes: typesAreCanonical ? types : nil,
+            registeredTypesBytes: typesBytes)
+        return (rollup, blobs)
     }
 
     // MARK: - Reads

@@ -11,6 +11,8 @@ package protocol WindowedRollup {
     var window: MinuteWindow { get set }
     /// Adds `other`, of the same key and window, into this rollup.
     mutating func merge(_ other: Self)
+    /// Adds `other`, of the same key and any window, into this rollup: a minute into its hour's row, no copy needed.
+    mutating func merge(contentsOf other: Self)
 }
 
 extension SeriesRollup: WindowedRollup {
