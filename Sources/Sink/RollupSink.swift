@@ -410,7 +410,18 @@ public final class RollupSink: Sendable {
             }
         }
         // Within one poll a partition's offsets only rise; anything before the first is dropped.
-        return messages.filter { $0.offset >= first }
+        let records = messages.filter { $0.offset >= first }
+        // A gap inside the poll is records retention removed after the consumer's fetch reached them (it reset to
+        // the oldest record left): lost before they were counted, as at a poll's start, and said so.
+        for (previous, record) in zip(records, records.dropFirst()) where record.offset > previous.offset + 1 {
+            log(
+                .warning, "records were removed by retention before they were counted",
+                [
+                    "partition": String(partition), "stored": String(previous.offset + 1),
+                    "oldest": String(record.offset),
+                ])
+        }
+        return records
     }
 
     /// Seeks a partition to `offset` (its beginning when nil). A seek that fails is tried again before each poll

@@ -48,6 +48,29 @@ extension SinkBenchmark {
         var configuration = KafkaProducerConfiguration(bootstrapServers: cluster.bootstrapServers)
         configuration.statisticsInterval = .zero
         let producer = try KafkaProducer(configuration: configuration)
+        /// Waits for the sink to count `target` events; when it stops moving, prints its last warnings and errors
+        /// (a record that retention removed before the sink read it is one) before rethrowing.
+        @discardableResult
+        func waitExplaining(_ target: Int) throws -> Int {
+            do {
+                return try waitForSink(port: port, events: target)
+            } catch {
+                let log = (try? String(contentsOf: sink.logURL, encoding: .utf8)) ?? ""
+                let lines = log.split(separator: "\n")
+                let problems = lines.filter { $0.contains("level=warning") || $0.contains("level=error") }
+                print("  the sink's last warnings and errors (\(problems.count) in all):")
+                for line in problems.suffix(8) { print("    \(line)") }
+                print("  the sink's last log lines (\(lines.count) in all):")
+                for line in lines.suffix(12) { print("    \(line)") }
+                let metrics = HTTPConnection(host: "127.0.0.1", port: port)?.get("/metrics") ?? ""
+                print("  the sink's metrics:")
+                for line in metrics.split(separator: "\n")
+                where line.hasPrefix("flowmeter_sink_") && !line.contains("_bucket") {
+                    print("    \(line)")
+                }
+                throw error
+            }
+        }
         let started = Date()
         var records = inputs.records
         var events = 0
@@ -67,7 +90,7 @@ extension SinkBenchmark {
                 let wait = due.timeIntervalSinceNow
                 if wait > 0 { usleep(useconds_t(wait * 1_000_000)) }
             }
-            try waitForSink(port: port, events: (round - 1 - ahead) * perRound)
+            try waitExplaining((round - 1 - ahead) * perRound)
             let digits = Array(String(format: "%08d", round).utf8)
             for index in records.indices {
                 let start = inputs.roundOffsets[index]
@@ -91,7 +114,7 @@ extension SinkBenchmark {
         guard failures.withLock({ $0 }) == 0 else {
             throw SinkError(.badRecord, "the mock cluster refused \(failures.withLock { $0 }) records")
         }
-        let counted = try waitForSink(port: port, events: events)
+        let counted = try waitExplaining(events)
         let wall = Date().timeIntervalSince(started)
         let loaded = sink.counters()
         let cpu = loaded.cpuSeconds - idle.cpuSeconds
