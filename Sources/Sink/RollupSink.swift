@@ -403,10 +403,14 @@ public final class RollupSink: Sendable {
                 seek(partition: partition, to: expected)
                 return nil
             }
-            if let stored, stored < low {
+            if (stored ?? 0) < low {
+                // Also with nothing stored: a store that starts on a topic whose first records are gone lacks them.
                 log(
                     .warning, "records were removed by retention before they were counted",
-                    ["partition": String(partition), "stored": String(stored), "oldest": String(low)])
+                    [
+                        "partition": String(partition), "stored": stored.map(String.init) ?? "none",
+                        "oldest": String(low),
+                    ])
             }
         }
         // Within one poll a partition's offsets only rise; anything before the first is dropped.
