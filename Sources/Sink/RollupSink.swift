@@ -405,12 +405,7 @@ public final class RollupSink: Sendable {
             }
             if (stored ?? 0) < low {
                 // Also with nothing stored: a store that starts on a topic whose first records are gone lacks them.
-                log(
-                    .warning, "records were removed by retention before they were counted",
-                    [
-                        "partition": String(partition), "stored": stored.map(String.init) ?? "none",
-                        "oldest": String(low),
-                    ])
+                warnRemovedByRetention(partition: partition, stored: stored, oldest: low)
             }
         }
         // Within one poll a partition's offsets only rise; anything before the first is dropped.
@@ -418,14 +413,17 @@ public final class RollupSink: Sendable {
         // A gap inside the poll is records retention removed after the consumer's fetch reached them (it reset to
         // the oldest record left): lost before they were counted, as at a poll's start, and said so.
         for (previous, record) in zip(records, records.dropFirst()) where record.offset > previous.offset + 1 {
-            log(
-                .warning, "records were removed by retention before they were counted",
-                [
-                    "partition": String(partition), "stored": String(previous.offset + 1),
-                    "oldest": String(record.offset),
-                ])
+            warnRemovedByRetention(partition: partition, stored: previous.offset + 1, oldest: record.offset)
         }
         return records
+    }
+
+    /// Logs that `partition`'s records from `stored` (its beginning when nil) up to `oldest` were gone before they
+    /// were counted.
+    private func warnRemovedByRetention(partition: Int, stored: Int64?, oldest: Int64) {
+        log(
+            .warning, "records were removed by retention before they were counted",
+            ["partition": String(partition), "stored": stored.map(String.init) ?? "none", "oldest": String(oldest)])
     }
 
     /// Seeks a partition to `offset` (its beginning when nil). A seek that fails is tried again before each poll

@@ -146,19 +146,11 @@ import Testing
 
     @Test(arguments: [StoreKind.sqlite, .postgres])
     func aStepsBulkMergeStoresTheBytesMergingEachRollupStores(kind: StoreKind) throws {
-        let bulk = try StoreFixture(kind)
-        let oneByOne = try StoreFixture(kind)
-        var factory = RollupFactory()
-        var offset: Int64?
+        var pair = try BulkAndOneByOne(kind)
+        let (bulk, oneByOne) = (pair.bulk, pair.oneByOne)
         var checked = 0
         for (series, versions) in Self.steps() {
-            try bulk.store.commit(
-                PartitionStep(
-                    topic: "flowmeter.batches.v1", partition: 0, partitions: 1, startOffset: offset,
-                    nextOffset: (offset ?? 0) + 1, series: series, versions: versions))
-            offset = (offset ?? 0) + 1
-            _ = try oneByOne.store.apply(
-                factory.partials(series.map { .series($0) } + versions.map { .version($0) }))
+            try pair.merge(series: series, versions: versions)
             // After every step, so a row kept as read and then merged again is compared too.
             let stored = try Self.everyRow(bulk)
             let expected = try Self.everyRow(oneByOne)
@@ -207,16 +199,10 @@ import Testing
         #expect(try RollupBlobCodec.decodeSamples(samples) == [sample])
         #expect(try RollupBlobCodec.decodeStrings(types) == ["a", "b"])
 
-        let bulk = try StoreFixture(kind)
-        let oneByOne = try StoreFixture(kind)
-        var factory = RollupFactory()
+        var pair = try BulkAndOneByOne(kind)
+        let (bulk, oneByOne) = (pair.bulk, pair.oneByOne)
         for step in 0..<2 {
-            try bulk.store.commit(
-                PartitionStep(
-                    topic: "flowmeter.batches.v1", partition: 0, partitions: 1, startOffset: step == 0 ? nil : 1,
-                    nextOffset: Int64(step + 1), series: series, versions: versions))
-            _ = try oneByOne.store.apply(
-                factory.partials(series.map { .series($0) } + versions.map { .version($0) }))
+            try pair.merge(series: series, versions: versions)
             guard step == 0 else { break }
             for fixture in [bulk, oneByOne] {
                 for table in [SeriesWindowTable.minutes.name, SeriesWindowTable.hours.name] {

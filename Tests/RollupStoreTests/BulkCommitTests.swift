@@ -33,19 +33,9 @@ import Testing
 
     @Test(arguments: [StoreKind.sqlite, .postgres])
     func aStepsBulkMergeStoresWhatMergingEachRollupDoes(kind: StoreKind) throws {
-        let bulk = try StoreFixture(kind)
-        let oneByOne = try StoreFixture(kind)
-        var factory = RollupFactory()
-        var offset: Int64?
-        for (series, versions) in Self.steps() {
-            try bulk.store.commit(
-                PartitionStep(
-                    topic: "flowmeter.batches.v1", partition: 0, partitions: 1, startOffset: offset,
-                    nextOffset: (offset ?? 0) + 1, series: series, versions: versions))
-            offset = (offset ?? 0) + 1
-            _ = try oneByOne.store.apply(
-                factory.partials(series.map { .series($0) } + versions.map { .version($0) }))
-        }
+        var pair = try BulkAndOneByOne(kind)
+        let (bulk, oneByOne) = (pair.bulk, pair.oneByOne)
+        for (series, versions) in Self.steps() { try pair.merge(series: series, versions: versions) }
         let from = RollupFactory.at(minute: 0)
         let to = RollupFactory.at(minute: 120)
         let query = SeriesQuery(from: from, to: to)
@@ -67,5 +57,29 @@ import Testing
             #expect(firstSeen.count > 10)
             #expect(firstSeen == (try oneByOne.store.firstSeen(appID: nil, kind: kind, buildConfiguration: .release)))
         }
+    }
+}
+
+/// Two stores of one kind fed the same rollups: `bulk` as a sink's steps of one partition (the bulk merge),
+/// `oneByOne` through `apply` (each rollup merged in turn, everything it writes encoded).
+struct BulkAndOneByOne {
+    let bulk: StoreFixture
+    let oneByOne: StoreFixture
+    private var factory = RollupFactory()
+    private var offset: Int64?
+
+    init(_ kind: StoreKind) throws {
+        bulk = try StoreFixture(kind)
+        oneByOne = try StoreFixture(kind)
+    }
+
+    /// Commits the rollups to `bulk` as the next step and applies them to `oneByOne`.
+    mutating func merge(series: [SeriesRollup], versions: [VersionRollup]) throws {
+        try bulk.store.commit(
+            PartitionStep(
+                topic: "flowmeter.batches.v1", partition: 0, partitions: 1, startOffset: offset,
+                nextOffset: (offset ?? 0) + 1, series: series, versions: versions))
+        offset = (offset ?? 0) + 1
+        _ = try oneByOne.store.apply(factory.partials(series.map { .series($0) } + versions.map { .version($0) }))
     }
 }

@@ -27,11 +27,16 @@ import Testing
 
     private typealias Records = [(offset: Int64, value: [UInt8])]
 
+    /// A SQLite store in `directory` and the steps of one sink over it.
+    private static func steps(in directory: TemporaryDirectory) throws -> (any RollupStore, PartitionSteps) {
+        let store = try openRollupStore(url: directory.file("rollups.sqlite"))
+        return (store, PartitionSteps(topic: topic, store: store, horizon: .seconds(3600), maxEntries: 1000))
+    }
+
     @Test func aSeriesMinuteThePartitionsShareIsOneRollup() throws {
         let directory = try TemporaryDirectory(prefix: "flowmeter-steps-together")
         defer { directory.remove() }
-        let store = try openRollupStore(url: directory.file("rollups.sqlite"))
-        let steps = PartitionSteps(topic: Self.topic, store: store, horizon: .seconds(3600), maxEntries: 1000)
+        let (store, steps) = try Self.steps(in: directory)
         let made = try steps.makeSteps(
             [
                 .init(
@@ -63,8 +68,7 @@ import Testing
     @Test func aFencedPartitionDropsEveryPartitionsStateAndCommitsNothing() throws {
         let directory = try TemporaryDirectory(prefix: "flowmeter-steps-together")
         defer { directory.remove() }
-        let store = try openRollupStore(url: directory.file("rollups.sqlite"))
-        let steps = PartitionSteps(topic: Self.topic, store: store, horizon: .seconds(3600), maxEntries: 1000)
+        let (store, steps) = try Self.steps(in: directory)
         let made = try steps.makeSteps(
             [
                 .init(partition: 0, records: [(0, Self.record("a"))] as Records, caughtUpAt: nil),

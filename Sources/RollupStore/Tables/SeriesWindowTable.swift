@@ -44,10 +44,6 @@ struct SeriesWindowTable: WindowTable {
         }
     }
 
-    static func decode(_ row: any SQLRow, offset: Int32, key: RollupSeries, windowStart: Int64) throws -> SeriesRollup {
-        try decodeKeepingBlobs(row, offset: offset, key: key, windowStart: windowStart).rollup
-    }
-
     static func decodeKeepingBlobs(_ row: any SQLRow, offset: Int32, key: RollupSeries, windowStart: Int64) throws
         -> (rollup: SeriesRollup, blobs: StoredBlobs)
     {

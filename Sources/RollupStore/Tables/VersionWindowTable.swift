@@ -52,10 +52,6 @@ struct VersionWindowTable: WindowTable {
         values.append(.blob(RollupBlobCodec.encode(buildTraffic: rollup.builds)))
     }
 
-    static func decode(_ row: any SQLRow, offset: Int32, key: VersionKey, windowStart: Int64) throws -> VersionRollup {
-        try decodeKeepingBlobs(row, offset: offset, key: key, windowStart: windowStart).rollup
-    }
-
     static func decodeKeepingBlobs(_ row: any SQLRow, offset: Int32, key: VersionKey, windowStart: Int64) throws
         -> (rollup: VersionRollup, blobs: StoredBlobs)
     {

@@ -23,14 +23,18 @@ protocol WindowTable {
     /// Appends `rollup`'s counts, sketch and lists as the values of ``valueColumns`` to `values`; a blob whose value
     /// `stored` (the row as read, before the merge) holds unchanged goes in as the bytes read.
     static func appendValues(of rollup: Rollup, stored: StoredBlobs?, to values: inout [SQLValue])
-    /// The rollup held by ``valueColumns`` read from column `offset` on; throws `invalidData` when it does not decode.
-    static func decode(_ row: any SQLRow, offset: Int32, key: Rollup.Key, windowStart: Int64) throws -> Rollup
-    /// ``decode(_:offset:key:windowStart:)``, and what the row's blobs were (``StoredBlobs``).
+    /// The rollup held by ``valueColumns`` read from column `offset` on, and what the row's blobs were
+    /// (``StoredBlobs``); throws `invalidData` when it does not decode.
     static func decodeKeepingBlobs(_ row: any SQLRow, offset: Int32, key: Rollup.Key, windowStart: Int64) throws
         -> (rollup: Rollup, blobs: StoredBlobs)
 }
 
 extension WindowTable {
+    /// The rollup held by ``valueColumns`` read from column `offset` on (``decodeKeepingBlobs``, without the blobs).
+    static func decode(_ row: any SQLRow, offset: Int32, key: Rollup.Key, windowStart: Int64) throws -> Rollup {
+        try decodeKeepingBlobs(row, offset: offset, key: key, windowStart: windowStart).rollup
+    }
+
     /// Every column of a row: the id, `window_start`, then ``valueColumns``.
     static var columns: SQLColumns { [idColumn, "window_start"] + valueColumns }
 
