@@ -25,12 +25,23 @@ import Testing
     @Test(arguments: 0..<6)
     func onlyThePlantedCausesAtAnyTimeOfDay(slot: Int) throws {
         // Six end times 4 h 1 min apart, from a fixed instant: every phase of the day, the same ones every run.
-        let end: Int64 = 1_796_515_200 - Int64(slot) * (4 * 3600 + 60)
+        try judge(end: 1_796_515_200 - Int64(slot) * (4 * 3600 + 60), requests: 3000)
+    }
+
+    /// End times at which DemoTests (the demo's 10,000 requests) found a false incident: 2026-12-06T08:51Z, where
+    /// `com.example.travel` title_block malformed payloads, 5 in a night bucket from two installs, were judged
+    /// against a level of 0.1 because nothing came before the window to give the series its long-run rate
+    /// (docs/detector.md, "Reports whose window reaches back to the store's first data").
+    @Test(arguments: [1_796_547_060 as Int64])
+    func onlyThePlantedCausesAtAnEndTimeThatOnceFailed(end: Int64) throws {
+        try judge(end: end, requests: 10_000)
+    }
+
+    private func judge(end: Int64, requests: Int) throws {
         let directory = try TemporaryDirectory(prefix: "flowmeter-demo-sweep")
         defer { directory.remove() }
         let store = try openRollupStore(
             url: directory.file("sweep.sqlite"), options: RollupStoreOptions())
-        let requests = 3000
         let scenario = TrafficScenario(seed: 2026, end: end, simulatedSeconds: 4 * 3600, batchCount: requests, runID: 0)
         let history = SeededHistory(scenario: scenario, days: 14, salt: Array("demo-sweep-salt-0123".utf8))
         var batches = history.batches()

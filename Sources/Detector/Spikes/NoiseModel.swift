@@ -13,7 +13,10 @@ import Foundation
 ///
 /// **Long-run level.** A mostly silent series that bursts now and then has a trailing median of 0, and an hour's mean
 /// that is itself noisy; its events per batch (or per decode) over the history, times the bucket's batches (or
-/// decodes), is a steadier floor for what it usually sends.
+/// decodes), is a steadier floor for what it usually sends. When its app sent batches in fewer than
+/// ``minLongRunBuckets`` buckets before the window (a window that reaches back to the store's first data), the rate
+/// is a ``RunningRate`` instead: everything up to the bucket judged, judged buckets included, but never those of a
+/// spike or held ones, so a series' own incident does not raise the floor it is judged against.
 ///
 /// **How unusual.** Every bucket of every series is a test, and with thousands of series × buckets a month a
 /// one-in-a-million bucket happens. The budget ``SpikeDetector/Configuration/falseAlarmsPerAppMonth`` is split in
@@ -24,6 +27,8 @@ import Foundation
 struct NoiseModel {
     private var dispersions: [SeriesIdentity: Dispersion] = [:]
     private var rates: [SeriesIdentity: (perBatch: Double?, perDecode: Double?)] = [:]
+    /// Per series, how many buckets before the window its app (or version) sent batches in.
+    private var historyBuckets: [SeriesIdentity: Int] = [:]
     private var appPriors: [String: Double] = [:]
     private var acrossSeries: [String: Int] = [:]
     private var versionSeries: [String: Int] = [:]
@@ -68,6 +73,7 @@ struct NoiseModel {
             var events: Int64 = 0
             var batches: Int64 = 0
             var decodes: Int64 = 0
+            var buckets = 0
             var start = from
             while start < to {
                 defer { start += bucketSeconds }
@@ -75,7 +81,9 @@ struct NoiseModel {
                 events += counts[start] ?? 0
                 batches += traffic.batches
                 decodes += traffic.decodes
+                buckets += 1
             }
+            historyBuckets[series] = buckets
             rates[series] = (
                 batches > 0 ? Double(events) / Double(batches) : nil,
                 decodes > 0 ? Double(events) / Double(decodes) : nil
@@ -90,6 +98,47 @@ struct NoiseModel {
         if traffic.decodes > 0, let perDecode = rate.perDecode { return perDecode * Double(traffic.decodes) }
         if traffic.batches > 0, let perBatch = rate.perBatch { return perBatch * Double(traffic.batches) }
         return 0
+    }
+
+    /// The fewest buckets with batches before the window for the series' long-run rate to come from them alone:
+    /// about 8 hours of an app's 5-minute buckets, as ``minJudgedPairs`` is for its dispersion.
+    static let minLongRunBuckets = 100
+
+    /// A ``RunningRate`` to judge `series` with, started from the buckets before `judgeStart`, or nil when the history
+    /// before the window is long enough for ``longRunLevel(of:at:)``.
+    func runningRate(of series: SeriesIdentity, before judgeStart: Int64) -> RunningRate? {
+        guard historyBuckets[series, default: 0] < Self.minLongRunBuckets else { return nil }
+        var rate = RunningRate()
+        var start = from
+        while start < min(judgeStart, to) {
+            defer { start += bucketSeconds }
+            rate.add(count: recent.counts[series]?[start] ?? 0, traffic: recent.traffic[series.traffic]?[start])
+        }
+        return rate
+    }
+
+    /// A series' events per batch (and per decode) over the buckets added so far: the long-run level of a series whose
+    /// history before the window is too short, kept up to date as the detector walks the window.
+    struct RunningRate {
+        private var events: Int64 = 0
+        private var batches: Int64 = 0
+        private var decodes: Int64 = 0
+
+        /// Adds a bucket's count, if its app (or version) sent batches in it.
+        mutating func add(count: Int64, traffic: Traffic?) {
+            guard let traffic, traffic.batches > 0 else { return }
+            events += count
+            batches += traffic.batches
+            decodes += traffic.decodes
+        }
+
+        /// The rate so far times the bucket's decodes (or batches); 0 without traffic to scale by.
+        func level(for traffic: Traffic?) -> Double {
+            guard let traffic else { return 0 }
+            if traffic.decodes > 0, decodes > 0 { return Double(events) / Double(decodes) * Double(traffic.decodes) }
+            if traffic.batches > 0, batches > 0 { return Double(events) / Double(batches) * Double(traffic.batches) }
+            return 0
+        }
     }
 
     /// The dispersion to judge `series` with: its own history's, shrunk toward its app's.

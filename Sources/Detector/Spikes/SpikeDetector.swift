@@ -227,9 +227,16 @@ public struct SpikeDetector: Sendable {
             // The held buckets just before this one, in a row: the onset of the spike they may turn into.
             var held: [FlaggedBucket] = []
             var open: OpenRun?
+            var running = noise.runningRate(of: series, before: judgeStart)
             var start = judgeStart
             while start < end {
-                defer { start += bucket }
+                defer {
+                    // Whatever this bucket turned out to be: a spike's or held buckets stay out of the running rate.
+                    if !flagged.contains(start) {
+                        running?.add(count: counts[start] ?? 0, traffic: recent.traffic[series.traffic]?[start])
+                    }
+                    start += bucket
+                }
                 let count = counts[start] ?? 0
                 if let current = open, let last = current.run.buckets.last, start - last.start > gapLimit {
                     if last.start >= firstBucket { runs.append(current.run) }
@@ -254,7 +261,9 @@ public struct SpikeDetector: Sendable {
                     held = []
                     continue
                 }
-                let longRun = noise.longRunLevel(of: series, at: start)
+                let longRun =
+                    running?.level(for: recent.traffic[series.traffic]?[start])
+                    ?? noise.longRunLevel(of: series, at: start)
                 let level = max(baseline.expected, baseline.trailingMean, longRun, configuration.minExpected)
                 let logThreshold = noise.logThreshold(for: series)
                 guard
