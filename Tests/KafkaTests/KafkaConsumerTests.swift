@@ -25,12 +25,45 @@ import Testing
         #expect(resumed.compactMap(TestEvents.id(of:)) == Array(10..<15))
     }
 
+    /// A consumer that is behind (more waiting than `maxMessages`) gets a full poll at once: the gathering time is
+    /// for a consumer that is caught up, never a wait a full poll pays. The polls gather for 30 s; a full one that
+    /// waited them out would take that long, one that did not takes milliseconds (the bound, 15 s, is only there to
+    /// tell the two apart). The last poll asks for more than is left and returns what there is after its gathering.
+    @Test func aPollThatCanBeFilledReturnsWithoutWaitingOutItsGathering() async throws {
+        let fixture = try KafkaFixture(brokers: 1, partitions: 1)
+        let producer = try fixture.makeProducer()
+        let topic = KafkaFixture.deploysTopic
+        let log = DeliveryLog()
+        try TestEvents.enqueue(Array(0..<30), to: producer, topic: topic, log: log)
+        #expect(try await log.waitFor(batches: 1))
+        #expect(await producer.shutdown(timeout: .seconds(5)) == 0)
+
+        let consumer = try fixture.makeConsumer(topics: [topic], groupID: "behind")
+        let polls = try await onOwnThread { () -> [(ids: [Int], seconds: Int64)] in
+            defer { consumer.close() }
+            return try [(10, Duration.seconds(30)), (15, .seconds(30)), (15, .milliseconds(200))].map {
+                let started = ContinuousClock.now
+                let messages = try consumer.poll(maxMessages: $0.0, timeout: .seconds(20), gathering: $0.1)
+                return (messages.compactMap(TestEvents.id(of:)), (ContinuousClock.now - started).components.seconds)
+            }
+        }
+        #expect(polls.map(\.ids) == [Array(0..<10), Array(10..<25), Array(25..<30)])
+        #expect(polls.prefix(2).allSatisfy { $0.seconds < 15 }, "\(polls.map(\.seconds)) s")
+    }
+
     @Test func pollAfterCloseThrows() throws {
         let fixture = try KafkaFixture(brokers: 1)
         let consumer = try fixture.makeConsumer(topics: [KafkaFixture.eventsTopic])
         consumer.close()
         let error = try #require(throws: KafkaError.self) { try consumer.poll(timeout: .zero) }
         #expect(error.code == .shutDown)
+    }
+
+    /// Runs `body` on a thread of its own (a consumer's poll blocks).
+    private func onOwnThread<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try body() }) }.start()
+        }
     }
 
     // Polls on a thread of its own (the consumer blocks), commits, and leaves the group.
