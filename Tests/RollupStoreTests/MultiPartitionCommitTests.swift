@@ -1,4 +1,5 @@
 import FlowmeterModels
+import Foundation
 import RollupStore
 import Rollups
 import Testing
@@ -60,5 +61,53 @@ import Testing
         // The partition this sink still owns commits alone.
         try fixture.store.commit(Self.step(0, from: nil, to: 10, series: Self.rollups, counted: ["a0"]))
         #expect(try fixture.store.position(topic: Self.topic, partition: 0).nextOffset == 10)
+    }
+}
+
+/// Two sinks of one group own different partitions but write the same rows: the dedupe key spreads every app,
+/// version and minute over all partitions. Each transaction locks the rows it merges (`FOR UPDATE` in PostgreSQL);
+/// taken in two orders, two such transactions wait for each other and PostgreSQL aborts one as a deadlock, after its
+/// `deadlock_timeout`. Here the two sinks' steps hold the same 300 series-minutes (three bulk chunks) in opposite
+/// orders and commit at the same moment, five times: every commit goes through, and every count is there.
+@Suite struct ConcurrentSinkCommitTests {
+    @Test(arguments: [StoreKind.sqlite, .postgres])
+    func twoSinksMergingTheSameRowsInOppositeOrdersNeverDeadlock(kind: StoreKind) async throws {
+        let fixture = try StoreFixture(kind)
+        let stores = [fixture.store, try fixture.reopen()]
+        let rollups = (0..<300).map {
+            RollupFactory.seriesRollup(RollupFactory.series(widget: "type_\($0)"), minute: 1 + $0 % 3, events: 1)
+        }
+        let rounds = 5
+        for round in 0..<rounds {
+            let failures = await withTaskGroup(of: String?.self) { group in
+                for (partition, store) in stores.enumerated() {
+                    let step = PartitionStep(
+                        topic: "flowmeter.batches.v1", partition: partition, partitions: 2,
+                        startOffset: round == 0 ? nil : Int64(round * 10), nextOffset: Int64(round * 10 + 10),
+                        series: partition == 0 ? rollups : rollups.reversed(),
+                        counted: [CountedBatch(key: "b\(partition)-\(round)", receivedAt: RollupFactory.base)])
+                    group.addTask {
+                        await withCheckedContinuation { continuation in
+                            Thread {
+                                do {
+                                    try store.commit(step)
+                                    continuation.resume(returning: nil)
+                                } catch {
+                                    continuation.resume(returning: "partition \(partition), round \(round): \(error)")
+                                }
+                            }.start()
+                        }
+                    }
+                }
+                var failures: [String] = []
+                for await failure in group { if let failure { failures.append(failure) } }
+                return failures
+            }
+            try #require(failures.isEmpty, "\(failures)")
+        }
+        let stored = try fixture.store.seriesRollups(
+            SeriesQuery(from: RollupFactory.at(minute: 0), to: RollupFactory.at(minute: 60)))
+        #expect(stored.count == 300)
+        #expect(stored.allSatisfy { $0.events == Int64(2 * rounds) }, "\(Set(stored.map(\.events)))")
     }
 }

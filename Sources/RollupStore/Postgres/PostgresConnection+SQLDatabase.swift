@@ -41,6 +41,11 @@ extension PostgresConnection: SQLDatabase {
         try execute("SELECT pg_advisory_xact_lock(7346021)", [])
     }
 
+    func lockForRollupWrites() throws {
+        // Another constant key: the sinks' commits take turns; readers and other writers do not wait for it.
+        try execute("SELECT pg_advisory_xact_lock(7346022)", [])
+    }
+
     func reclaimFreePages(maxPages: Int) throws -> Int? {
         // Autovacuum marks deleted rows' space reusable; the database reclaims it without being asked.
         nil

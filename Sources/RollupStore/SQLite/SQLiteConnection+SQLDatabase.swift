@@ -41,6 +41,10 @@ extension SQLiteConnection: SQLDatabase {
         // BEGIN IMMEDIATE already holds the database's write lock.
     }
 
+    func lockForRollupWrites() throws {
+        // BEGIN IMMEDIATE already holds the database's write lock.
+    }
+
     func reclaimFreePages(maxPages: Int) throws -> Int? {
         // 2 is INCREMENTAL; a file made before it was set reclaims only after `enableIncrementalReclaim()`.
         guard try pragma("auto_vacuum") == 2 else { return nil }

@@ -31,6 +31,7 @@ struct RollupWriter {
     mutating func apply(_ partials: [PartialRollup], now: Int64, pruneBefore: Int64) throws -> RollupApplyResult {
         var pending = IDCache()
         let result = try connection.database.writeTransaction {
+            try connection.database.lockForRollupWrites()
             var result = RollupApplyResult(applied: 0, duplicates: 0)
             for partial in partials {
                 guard try AppliedMessagesTable.claim(partial.id, now: now, on: connection) else {
@@ -59,14 +60,15 @@ struct RollupWriter {
         return result
     }
 
-    /// Applies sink steps in one transaction: every partition's offset first, in partition order (fenced:
-    /// ``PartitionFenced`` when one moved; in PostgreSQL each update takes the partition row's lock, and taking them
-    /// in one order keeps two sinks' transactions from deadlocking), then the rollups of every step merged, then the
-    /// counted batches.
+    /// Applies sink steps in one transaction, which takes its turn among the writers of rollup rows first
+    /// (``SQLDatabase/lockForRollupWrites()``: two sinks merge the same rows, and would deadlock on their row locks
+    /// in PostgreSQL): every partition's offset, in partition order (fenced: ``PartitionFenced`` when one moved), then
+    /// the rollups of every step merged, then the counted batches.
     mutating func commit(_ steps: [PartitionStep], now: Int64) throws {
         var pending = IDCache()
         let ordered = steps.sorted { ($0.topic, $0.partition) < ($1.topic, $1.partition) }
         try connection.database.writeTransaction {
+            try connection.database.lockForRollupWrites()
             for step in ordered { try SinkPartitionsTable.advance(step, now: now, on: connection) }
             // In bulk (WindowTable.merge(_:ids:on:)): the same rows as merging each rollup in turn, in a few
             // statements per hundred rows.
