@@ -8,17 +8,13 @@ import Testing
         let fixture = try KafkaFixture(brokers: 1, partitions: 1)
         let producer = try fixture.makeProducer()
         let topic = KafkaFixture.deploysTopic
-        let first = DeliveryLog()
-        try TestEvents.enqueue(Array(0..<10), to: producer, topic: topic, log: first)
-        #expect(try await first.waitFor(batches: 1))
+        try await Self.produce(Array(0..<10), with: producer, to: topic)
 
         let group = "sink"
         let read = try await Self.readAndCommit(fixture: fixture, topic: topic, group: group, count: 10)
         #expect(read.compactMap(TestEvents.id(of:)) == Array(0..<10))
 
-        let second = DeliveryLog()
-        try TestEvents.enqueue(Array(10..<15), to: producer, topic: topic, log: second)
-        #expect(try await second.waitFor(batches: 1))
+        try await Self.produce(Array(10..<15), with: producer, to: topic)
         #expect(await producer.shutdown(timeout: .seconds(5)) == 0)
 
         let resumed = try await Self.readAndCommit(fixture: fixture, topic: topic, group: group, count: 5)
@@ -33,9 +29,7 @@ import Testing
         let fixture = try KafkaFixture(brokers: 1, partitions: 1)
         let producer = try fixture.makeProducer()
         let topic = KafkaFixture.deploysTopic
-        let log = DeliveryLog()
-        try TestEvents.enqueue(Array(0..<30), to: producer, topic: topic, log: log)
-        #expect(try await log.waitFor(batches: 1))
+        try await Self.produce(Array(0..<30), with: producer, to: topic)
         #expect(await producer.shutdown(timeout: .seconds(5)) == 0)
 
         let consumer = try fixture.makeConsumer(topics: [topic], groupID: "behind")
@@ -57,6 +51,13 @@ import Testing
         consumer.close()
         let error = try #require(throws: KafkaError.self) { try consumer.poll(timeout: .zero) }
         #expect(error.code == .shutDown)
+    }
+
+    /// Produces one message per id and waits until the batch is delivered.
+    private static func produce(_ ids: [Int], with producer: KafkaProducer, to topic: String) async throws {
+        let log = DeliveryLog()
+        try TestEvents.enqueue(ids, to: producer, topic: topic, log: log)
+        #expect(try await log.waitFor(batches: 1))
     }
 
     /// Runs `body` on a thread of its own (a consumer's poll blocks).
