@@ -26,6 +26,9 @@ extension SinkBenchmark {
     /// With `pace`, rounds are produced at that many events a second (as collectors writing the topic would), not
     /// as fast as the sink takes them, and the sink's share of a core over the run says whether it keeps up: below
     /// 100 % at a collector core's rate means one sink core keeps up with one collector core.
+    /// The sink's `--step-interval` for the process row (`--step-interval`); nil for its default.
+    nonisolated(unsafe) static var processStepInterval: String?
+
     static func process(_ inputs: Inputs, rounds: Int, pace: Int?, aheadRecords: Int, label: String) throws {
         let directory = try TemporaryDirectory(prefix: "flowmeter-bench-sink-process")
         let cluster = try MockClusterProcess(executable: IngestBenchmark.siblingExecutable("flowmeter-bench"))
@@ -36,7 +39,7 @@ extension SinkBenchmark {
             arguments: [
                 "sink", "--kafka", cluster.bootstrapServers.joined(separator: ","), "--store",
                 directory.path + "/sink.sqlite", "--ops-listen", "127.0.0.1:\(port)", "--log-format", "logfmt",
-            ], cpu: nil, logDirectory: URL(fileURLWithPath: directory.path))
+            ] + (processStepInterval.map { ["--step-interval", $0] } ?? []), cpu: nil, logDirectory: URL(fileURLWithPath: directory.path))
         defer { sink.stop() }
         try sink.waitUntilServing(port: port, path: "/healthz", timeout: 30)
         let idle = sink.counters()

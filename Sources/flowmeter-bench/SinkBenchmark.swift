@@ -54,6 +54,7 @@ enum SinkBenchmark {
                                     [--store URL (a temporary SQLite; postgres://… for PostgreSQL)]
                                     [--rounds N (run each row N rounds instead of --seconds: for callgrind)]
                                     [--sqlite-cache-kib N (SQLite's 2048: the writer's page cache)]
+                                    [--step-interval D (with --only process: the sink's --step-interval)]
                                     [--postgres-unprepared (PostgreSQL parses every statement on every run)]
                                     [--rate N (1000) --log-seconds N (3600) --max-entries N (2000000): dedupe]
         """
@@ -90,6 +91,7 @@ enum SinkBenchmark {
             case "--log-seconds": logSeconds = Int(value) ?? 0
             case "--max-entries": maxEntries = Int(value) ?? 0
             case "--sqlite-cache-kib": storeOptions.sqliteWriterCacheKiB = Int(value) ?? 0
+            case "--step-interval": processStepInterval = value
             case "--recent":
                 isRecent = true
                 index -= 1
