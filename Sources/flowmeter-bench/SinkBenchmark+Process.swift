@@ -34,12 +34,14 @@ extension SinkBenchmark {
         let cluster = try MockClusterProcess(executable: IngestBenchmark.siblingExecutable("flowmeter-bench"))
         defer { cluster.stop() }
         let port = try ServerProcess.freeLoopbackPort()
+        var arguments = [
+            "sink", "--kafka", cluster.bootstrapServers.joined(separator: ","), "--store",
+            directory.path + "/sink.sqlite", "--ops-listen", "127.0.0.1:\(port)", "--log-format", "logfmt",
+        ]
+        if let processStepInterval { arguments += ["--step-interval", processStepInterval] }
         let sink = try MeasuredProcess(
             name: "flowmeter-sink", executable: IngestBenchmark.siblingExecutable("flowmeter"),
-            arguments: [
-                "sink", "--kafka", cluster.bootstrapServers.joined(separator: ","), "--store",
-                directory.path + "/sink.sqlite", "--ops-listen", "127.0.0.1:\(port)", "--log-format", "logfmt",
-            ] + (processStepInterval.map { ["--step-interval", $0] } ?? []), cpu: nil, logDirectory: URL(fileURLWithPath: directory.path))
+            arguments: arguments, cpu: nil, logDirectory: URL(fileURLWithPath: directory.path))
         defer { sink.stop() }
         try sink.waitUntilServing(port: port, path: "/healthz", timeout: 30)
         let idle = sink.counters()
