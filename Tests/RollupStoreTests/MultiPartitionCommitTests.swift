@@ -111,3 +111,71 @@ import Testing
         #expect(stored.allSatisfy { $0.events == Int64(2 * rounds) }, "\(Set(stored.map(\.events)))")
     }
 }
+
+/// A prune deletes old rows in batches while a sink may merge rows into the same old minutes (a very late batch, a
+/// rebuild); the prune's deletes and the sink's `FOR UPDATE` reads lock those rows in different orders, so each
+/// delete batch takes its turn among the rollup writers too. Here a sink merges 3,000 old series-minutes (in
+/// reverse order) while a prune deletes them 300 at a time, five rounds: both finish every time, without a deadlock.
+@Suite struct PruneDuringCommitTests {
+    @Test(arguments: [StoreKind.sqlite, .postgres])
+    func aPruneAndASinkOnTheSameOldRowsNeverDeadlock(kind: StoreKind) async throws {
+        let fixture = try StoreFixture(kind)
+        let pruning = try fixture.reopen()
+        guard let pruner = pruning as? any RollupStoreMaintenance else {
+            Issue.record("\(kind) store has no prune")
+            return
+        }
+        let rollups = (0..<3_000).map {
+            RollupFactory.seriesRollup(RollupFactory.series(widget: "type_\($0)"), minute: 1 + $0 % 5, events: 1)
+        }
+        let policy = {
+            var policy = RetentionPolicy()
+            policy.batchRows = 300
+            return policy
+        }()
+        let now = Timestamp(secondsSinceEpoch: RollupFactory.base + 30 * 86_400)
+        for round in 0..<5 {
+            let seed = PartitionStep(
+                topic: "flowmeter.batches.v1", partition: 0, partitions: 2,
+                startOffset: round == 0 ? nil : Int64(round * 10), nextOffset: Int64(round * 10 + 10), series: rollups)
+            try fixture.store.commit(seed)
+            let late = PartitionStep(
+                topic: "flowmeter.batches.v1", partition: 1, partitions: 2,
+                startOffset: round == 0 ? nil : Int64(round * 10), nextOffset: Int64(round * 10 + 10),
+                series: rollups.reversed())
+            let store = fixture.store
+            let failures = await withTaskGroup(of: String?.self) { group in
+                group.addTask {
+                    await Self.onThread {
+                        do {
+                            try store.commit(late)
+                            return nil
+                        } catch {
+                            return "commit, round \(round): \(error)"
+                        }
+                    }
+                }
+                group.addTask {
+                    await Self.onThread {
+                        do {
+                            _ = try pruner.prune(policy, now: now, shouldContinue: { true })
+                            return nil
+                        } catch {
+                            return "prune, round \(round): \(error)"
+                        }
+                    }
+                }
+                var failures: [String] = []
+                for await failure in group { if let failure { failures.append(failure) } }
+                return failures
+            }
+            try #require(failures.isEmpty, "\(failures)")
+        }
+    }
+
+    private static func onThread(_ body: @escaping @Sendable () -> String?) async -> String? {
+        await withCheckedContinuation { continuation in
+            Thread { continuation.resume(returning: body()) }.start()
+        }
+    }
+}

@@ -72,7 +72,10 @@ enum RetentionPruner {
                 }
                 let deleted = try core.write { connection in
                     try connection.database.writeTransaction {
-                        try connection.database.update(
+                        // A batch takes its turn among the sinks' commits: a sink merging into the same old rows
+                        // (a very late batch, a rebuild) locks them in its own order, and the two would deadlock.
+                        try connection.database.lockForRollupWrites()
+                        return try connection.database.update(
                             sql, [.integer(target.cutoff), .integer(Int64(policy.batchRows))])
                     }
                 }
