@@ -87,16 +87,7 @@ import Testing
                         series: partition == 0 ? rollups : rollups.reversed(),
                         counted: [CountedBatch(key: "b\(partition)-\(round)", receivedAt: RollupFactory.base)])
                     group.addTask {
-                        await withCheckedContinuation { continuation in
-                            Thread {
-                                do {
-                                    try store.commit(step)
-                                    continuation.resume(returning: nil)
-                                } catch {
-                                    continuation.resume(returning: "partition \(partition), round \(round): \(error)")
-                                }
-                            }.start()
-                        }
+                        await failure(on: "partition \(partition), round \(round)") { try store.commit(step) }
                     }
                 }
                 var failures: [String] = []
@@ -145,24 +136,10 @@ import Testing
                 series: rollups.reversed())
             let store = fixture.store
             let failures = await withTaskGroup(of: String?.self) { group in
+                group.addTask { await failure(on: "commit, round \(round)") { try store.commit(late) } }
                 group.addTask {
-                    await Self.onThread {
-                        do {
-                            try store.commit(late)
-                            return nil
-                        } catch {
-                            return "commit, round \(round): \(error)"
-                        }
-                    }
-                }
-                group.addTask {
-                    await Self.onThread {
-                        do {
-                            _ = try pruner.prune(policy, now: now, shouldContinue: { true })
-                            return nil
-                        } catch {
-                            return "prune, round \(round): \(error)"
-                        }
+                    await failure(on: "prune, round \(round)") {
+                        _ = try pruner.prune(policy, now: now, shouldContinue: { true })
                     }
                 }
                 var failures: [String] = []
@@ -172,10 +149,19 @@ import Testing
             try #require(failures.isEmpty, "\(failures)")
         }
     }
+}
 
-    private static func onThread(_ body: @escaping @Sendable () -> String?) async -> String? {
-        await withCheckedContinuation { continuation in
-            Thread { continuation.resume(returning: body()) }.start()
-        }
+/// Runs `body` on a thread of its own (a store's calls block); nil when it returned, else what it threw, after
+/// `label`.
+private func failure(on label: String, _ body: @escaping @Sendable () throws -> Void) async -> String? {
+    await withCheckedContinuation { continuation in
+        Thread {
+            do {
+                try body()
+                continuation.resume(returning: nil)
+            } catch {
+                continuation.resume(returning: "\(label): \(error)")
+            }
+        }.start()
     }
 }
