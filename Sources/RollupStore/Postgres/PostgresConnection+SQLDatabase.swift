@@ -42,7 +42,7 @@ extension PostgresConnection: SQLDatabase {
     }
 
     func lockForRollupWrites() throws {
-        // Another constant key: the sinks' commits take turns; readers and other writers do not wait for it.
+        // Another constant key: sink commits and prune batches take turns; readers and other writers do not wait.
         try execute("SELECT pg_advisory_xact_lock(7346022)", [])
     }
 

@@ -22,8 +22,8 @@ protocol SQLDatabase: AnyObject, Sendable {
     func bulkInsert(table: String, columns: [String], rows: [[SQLValue]]) throws
     /// Takes the lock that serializes migrations between processes, inside the current transaction.
     func lockForMigration() throws
-    /// Takes the lock that serializes transactions merging rollup rows between processes (two sinks of one group),
-    /// inside the current transaction, until it ends. They merge the same rows (the dedupe key spreads every app,
+    /// Takes the lock that serializes transactions writing rollup rows between processes (two sinks of one group, a
+    /// retention prune's delete batch), inside the current transaction, until it ends. They merge the same rows (the dedupe key spreads every app,
     /// version and minute over all partitions), each in its own order, so with row locks alone two of them wait for
     /// each other and PostgreSQL aborts one as a deadlock; SQLite's `BEGIN IMMEDIATE` serializes them already.
     func lockForRollupWrites() throws
