@@ -26,9 +26,8 @@ import Foundation
 /// versions needs p < 0.05 ÷ (40 × 8,640) ≈ 1.4 × 10⁻⁷ across versions and ≈ 4.8 × 10⁻⁸ in a single version.
 struct NoiseModel {
     private var dispersions: [SeriesIdentity: Dispersion] = [:]
-    private var rates: [SeriesIdentity: (perBatch: Double?, perDecode: Double?)] = [:]
-    /// Per series, how many buckets before the window its app (or version) sent batches in.
-    private var historyBuckets: [SeriesIdentity: Int] = [:]
+    /// Per series, its events per batch and per decode over the buckets before the window.
+    private var rates: [SeriesIdentity: RunningRate] = [:]
     private var appPriors: [String: Double] = [:]
     private var acrossSeries: [String: Int] = [:]
     private var versionSeries: [String: Int] = [:]
@@ -69,35 +68,24 @@ struct NoiseModel {
             }
         }
         for (app, parts) in pooled { appPriors[app] = Dispersion(pooling: parts).ratio }
-        for (series, counts) in recent.counts {
-            var events: Int64 = 0
-            var batches: Int64 = 0
-            var decodes: Int64 = 0
-            var buckets = 0
-            var start = from
-            while start < to {
-                defer { start += bucketSeconds }
-                guard let traffic = recent.traffic[series.traffic]?[start], traffic.batches > 0 else { continue }
-                events += counts[start] ?? 0
-                batches += traffic.batches
-                decodes += traffic.decodes
-                buckets += 1
-            }
-            historyBuckets[series] = buckets
-            rates[series] = (
-                batches > 0 ? Double(events) / Double(batches) : nil,
-                decodes > 0 ? Double(events) / Double(decodes) : nil
-            )
-        }
+        for series in recent.counts.keys { rates[series] = rate(of: series, before: to) }
     }
 
     /// The series' events per decode over the history times the bucket's decodes, or per batch times its batches;
     /// 0 without traffic to scale by.
     func longRunLevel(of series: SeriesIdentity, at start: Int64) -> Double {
-        guard let traffic = recent.traffic[series.traffic]?[start], let rate = rates[series] else { return 0 }
-        if traffic.decodes > 0, let perDecode = rate.perDecode { return perDecode * Double(traffic.decodes) }
-        if traffic.batches > 0, let perBatch = rate.perBatch { return perBatch * Double(traffic.batches) }
-        return 0
+        rates[series]?.level(for: recent.traffic[series.traffic]?[start]) ?? 0
+    }
+
+    /// The series' rate over the buckets from the history's start up to `end`.
+    private func rate(of series: SeriesIdentity, before end: Int64) -> RunningRate {
+        var rate = RunningRate()
+        var start = from
+        while start < end {
+            defer { start += bucketSeconds }
+            rate.add(count: recent.counts[series]?[start] ?? 0, traffic: recent.traffic[series.traffic]?[start])
+        }
+        return rate
     }
 
     /// The fewest buckets with batches before the window for the series' long-run rate to come from them alone:
@@ -107,26 +95,23 @@ struct NoiseModel {
     /// A ``RunningRate`` to judge `series` with, started from the buckets before `judgeStart`, or nil when the history
     /// before the window is long enough for ``longRunLevel(of:at:)``.
     func runningRate(of series: SeriesIdentity, before judgeStart: Int64) -> RunningRate? {
-        guard historyBuckets[series, default: 0] < Self.minLongRunBuckets else { return nil }
-        var rate = RunningRate()
-        var start = from
-        while start < min(judgeStart, to) {
-            defer { start += bucketSeconds }
-            rate.add(count: recent.counts[series]?[start] ?? 0, traffic: recent.traffic[series.traffic]?[start])
-        }
-        return rate
+        guard (rates[series]?.buckets ?? 0) < Self.minLongRunBuckets else { return nil }
+        return rate(of: series, before: min(judgeStart, to))
     }
 
-    /// A series' events per batch (and per decode) over the buckets added so far: the long-run level of a series whose
-    /// history before the window is too short, kept up to date as the detector walks the window.
+    /// A series' events per batch (and per decode) over the buckets added so far: its long-run level over the history
+    /// before the window, or, where that is too short, kept up to date as the detector walks the window.
     struct RunningRate {
         private var events: Int64 = 0
         private var batches: Int64 = 0
         private var decodes: Int64 = 0
+        /// How many buckets with batches were added.
+        private(set) var buckets = 0
 
         /// Adds a bucket's count, if its app (or version) sent batches in it.
         mutating func add(count: Int64, traffic: Traffic?) {
             guard let traffic, traffic.batches > 0 else { return }
+            buckets += 1
             events += count
             batches += traffic.batches
             decodes += traffic.decodes
