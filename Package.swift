@@ -160,7 +160,7 @@ let package = Package(
         ),
         .executableTarget(name: "FuzzBatchDecoder", dependencies: ["FuzzTargets"], swiftSettings: strictSettings),
         .executableTarget(name: "FuzzInflate", dependencies: ["FuzzTargets"], swiftSettings: strictSettings),
-        .executableTarget(name: "FuzzRollupWire", dependencies: ["FuzzTargets"], swiftSettings: strictSettings),
+        .executableTarget(name: "FuzzDeployMarker", dependencies: ["FuzzTargets"], swiftSettings: strictSettings),
         .executableTarget(name: "FuzzBlobCodec", dependencies: ["FuzzTargets"], swiftSettings: strictSettings),
         .executableTarget(name: "FuzzIngestRequest", dependencies: ["FuzzTargets"], swiftSettings: strictSettings),
         .executableTarget(name: "FuzzPageWalker", dependencies: ["FuzzTargets"], swiftSettings: strictSettings),

@@ -7,7 +7,7 @@
 #           a crash or failed invariant stops that target and is saved to $FUZZ_SCRATCH/artifacts/TARGET/
 #   corpus  run each target once over its checked-in corpus, Tests/Fuzz/TARGET (libFuzzer -runs=0)
 #   build and run use a release build, corpus a debug one (quicker to build); FUZZ_CONFIGURATION overrides.
-# TARGET is a corpus folder name (batch-decoder, inflate, rollup-wire, blob-codec, ingest-request, page-walker,
+# TARGET is a corpus folder name (batch-decoder, inflate, deploy-marker, blob-codec, ingest-request, page-walker,
 # batch-record);
 # none means all. Exits non-zero when any target found something.
 set -euo pipefail
@@ -20,11 +20,11 @@ FUZZ_SCRATCH=${FUZZ_SCRATCH:-.build-fuzz}
 FUZZ_FLAGS=${FUZZ_FLAGS:-}
 
 declare -A products=(
-  [batch-decoder]=FuzzBatchDecoder [inflate]=FuzzInflate [rollup-wire]=FuzzRollupWire
+  [batch-decoder]=FuzzBatchDecoder [inflate]=FuzzInflate [deploy-marker]=FuzzDeployMarker
   [blob-codec]=FuzzBlobCodec [ingest-request]=FuzzIngestRequest [page-walker]=FuzzPageWalker
   [batch-record]=FuzzBatchRecord
 )
-all_targets=(batch-decoder inflate rollup-wire blob-codec ingest-request page-walker batch-record)
+all_targets=(batch-decoder inflate deploy-marker blob-codec ingest-request page-walker batch-record)
 
 mode=${1:-}
 shift || true

@@ -14,7 +14,7 @@ package protocol FuzzTarget: Sendable {
 package enum FuzzTargets {
     /// The targets.
     package static let all: [any FuzzTarget.Type] = [
-        BatchDecoderFuzzTarget.self, InflateFuzzTarget.self, RollupWireFuzzTarget.self, BlobCodecFuzzTarget.self,
+        BatchDecoderFuzzTarget.self, InflateFuzzTarget.self, DeployMarkerFuzzTarget.self, BlobCodecFuzzTarget.self,
         IngestRequestFuzzTarget.self, PageWalkerFuzzTarget.self, BatchRecordFuzzTarget.self,
     ]
 

@@ -31,8 +31,6 @@ public struct RollupsError: FlowmeterError {
         /// Wraps a code name.
         public init(rawValue: String) { self.rawValue = rawValue }
 
-        /// A `flowmeter.rollups.v1` message that is not a valid partial rollup.
-        public static let invalidPartialRollup = Code(rawValue: "invalidPartialRollup")
         /// Serialized HyperLogLog bytes that are truncated, of an unknown version, or out of range.
         public static let invalidSketch = Code(rawValue: "invalidSketch")
         /// A deploy marker that is not valid JSON, misses a required key, or has a bad value.

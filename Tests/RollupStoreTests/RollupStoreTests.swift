@@ -395,8 +395,8 @@ import Testing
         #expect(try fixture.store.apply(old).applied == 1)
     }
 
-    /// A rollups-topic message can carry any count; two at the top of the range used to trap in the merge and crash
-    /// the sink on every restart (found by the rollup-wire fuzz target, `Tests/Fuzz/rollup-wire/series-max-events.json`).
+    /// A batch record can carry any count; two rollups at the top of the range used to trap in the merge and crash
+    /// the sink on every restart (found by the former rollup-wire fuzz target, docs/fuzzing.md).
     @Test(arguments: StoreKind.allCases)
     func countsAtTheTopOfTheRangeSaturateInsteadOfTrapping(kind: StoreKind) throws {
         let fixture = try StoreFixture(kind)

@@ -147,7 +147,7 @@ import Testing
     }
 
     /// Counts in Kafka messages can be anything; a merge at the top of the range saturates instead of trapping (found
-    /// by the rollup-wire fuzz target: `Tests/Fuzz/rollup-wire/series-max-events.json`, `version-max-batches.json`).
+    /// by the former rollup-wire fuzz target, docs/fuzzing.md).
     @Test func mergingCountsAtTheTopOfTheRangeSaturates() {
         var random = SeededGenerator(seed: 5)
         var series = F.seriesRollup(&random)
