@@ -345,12 +345,18 @@ extension AggregatorShard.VersionEntry {
         }
         guard only >= 0 else { return [] }
         if isSingle { return [table.strings[Int(only)]] }
-        var counts: [(release: String, events: Int64)] = []
+        // Events per release, by table entry (a batch names a few releases): no string is touched per event.
+        var totals: [(release: Int32, events: Int64)] = []
         for position in events.indices where events[position].backendRelease >= 0 {
             let event = events[position]
-            counts.append((table.strings[Int(event.backendRelease)], Int64(max(0, event.count))))
+            let count = Int64(max(0, event.count))
+            if let at = totals.firstIndex(where: { $0.release == event.backendRelease }) {
+                totals[at].events = totals[at].events.saturatingAdding(count)
+            } else {
+                totals.append((event.backendRelease, count))
+            }
         }
-        return VersionReleaseTraffic.attributed(counts)
+        return VersionReleaseTraffic.attributed(totals.map { (table.strings[Int($0.release)], $0.events) })
     }
 
     private mutating func recordBatch(

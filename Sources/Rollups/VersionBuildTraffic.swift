@@ -60,6 +60,20 @@ public struct VersionBuildTraffic: BoundedTraffic, Hashable, Sendable, Codable {
     /// `builds` cut to the ``maxBuilds`` newest (``isNewer(_:than:)``).
     public static func bounded(_ builds: [String: VersionBuildTraffic]) -> [String: VersionBuildTraffic] {
         guard builds.count > maxBuilds else { return builds }
+        if builds.count == maxBuilds + 1 {
+            // One build over, as counting a batch of a new build leaves it: the oldest goes, found in one pass
+            // rather than by sorting (a version of many builds counted it for every such batch).
+            var oldest = builds.startIndex
+            var index = builds.index(after: oldest)
+            while index != builds.endIndex {
+                let (build, traffic) = builds[index]
+                if isNewer((builds[oldest].key, builds[oldest].value), than: (build, traffic)) { oldest = index }
+                builds.formIndex(after: &index)
+            }
+            var kept = builds
+            kept.remove(at: oldest)
+            return kept
+        }
         let kept = builds.map { (build: $0.key, traffic: $0.value) }.sorted(by: isNewer).prefix(maxBuilds)
         return Dictionary(uniqueKeysWithValues: kept.map { ($0.build, $0.traffic) })
     }

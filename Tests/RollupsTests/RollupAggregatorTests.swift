@@ -210,6 +210,24 @@ import Testing
         #expect(many.builds.count == VersionBuildTraffic.maxBuilds)
     }
 
+    /// One build over the bound (what counting a batch of a new build leaves) drops the oldest build found in one
+    /// pass; it keeps the same builds as cutting the sorted list, whatever the minutes, numbers and spellings.
+    @Test(arguments: 0..<50)
+    func oneBuildOverTheBoundKeepsWhatSortingKeeps(seed: Int) {
+        var random = SeededGenerator(seed: UInt64(seed))
+        var builds: [String: VersionBuildTraffic] = [:]
+        let spellings = ["", "a", "5210", "05210", "5210.1", "5211", "6000", "6000-beta", "10", "9"]
+        while builds.count < VersionBuildTraffic.maxBuilds + 1 {
+            let build = spellings[Int(random.next() % UInt64(spellings.count))] + String(random.next() % 40)
+            builds[build] = VersionBuildTraffic(
+                batches: Int64(random.next() % 3), lastSeen: Self.base + 60 * Int64(random.next() % 3))
+        }
+        let sorted = builds.map { (build: $0.key, traffic: $0.value) }.sorted(by: VersionBuildTraffic.isNewer)
+        let expected = Dictionary(
+            uniqueKeysWithValues: sorted.prefix(VersionBuildTraffic.maxBuilds).map { ($0.build, $0.traffic) })
+        #expect(VersionBuildTraffic.bounded(builds) == expected)
+    }
+
     @Test func clientReportTotalsAddUpInTheVersionRollup() throws {
         let aggregator = RollupAggregator(configuration: .init(collectorID: "c"))
         let at = Timestamp(secondsSinceEpoch: Self.base)
