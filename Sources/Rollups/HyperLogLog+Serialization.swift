@@ -84,25 +84,3 @@ extension HyperLogLog {
         }
     }
 }
-
-extension HyperLogLog: Codable {
-    /// Decodes the base64 of ``serialized()``; bad base64 or bad bytes are a `dataCorrupted` error.
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        let text = try container.decode(String.self)
-        guard let data = Data(base64Encoded: text) else {
-            throw DecodingError.dataCorruptedError(in: container, debugDescription: "HyperLogLog is not base64")
-        }
-        do {
-            self = try HyperLogLog(serialized: data)
-        } catch {
-            throw DecodingError.dataCorruptedError(in: container, debugDescription: error.message)
-        }
-    }
-
-    /// Encodes the base64 of ``serialized()``.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(Data(serialized()).base64EncodedString())
-    }
-}

@@ -3,7 +3,7 @@ public import FlowmeterModels
 /// One minute of time, named by its first second: epoch seconds, always a multiple of 60.
 ///
 /// Encodes as the bare number (`"window": 1764493140`).
-public struct MinuteWindow: Hashable, Comparable, Sendable, Codable, CustomStringConvertible {
+public struct MinuteWindow: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// The first second of the minute, in seconds since the epoch; a multiple of 60.
     public let start: Int64
 
@@ -35,20 +35,4 @@ public struct MinuteWindow: Hashable, Comparable, Sendable, Codable, CustomStrin
 
     public static func < (lhs: MinuteWindow, rhs: MinuteWindow) -> Bool { lhs.start < rhs.start }
 
-    /// Decodes the bare epoch-seconds number; one that is not a multiple of 60 is a `dataCorrupted` error.
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        let start = try container.decode(Int64.self)
-        guard start % 60 == 0 else {
-            throw DecodingError.dataCorruptedError(
-                in: container, debugDescription: "Window start \(start) is not a multiple of 60")
-        }
-        self.start = start
-    }
-
-    /// Encodes the bare epoch-seconds number.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(start)
-    }
 }

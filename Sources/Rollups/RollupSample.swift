@@ -4,7 +4,7 @@
 /// so the same place on different pages and positions is one sample. Samples order by (codingPath, message, pageID)
 /// by UTF-8 bytes, absent values first; a rollup keeps the first few distinct (codingPath, message) pairs in that
 /// order, which makes the kept set independent of merge order.
-public struct RollupSample: Hashable, Comparable, Sendable, Codable {
+public struct RollupSample: Hashable, Comparable, Sendable {
     /// The normalized coding path; `""` when the event carried none.
     public var codingPath: String
     /// The app's message.

@@ -10,7 +10,7 @@ public import FlowmeterModels
 ///
 /// Ordered field by field (appID, platform, appVersion, buildConfiguration, kind, widgetType) by UTF-8 bytes, the
 /// order SQL's binary collation gives, so every store returns rows in the same order.
-public struct RollupSeries: Hashable, Comparable, Sendable, Codable {
+public struct RollupSeries: Hashable, Comparable, Sendable {
     /// The reporting app's bundle identifier.
     public var appID: String
     /// The reporting app's platform, for example `ios`.

@@ -1,5 +1,5 @@
 /// One series' events in one bucket of `bucketSeconds` (aligned to multiples of `bucketSeconds` since the epoch).
-public struct SeriesBucket: Hashable, Sendable, Codable {
+public struct SeriesBucket: Hashable, Sendable {
     /// The series.
     public var series: RollupSeries
     /// The bucket's first second since the epoch, a multiple of the bucket length.

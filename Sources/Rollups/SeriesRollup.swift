@@ -12,7 +12,7 @@ public import FlowmeterModels
 ///   merged rollups carry at most ``maxReleases`` distinct releases between them (the normal case: a series sees a
 ///   handful of backend releases a minute); beyond that, a release dropped early cannot come back, so each kept count
 ///   is a lower bound of its true count and the kept counts never sum to more than `events`.
-public struct SeriesRollup: Sendable, Codable, Equatable {
+public struct SeriesRollup: Sendable, Equatable {
     /// The most backend releases a rollup keeps.
     public static let maxReleases = 16
     /// The most samples a rollup keeps.
@@ -49,21 +49,6 @@ public struct SeriesRollup: Sendable, Codable, Equatable {
         self.lastSeen = lastSeen
         self.releases = Self.boundedReleases(releases)
         self.samples = Self.boundedSamples(samples)
-    }
-
-    /// Decodes a rollup, bounding `releases` and `samples` as the type requires (a message from a foreign or broken
-    /// producer cannot make a rollup hold more).
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(
-            series: try container.decode(RollupSeries.self, forKey: .series),
-            window: try container.decode(MinuteWindow.self, forKey: .window),
-            events: try container.decode(Int64.self, forKey: .events),
-            installs: try container.decode(HyperLogLog.self, forKey: .installs),
-            firstSeen: try container.decode(Timestamp.self, forKey: .firstSeen),
-            lastSeen: try container.decode(Timestamp.self, forKey: .lastSeen),
-            releases: try container.decodeIfPresent([String: Int64].self, forKey: .releases) ?? [:],
-            samples: try container.decodeIfPresent([RollupSample].self, forKey: .samples) ?? [])
     }
 
     /// Adds `other`'s events into this rollup; both must have the same series and window.

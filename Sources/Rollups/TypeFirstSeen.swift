@@ -1,7 +1,7 @@
 public import FlowmeterModels
 
 /// When a widget type was first seen with some kind in an app, over all stored history.
-public struct TypeFirstSeen: Hashable, Sendable, Codable {
+public struct TypeFirstSeen: Hashable, Sendable {
     /// The app.
     public var appID: String
     /// The widget type (`""` for events without one).

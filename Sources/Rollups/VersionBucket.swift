@@ -1,5 +1,5 @@
 /// One app build's traffic in one bucket of `bucketSeconds` (aligned to multiples of `bucketSeconds` since the epoch).
-public struct VersionBucket: Hashable, Sendable, Codable {
+public struct VersionBucket: Hashable, Sendable {
     /// The app build.
     public var key: VersionKey
     /// The bucket's first second since the epoch, a multiple of the bucket length.

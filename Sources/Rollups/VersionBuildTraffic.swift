@@ -5,7 +5,7 @@ import FlowmeterModels
 /// A version rollup is keyed by app, platform, version and build configuration; the builds that sent its batches are
 /// kept beside the counts (``VersionRollup/builds``), at most ``maxBuilds`` of them, the newest. A batch without
 /// `client.build` names none; a batch split into parts counts once, with its first part.
-public struct VersionBuildTraffic: BoundedTraffic, Hashable, Sendable, Codable {
+public struct VersionBuildTraffic: BoundedTraffic, Hashable, Sendable {
     /// Batches that named the build.
     public var batches: Int64
     /// The start (epoch seconds, a multiple of 60) of the last minute a batch naming the build was received in.

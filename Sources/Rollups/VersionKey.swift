@@ -3,7 +3,7 @@ public import FlowmeterModels
 /// One app build: the key of a version rollup.
 ///
 /// Ordered field by field (appID, platform, appVersion, buildConfiguration) by UTF-8 bytes.
-public struct VersionKey: Hashable, Comparable, Sendable, Codable {
+public struct VersionKey: Hashable, Comparable, Sendable {
     /// The app's bundle identifier.
     public var appID: String
     /// The platform, for example `ios`.

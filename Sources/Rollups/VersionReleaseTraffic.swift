@@ -6,7 +6,7 @@
 /// release of that service that carried most of its events (ties by name). A batch without diagnostics, or whose
 /// events carry no release, is attributed to none: the version's other counts (``VersionRollup/batches`` minus the
 /// attributed ones) are where it is. For a batch split into parts, the first part's events decide.
-public struct VersionReleaseTraffic: BoundedTraffic, Hashable, Sendable, Codable {
+public struct VersionReleaseTraffic: BoundedTraffic, Hashable, Sendable {
     /// Batches attributed to the release.
     public var batches: Int64
     /// Their decodes.

@@ -7,7 +7,7 @@
 /// schema version takes the maximum. `releases` keeps at most ``VersionReleaseTraffic/maxReleases``, exactly
 /// associative as long as the merged rollups carry no more between them (as ``SeriesRollup/releases``); `builds`
 /// likewise keeps the ``VersionBuildTraffic/maxBuilds`` newest.
-public struct VersionRollup: Sendable, Codable, Equatable {
+public struct VersionRollup: Sendable, Equatable {
     /// The app build.
     public var key: VersionKey
     /// The minute the batches were received.
@@ -96,31 +96,5 @@ public struct VersionRollup: Sendable, Codable, Equatable {
         case (nil, let value), (let value, nil): return value
         case (let left?, let right?): return max(left, right)
         }
-    }
-}
-
-extension VersionRollup {
-    enum CodingKeys: String, CodingKey {
-        case key, window, batches, cleanBatches, decodes, installs, registeredTypes, maxSchemaVersion, clientDiscarded
-        case releases, builds
-    }
-
-    /// Decodes a rollup; `clientDiscarded`, `releases` and `builds` may be missing (rollups written before they
-    /// existed), meaning 0 and none.
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        key = try container.decode(VersionKey.self, forKey: .key)
-        window = try container.decode(MinuteWindow.self, forKey: .window)
-        batches = try container.decode(Int64.self, forKey: .batches)
-        cleanBatches = try container.decode(Int64.self, forKey: .cleanBatches)
-        decodes = try container.decode(Int64.self, forKey: .decodes)
-        installs = try container.decode(HyperLogLog.self, forKey: .installs)
-        registeredTypes = try container.decode(Set<String>.self, forKey: .registeredTypes)
-        maxSchemaVersion = try container.decodeIfPresent(Int.self, forKey: .maxSchemaVersion)
-        clientDiscarded = try container.decodeIfPresent(Int64.self, forKey: .clientDiscarded) ?? 0
-        releases = VersionReleaseTraffic.bounded(
-            try container.decodeIfPresent([String: VersionReleaseTraffic].self, forKey: .releases) ?? [:])
-        builds = VersionBuildTraffic.bounded(
-            try container.decodeIfPresent([String: VersionBuildTraffic].self, forKey: .builds) ?? [:])
     }
 }

@@ -95,8 +95,6 @@ import Testing
         let decoded = try HyperLogLog(serialized: bytes)
         #expect(decoded == sketch)
         #expect(decoded.estimate == sketch.estimate)
-        let json = try JSONEncoder().encode([sketch])
-        #expect(try JSONDecoder().decode([HyperLogLog].self, from: json) == [sketch])
     }
 
     @Test func denseBytesWithFewRegistersDecodeToTheEqualSparseSketch() throws {
