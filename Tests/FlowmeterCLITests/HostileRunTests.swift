@@ -24,7 +24,9 @@ import Testing
     static let fuzzedRequestCount = 1_000
     static let workers = 4
 
-    @Test(.timeLimit(.minutes(2)))
+    /// The limit is a guard against a hang, sized for a loaded 2-core machine: the test took 141 s in a `make test`
+    /// beside the rest of the suite, and 438 s in a soak with every core kept busy, where a 2-minute limit failed it.
+    @Test(.timeLimit(.minutes(10)))
     func hostileBatchesAndRequestsBreakNothingThatReadsThemLater() async throws {
         let directory = try TemporaryDirectory(prefix: "flowmeter-hostile-run")
         defer { directory.remove() }

@@ -52,7 +52,9 @@ import Testing
         print(width, height, len(colours), round(ink / seen, 4))
         """#
 
-    @Test(.timeLimit(.minutes(3)))
+    /// The limit is a guard against a hang, sized for a loaded 2-core machine: the test took 112 s in a `make test`
+    /// beside the rest of the suite and 223 s in a soak with every core kept busy, close to a 3-minute limit.
+    @Test(.timeLimit(.minutes(10)))
     func headlessChromiumRendersAReadablePage() throws {
         // make test installs chromium: a missing one fails here rather than passing unchecked.
         try #require(

@@ -1,5 +1,6 @@
 import CRdKafka
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -11,6 +12,8 @@ final class RDKafkaMockCluster: @unchecked Sendable {
     private let client: RDKafkaClient
     private let cluster: OpaquePointer
     let bootstrapServers: String
+    /// The brokers taken down through ``setBroker(_:up:)`` and not brought up since.
+    private let brokersDown = Mutex<Set<Int>>([])
 
     init(brokers: Int) throws {
         // Errors only: a handle with no bootstrap servers warns about it, which says nothing here.
@@ -32,11 +35,31 @@ final class RDKafkaMockCluster: @unchecked Sendable {
         try check(rd_kafka_mock_topic_create(cluster, name, Int32(partitions), Int32(replicationFactor)))
     }
 
+    /// Takes broker `id` down or brings it back up; asking for the state it is in does nothing.
+    ///
+    /// Going down holds a connection to the broker meanwhile (``MockBrokerPortHold``): librdkafka binds the
+    /// broker's port again as it goes down and aborts the process when another socket took it in between.
     func setBroker(_ id: Int, up: Bool) throws(KafkaError) {
         let broker = Int32(id)
-        try check(up ? rd_kafka_mock_broker_set_up(cluster, broker) : rd_kafka_mock_broker_set_down(cluster, broker))
-        // A broker brought back up listens on a new socket.
-        if up { Self.disableNagle(listeningOn: Self.ports(of: bootstrapServers)) }
+        guard brokersDown.withLock({ $0.contains(id) }) == up else { return }
+        if up {
+            try check(rd_kafka_mock_broker_set_up(cluster, broker))
+            brokersDown.withLock { _ = $0.remove(id) }
+            // A broker brought back up listens on a new socket.
+            Self.disableNagle(listeningOn: Self.ports(of: bootstrapServers))
+        } else {
+            let hold = port(of: id).flatMap { MockBrokerPortHold(port: $0) }
+            try check(rd_kafka_mock_broker_set_down(cluster, broker))
+            brokersDown.withLock { _ = $0.insert(id) }
+            hold?.release()
+        }
+    }
+
+    /// The port broker `id` listens on: the mock numbers its brokers from 1 in the order of its bootstrap list.
+    private func port(of id: Int) -> UInt16? {
+        let servers = bootstrapServers.split(separator: ",")
+        guard id >= 1, id <= servers.count else { return nil }
+        return servers[id - 1].split(separator: ":").last.flatMap { UInt16($0) }
     }
 
     func setRoundTripTime(broker: Int, milliseconds: Int) throws(KafkaError) {
