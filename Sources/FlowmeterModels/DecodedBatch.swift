@@ -77,6 +77,18 @@ extension DecodingError {
         }
     }
 
+    /// The problem and where, in one line: what a rejected message's error says (a deploy marker's, for one).
+    package var summary: String {
+        let at = contractPath
+        let problem: String
+        if case .keyNotFound(let key, _) = self {
+            problem = "missing key '\(key.stringValue)'"
+        } else {
+            problem = contractMessage
+        }
+        return problem + (at.isEmpty ? "" : " at \(at)")
+    }
+
     /// The container path the error names.
     var contractPath: String {
         switch self {

@@ -57,9 +57,8 @@ final class RDKafkaMockCluster: @unchecked Sendable {
 
     /// The port broker `id` listens on: the mock numbers its brokers from 1 in the order of its bootstrap list.
     private func port(of id: Int) -> UInt16? {
-        let servers = bootstrapServers.split(separator: ",")
-        guard id >= 1, id <= servers.count else { return nil }
-        return servers[id - 1].split(separator: ":").last.flatMap { UInt16($0) }
+        let ports = Self.portList(of: bootstrapServers)
+        return ports.indices.contains(id - 1) ? ports[id - 1] : nil
     }
 
     func setRoundTripTime(broker: Int, milliseconds: Int) throws(KafkaError) {
@@ -87,7 +86,12 @@ final class RDKafkaMockCluster: @unchecked Sendable {
 
     /// The ports of a `host:port,host:port` list.
     static func ports(of servers: String) -> Set<UInt16> {
-        Set(servers.split(separator: ",").compactMap { $0.split(separator: ":").last.flatMap { UInt16($0) } })
+        Set(portList(of: servers))
+    }
+
+    /// The ports of a `host:port,host:port` list, in its order.
+    static func portList(of servers: String) -> [UInt16] {
+        servers.split(separator: ",").compactMap { $0.split(separator: ":").last.flatMap { UInt16($0) } }
     }
 
     /// Turns Nagle's algorithm off on this process's listening TCP sockets bound to one of `ports`, which Linux

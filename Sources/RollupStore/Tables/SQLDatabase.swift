@@ -23,9 +23,10 @@ protocol SQLDatabase: AnyObject, Sendable {
     /// Takes the lock that serializes migrations between processes, inside the current transaction.
     func lockForMigration() throws
     /// Takes the lock that serializes transactions writing rollup rows between processes (two sinks of one group, a
-    /// retention prune's delete batch), inside the current transaction, until it ends. They merge the same rows (the dedupe key spreads every app,
-    /// version and minute over all partitions), each in its own order, so with row locks alone two of them wait for
-    /// each other and PostgreSQL aborts one as a deadlock; SQLite's `BEGIN IMMEDIATE` serializes them already.
+    /// retention prune's delete batch), inside the current transaction, until it ends. They write the same rows (the
+    /// dedupe key spreads every app, version and minute over all partitions), each in its own order, so with row locks
+    /// alone two of them wait for each other and PostgreSQL aborts one as a deadlock; SQLite's `BEGIN IMMEDIATE`
+    /// serializes them already.
     func lockForRollupWrites() throws
     /// Returns up to `maxPages` free pages to the file system (SQLite's `incremental_vacuum`); the pages returned,
     /// or nil where the database does this itself (PostgreSQL's autovacuum) or the file was made without
