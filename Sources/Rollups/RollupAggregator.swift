@@ -67,6 +67,12 @@ public final class RollupAggregator: Sendable {
         dropped.load(ordering: .relaxed)
     }
 
+    /// The entries (series-minutes plus app-build-minutes) held now, over every shard: what a drain would return,
+    /// about.
+    public var entryCount: Int {
+        shards.reduce(0) { total, shard in total + shard.state.withLock { $0.entryCount } }
+    }
+
     /// Records one accepted batch: its accepted events into series rollups, the batch into its app build's version
     /// rollup.
     ///

@@ -61,6 +61,12 @@ public final class RollupSink: Sendable {
     private let lastFreshness = Mutex<ContinuousClock.Instant?>(nil)
     private let currentStall = Mutex<SinkStall?>(nil)
     private let progress = Mutex<[Int: PartitionProgress]>([:])
+    /// When the open step took its first records, and the newest Kafka timestamp among them (for the lag figure).
+    private struct OpenStep {
+        var openedAt: ContinuousClock.Instant?
+        var newest: Date?
+    }
+    private let openStep = Mutex(OpenStep())
     /// Seeks that failed (librdkafka timed out, or the partition was between states), by partition: tried again
     /// before every poll until they succeed or the partition is no longer assigned. Without this a partition whose
     /// seek failed after its last record was read would sit past records nobody counted until new ones arrived.
@@ -128,6 +134,12 @@ public final class RollupSink: Sendable {
         currentStall.withLock { $0 }
     }
 
+    /// Records read into the open step and not yet committed (0 when no step is open): a step spans polls while
+    /// they come back full (``RollupSinkConfiguration/maxStepDuration``).
+    public var openStepRecords: Int {
+        steps.withLock { $0.openRecords }
+    }
+
     /// The partitions of the batches topic this sink has committed steps for, with where each stands.
     public var partitionProgress: [Int: PartitionProgress] {
         progress.withLock { $0 }
@@ -158,6 +170,8 @@ public final class RollupSink: Sendable {
                 if emptyPolls == 3 { break }
             }
         }
+        // A step still open (stopped without draining) commits if the store takes it at once; else it is abandoned.
+        endStep(draining: false)
     }
 
     /// Runs `run()` on a thread of its own; errors are logged.
@@ -209,7 +223,10 @@ public final class RollupSink: Sendable {
                 maxMessages: configuration.maxBatch, timeout: configuration.pollTimeout,
                 gathering: configuration.stepInterval)
         } catch {
-            if isStopping.load(ordering: .acquiring) && !draining { return 0 }
+            if isStopping.load(ordering: .acquiring) && !draining {
+                endStep(draining: draining)
+                return 0
+            }
             throw SinkError(.kafkaFailed, "polling failed: \(error)")
         }
         if !messages.isEmpty { hasConsumed.store(true, ordering: .relaxed) }
@@ -224,7 +241,10 @@ public final class RollupSink: Sendable {
         }
         var isComplete = true
         if !byPartition.isEmpty {
-            isComplete = step(byPartition.keys.sorted(), messages: byPartition, draining: draining)
+            isComplete = add(byPartition.keys.sorted(), messages: byPartition, draining: draining)
+        }
+        if isComplete && isStepDue(pollWasFull: messages.count >= configuration.maxBatch, draining: draining) {
+            isComplete = endStep(draining: draining)
         }
         if !others.isEmpty {
             if let batch = decode(others, draining: draining) {
@@ -233,9 +253,9 @@ public final class RollupSink: Sendable {
                 isComplete = false
             }
         }
-        if isComplete { writeFreshnessIfDue() }
-        // Kafka's offsets are only a hint for the batches topic, but the only position of the deploys and manifests
-        // topics: a poll that stopped before storing everything commits none.
+        if isComplete && !steps.withLock({ $0.hasOpenStep }) { writeFreshnessIfDue() }
+        // Kafka's offsets are only a hint for the batches topic (they may run ahead of an open step's), but the only
+        // position of the deploys and manifests topics: a poll that stopped before storing everything commits none.
         if commit && isComplete && !messages.isEmpty {
             do {
                 try consumer.commit()
@@ -246,6 +266,18 @@ public final class RollupSink: Sendable {
             }
         }
         return messages.count
+    }
+
+    /// Whether the open step is to commit after this poll: unless the poll came back full (the sink is behind, so a
+    /// longer step divides the store's work over more records), within ``RollupSinkConfiguration/maxStepDuration``
+    /// and ``RollupSinkConfiguration/maxStepRollups``, and while the sink is not stopping or draining.
+    private func isStepDue(pollWasFull: Bool, draining: Bool) -> Bool {
+        let (isOpen, rollups) = steps.withLock { ($0.hasOpenStep, $0.openRollups) }
+        guard isOpen else { return false }
+        if !pollWasFull || draining || isStopping.load(ordering: .acquiring) { return true }
+        if rollups >= configuration.maxStepRollups { return true }
+        let opened = openStep.withLock { $0.openedAt } ?? .now
+        return ContinuousClock.now - opened >= configuration.maxStepDuration
     }
 
     /// The batches topic's partition count, asked again every minute (a topic may grow).
@@ -261,151 +293,193 @@ public final class RollupSink: Sendable {
         return count
     }
 
-    /// Counts the messages of a poll's partitions (`group`) as one step, one store transaction, after checking each
-    /// partition's start against the store; false when the sink was asked to stop before the step committed.
-    ///
-    /// A store error retries the step with backoff. A fence (another sink moved a partition on) ends the step: a
-    /// step of one partition seeks it to the store's offset, and a step of several counts each partition alone
-    /// instead, so the partitions this sink still owns are counted in this poll after all.
-    private func step(_ group: [Int], messages: [Int: [KafkaConsumerMessage]], draining: Bool) -> Bool {
-        let topic = configuration.batchesTopic
+    /// Adds the records of a poll's partitions (`group`) to the open step, after checking where each partition's
+    /// records start; false when the sink was asked to stop first (the open step is then abandoned). A store error
+    /// (reading a partition's offset and dedupe state) retries with backoff, the poll's messages kept meanwhile.
+    private func add(_ group: [Int], messages: [Int: [KafkaConsumerMessage]], draining: Bool) -> Bool {
         var delay = configuration.retryDelay
         while true {
             do {
-                try steps.withLock { steps in
-                    try step(group, messages: messages, steps: steps, draining: draining)
-                }
-                noteProgress()
-                return true
-            } catch let fenced as PartitionFenced {
-                state.withLock { $0.fenced += 1 }
-                log(
-                    .info, "another sink moved the partition on; reading it again from the store's offset",
-                    [
-                        "topic": topic, "partition": String(fenced.partition),
-                        "stored": fenced.stored.map(String.init) ?? "none",
-                    ])
-                guard group.count == 1 else {
-                    log(
-                        .info, "counting the poll's partitions one at a time",
-                        ["partitions": group.map(String.init).joined(separator: ",")])
-                    return group.reduce(true) { isComplete, partition in
-                        step([partition], messages: messages, draining: draining) && isComplete
-                    }
-                }
-                seek(partition: fenced.partition, to: fenced.stored)
+                try addOnce(group, messages: messages, draining: draining)
                 return true
             } catch {
                 noteFailure(error)
                 log(
-                    .error, "store step failed; retrying",
+                    .error, "store read failed; retrying",
                     ["partitions": group.map(String.init).joined(separator: ","), "error": String(describing: error)])
             }
             if shouldGiveUp(draining: draining) {
-                steps.withLock { steps in group.forEach(steps.drop(partition:)) }
+                abandonStep(also: [:])
                 return false
             }
             pause(&delay, draining: draining)
         }
     }
 
-    private func step(
-        _ group: [Int], messages: [Int: [KafkaConsumerMessage]], steps: PartitionSteps, draining: Bool
-    ) throws {
+    private func addOnce(_ group: [Int], messages: [Int: [KafkaConsumerMessage]], draining: Bool) throws {
         let topic = configuration.batchesTopic
         guard let partitions = partitions() else {
             throw SinkError(.kafkaFailed, "the partition count of \(topic) is not known yet")
         }
         var inputs: [PartitionSteps.Input] = []
         var read: [Int: [KafkaConsumerMessage]] = [:]
-        for partition in group {
-            guard let records = try recordsToCount(partition: partition, messages: messages[partition]!, steps: steps)
-            else { continue }
-            let last = records[records.count - 1]
-            let caughtUp =
-                consumer.cachedWatermarks(topic: topic, partition: partition).map { last.offset + 1 >= $0.high }
-                ?? false
-            inputs.append(
-                PartitionSteps.Input(
-                    partition: partition, records: records.map { ($0.offset, $0.value) },
-                    caughtUpAt: caughtUp ? Timestamp(Date()) : nil))
-            read[partition] = records
+        try steps.withLock { steps in
+            for partition in group {
+                guard
+                    let records = try recordsToCount(partition: partition, messages: messages[partition]!, steps: steps)
+                else { continue }
+                let last = records[records.count - 1]
+                let caughtUp =
+                    consumer.cachedWatermarks(topic: topic, partition: partition).map { last.offset + 1 >= $0.high }
+                    ?? false
+                inputs.append(
+                    PartitionSteps.Input(
+                        partition: partition, records: records.map { ($0.offset, $0.value) },
+                        caughtUpAt: caughtUp ? Timestamp(Date()) : nil))
+                read[partition] = records
+            }
         }
         guard !inputs.isEmpty else { return }
-        let made:
-            (
-                steps: [PartitionStep], outcome: PartitionSteps.Outcome,
-                bad: [(partition: Int, record: PartitionSteps.BadRecord)]
-            )
-        do {
-            made = try steps.makeSteps(inputs, partitions: partitions)
-            // Dead letters first: a record skipped by a committed step must already be in the file.
-            for bad in made.bad {
-                if let message = read[bad.partition]?.first(where: { $0.offset == bad.record.offset }) {
-                    guard
-                        deadLetter(
-                            Origin(message), reason: bad.record.reason,
-                            what: "skipped a record that is not a batch record", draining: draining)
-                    else { throw SinkError(.deadLetterFailed, "stopped before the dead letters were written") }
-                }
-            }
-        } catch {
-            // The partitions' dedupe state moved on with the steps: read it again from the store.
-            inputs.forEach { steps.drop(partition: $0.partition) }
-            throw error
+        let newest = read.values.compactMap { $0.last?.timestamp }.max()
+        let bad = try steps.withLock { steps in
+            if !steps.hasOpenStep { openStep.withLock { $0 = OpenStep(openedAt: .now) } }
+            return try steps.add(inputs, partitions: partitions)
         }
-        let started = ContinuousClock.now
-        try steps.commit(made.steps)
-        observeCommit(ContinuousClock.now - started)
+        openStep.withLock { step in
+            if let newest, step.newest.map({ newest > $0 }) ?? true { step.newest = newest }
+        }
+        // Dead letters before the step commits: a record skipped by a committed step must already be in the file.
+        for bad in bad {
+            guard let message = read[bad.partition]?.first(where: { $0.offset == bad.record.offset }) else { continue }
+            guard
+                deadLetter(
+                    Origin(message), reason: bad.record.reason, what: "skipped a record that is not a batch record",
+                    draining: draining)
+            else {
+                abandonStep(also: [:])
+                throw SinkError(.deadLetterFailed, "stopped before the dead letters were written")
+            }
+        }
+    }
+
+    /// Commits the open step, if any, in one store transaction, each partition fenced by the offset its part of the
+    /// step began from; false when the sink was asked to stop before it committed (it is then abandoned).
+    ///
+    /// A store error retries the same step with backoff (it is data by then: its records are gone). A fence (another
+    /// sink moved a partition on) ends the step: every partition of it is read again, the fenced one from the store's
+    /// offset and the others from where the step began, since nothing of it was stored.
+    @discardableResult
+    private func endStep(draining: Bool) -> Bool {
+        let (made, isOpen) = steps.withLock { steps in
+            steps.hasOpenStep ? (steps.finishStep(), true) : ((steps: [], outcome: PartitionSteps.Outcome()), false)
+        }
+        let opened = openStep.withLock { step in
+            defer { step = OpenStep(openedAt: nil) }
+            return step
+        }
+        guard isOpen, !made.steps.isEmpty else { return true }
+        let topic = configuration.batchesTopic
+        var delay = configuration.retryDelay
+        while true {
+            do {
+                let started = ContinuousClock.now
+                try steps.withLock { try $0.commit(made.steps) }
+                observeCommit(ContinuousClock.now - started)
+                committed(made.steps, outcome: made.outcome, newest: opened.newest)
+                noteProgress()
+                return true
+            } catch let fenced as PartitionFenced {
+                state.withLock { $0.fenced += 1 }
+                log(
+                    .info, "another sink moved the partition on; reading the step's partitions again from the store",
+                    [
+                        "topic": topic, "partition": String(fenced.partition),
+                        "stored": fenced.stored.map(String.init) ?? "none",
+                        "partitions": made.steps.map { String($0.partition) }.joined(separator: ","),
+                    ])
+                for step in made.steps {
+                    seek(
+                        partition: step.partition,
+                        to: step.partition == fenced.partition ? fenced.stored : step.startOffset)
+                }
+                return true
+            } catch {
+                noteFailure(error)
+                log(
+                    .error, "store step failed; retrying",
+                    [
+                        "partitions": made.steps.map { String($0.partition) }.joined(separator: ","),
+                        "error": String(describing: error),
+                    ])
+            }
+            if shouldGiveUp(draining: draining) {
+                // Not stored: whoever reads these partitions next starts where the step began.
+                for step in made.steps { seek(partition: step.partition, to: step.startOffset) }
+                return false
+            }
+            pause(&delay, draining: draining)
+        }
+    }
+
+    /// Abandons the open step and seeks each of its partitions (and those of `also`) back to where it began.
+    private func abandonStep(also: [Int: Int64?]) {
+        let starts = steps.withLock { $0.abandonStep() }.merging(also) { first, _ in first }
+        openStep.withLock { $0 = OpenStep(openedAt: nil) }
+        for (partition, offset) in starts.sorted(by: { $0.key < $1.key }) { seek(partition: partition, to: offset) }
+    }
+
+    /// Brings progress and counters up to date after `steps` committed.
+    private func committed(_ steps: [PartitionStep], outcome: PartitionSteps.Outcome, newest: Date?) {
+        let topic = configuration.batchesTopic
         progress.withLock { progress in
-            for step in made.steps {
+            for step in steps {
                 let high = consumer.cachedWatermarks(topic: topic, partition: step.partition)?.high ?? step.nextOffset
                 progress[step.partition] = PartitionProgress(nextOffset: step.nextOffset, highWatermark: high)
             }
         }
-        if made.outcome.evicted > 0 || made.outcome.unchecked > 0 {
+        if outcome.evicted > 0 || outcome.unchecked > 0 {
             // The dedupe bound is reached: copies of the forgotten batches would be counted again.
             log(
                 .warning, "dedupe bound reached: counted batches forgotten before the horizon",
                 [
-                    "partitions": inputs.map { String($0.partition) }.joined(separator: ","),
-                    "forgotten": String(made.outcome.evicted), "counted_unchecked": String(made.outcome.unchecked),
+                    "partitions": steps.map { String($0.partition) }.joined(separator: ","),
+                    "forgotten": String(outcome.evicted), "counted_unchecked": String(outcome.unchecked),
                 ])
         }
-        let newest = read.values.compactMap { $0.last?.timestamp }.max()
         let lag = newest.map { max(0, Date().timeIntervalSince($0)) }
         state.withLock { counters in
-            counters.applied += made.outcome.counted
-            counters.duplicates += made.outcome.duplicates
-            counters.events += made.outcome.events
-            counters.dedupeEvicted += made.outcome.evicted
-            counters.dedupeUnchecked += made.outcome.unchecked
-            counters.badMessages += made.outcome.bad
-            counters.batches += made.steps.count
+            counters.applied += outcome.counted
+            counters.duplicates += outcome.duplicates
+            counters.events += outcome.events
+            counters.dedupeEvicted += outcome.evicted
+            counters.dedupeUnchecked += outcome.unchecked
+            counters.badMessages += outcome.bad
+            counters.batches += steps.count
             if let lag { counters.lagSeconds = lag }
         }
     }
 
-    /// The messages of `partition` to count, when they start where the store says (or, with nothing stored or past
-    /// retention, at the oldest record left); nil after seeking the partition there when they do not.
+    /// The messages of `partition` to count, when they start where the partition stands (after the open step's
+    /// records of it, or at the store's offset; with nothing stored or past retention, at the oldest record left);
+    /// nil after seeking the partition there when they do not.
     private func recordsToCount(
         partition: Int, messages: [KafkaConsumerMessage], steps: PartitionSteps
     ) throws -> [KafkaConsumerMessage]? {
         let topic = configuration.batchesTopic
-        let stored = try steps.storedOffset(partition: partition)
+        let next = try steps.nextOffset(partition: partition)
         let first = messages[0].offset
-        if first != stored {
-            // Nothing stored: the partition is read from its beginning. A stored offset that retention already
-            // removed: from the oldest record left (what was lost is lost, and logged).
+        if first != next {
+            // Nothing stored: the partition is read from its beginning. An offset that retention already removed:
+            // from the oldest record left (what was lost is lost, and logged).
             let low = try consumer.watermarks(topic: topic, partition: partition, timeout: .seconds(5)).low
-            let expected = stored.map { max($0, low) } ?? low
+            let expected = next.map { max($0, low) } ?? low
             if first != expected {
                 seek(partition: partition, to: expected)
                 return nil
             }
-            if (stored ?? 0) < low {
+            if (next ?? 0) < low {
                 // Also with nothing stored: a store that starts on a topic whose first records are gone lacks them.
-                warnRemovedByRetention(partition: partition, stored: stored, oldest: low)
+                warnRemovedByRetention(partition: partition, stored: next, oldest: low)
             }
         }
         // Within one poll a partition's offsets only rise; anything before the first is dropped.

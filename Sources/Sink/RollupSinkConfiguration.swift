@@ -18,13 +18,24 @@ public struct RollupSinkConfiguration: Sendable, Hashable {
     /// are forgotten first, whichever partition holds them (counted in ``RollupSinkCounters/dedupeEvicted``).
     /// Default 2,000,000 (about 300 MB; docs/design/log.md, "What the horizon costs").
     public var dedupeMaxEntries = 2_000_000
-    /// The most messages read per poll (and so per step); default 5,000.
+    /// The most messages read per poll; default 5,000. A step spans polls only while they come back full
+    /// (``maxStepDuration``).
     public var maxBatch = 5_000
     /// How long a poll keeps gathering messages after the first arrived (up to ``maxBatch``), so that one step, one
     /// store transaction, counts more of them: a series-minute that many batches share is then read and written
     /// once instead of once per poll and partition. It adds at most this much to how fresh the store is. Zero steps
     /// whatever each poll found at once. Default 500 ms.
     public var stepInterval: Duration = .milliseconds(500)
+    /// How long a step may go on reading polls that come back full (``maxBatch`` messages: the sink is behind)
+    /// before it commits. A step ends with the first poll that is not full, so a sink that keeps up commits every
+    /// poll; one that is behind counts several polls in one store transaction, dividing the store's work (which
+    /// follows the rows a step touches, not its records) over more of them, and holds their rollups, not their
+    /// records, meanwhile. It adds at most this much to how fresh the store is while catching up. Default 2 s.
+    public var maxStepDuration: Duration = .seconds(2)
+    /// The most rollups (series-minutes plus app-build-minutes) a step holds before it commits, whatever
+    /// ``maxStepDuration`` says: a bound on its memory (a rollup is a few hundred bytes plus its HyperLogLog, at most
+    /// 4 KB) and on the rows one transaction writes. Default 200,000.
+    public var maxStepRollups = 200_000
     /// How long one poll waits for the first message; also bounds how long `stop()` waits. Default 500 ms.
     public var pollTimeout: Duration = .milliseconds(500)
     /// How often a caught-up partition's freshness is written without records; default 5 s.

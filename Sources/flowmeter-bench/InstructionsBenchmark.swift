@@ -47,7 +47,11 @@ enum InstructionsBenchmark {
     static let dumpLabel = "flowmeter-bench-instructions-measured"
 
     static func run(_ arguments: [String]) -> Int32 {
-        if arguments == ["--serve-mock-cluster"] { return MockClusterProcess.serve() }
+        if arguments.first == "--serve-mock-cluster", arguments.count == 2, let partitions = Int(arguments[1]),
+            partitions > 0
+        {
+            return MockClusterProcess.serve(partitions: partitions)
+        }
         guard let options = parse(arguments) else {
             print(usage)
             return 2

@@ -19,7 +19,12 @@ final class MockClusterProcess {
     let processID: pid_t
     private let input: Int32
 
-    /// The topics the child creates, six partitions each, replicated on all three brokers.
+    /// The partitions of each topic.
+    let partitions: Int
+
+    /// The topics the child creates, ``partitions`` partitions each (six unless told), replicated on all three
+    /// brokers. The mock cluster keeps about 5 MiB a partition, dropping the oldest records past that, so more
+    /// partitions let a producer run further ahead of its consumer.
     static let topics = [
         "flowmeter.batches.v1", "flowmeter.events.v1", "flowmeter.rollups.v1", "flowmeter.alerts.v1",
         "flowmeter.deploys.v1", "flowmeter.manifests.v1",
@@ -29,7 +34,8 @@ final class MockClusterProcess {
     ///
     /// `posix_spawn` with two pipes rather than Foundation's `Process`, which fails under Valgrind (it closes every
     /// descriptor, Valgrind's own included).
-    init(executable: String) throws {
+    init(executable: String, partitions: Int = 6) throws {
+        self.partitions = partitions
         var toChild: [Int32] = [0, 0]
         var fromChild: [Int32] = [0, 0]
         guard pipe(&toChild) == 0 else { throw Self.failure("pipe failed: errno \(errno)") }
@@ -45,7 +51,7 @@ final class MockClusterProcess {
         // dup2 clears close-on-exec on 0 and 1; every other pipe end closes at exec.
         posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
         posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
-        let words: [String] = [executable, "instructions", "--serve-mock-cluster"]
+        let words: [String] = [executable, "instructions", "--serve-mock-cluster", String(partitions)]
         var argv = words.map { strdup($0) } + [nil]
         defer { for argument in argv { free(argument) } }
         var child: pid_t = 0
@@ -106,11 +112,11 @@ final class MockClusterProcess {
     }
 
     /// The child's side: serves a mock cluster until standard input closes. Returns the exit status.
-    static func serve() -> Int32 {
+    static func serve(partitions: Int) -> Int32 {
         do {
             let cluster = try KafkaMockCluster(brokers: 3)
             for topic in topics {
-                try cluster.createTopic(topic, partitions: 6, replicationFactor: 3)
+                try cluster.createTopic(topic, partitions: partitions, replicationFactor: 3)
             }
             print("bootstrap: " + cluster.bootstrapServers.joined(separator: ","))
             fflush(nil)

@@ -15,8 +15,8 @@ import TestSupport
 extension SinkBenchmark {
     /// `--only process`: a real `flowmeter sink` process under load, end to end, with its default dedupe horizon.
     ///
-    /// Starts librdkafka's mock cluster in a child process (``MockClusterProcess``, `flowmeter.batches.v1` with six
-    /// partitions), then `flowmeter sink --kafka … --store <temporary SQLite> --ops-listen …` (the executable beside
+    /// Starts librdkafka's mock cluster in a child process (``MockClusterProcess``, `flowmeter.batches.v1` with 24
+    /// partitions unless told), then `flowmeter sink --kafka … --store <temporary SQLite> --ops-listen …` (the executable beside
     /// this one), then produces `rounds` rounds of the batch records of `inputs` (each round with new batch ids, so
     /// nothing is a duplicate) as fast as the mock cluster takes them, and waits until the sink's
     /// `flowmeter_sink_events_total` says it counted every event. Prints the sink's CPU time (from /proc), events
@@ -28,10 +28,15 @@ extension SinkBenchmark {
     /// 100 % at a collector core's rate means one sink core keeps up with one collector core.
     /// The sink's `--step-interval` for the process row (`--step-interval`); nil for its default.
     nonisolated(unsafe) static var processStepInterval: String?
+    /// The sink's `--max-step-duration` for the process row (`--max-step-duration`); nil for its default.
+    nonisolated(unsafe) static var processMaxStepDuration: String?
+    /// The batches topic's partitions for the process row (`--partitions`, 24 by default: room for `--ahead`).
+    nonisolated(unsafe) static var processPartitions = 24
 
     static func process(_ inputs: Inputs, rounds: Int, pace: Int?, aheadRecords: Int, label: String) throws {
         let directory = try TemporaryDirectory(prefix: "flowmeter-bench-sink-process")
-        let cluster = try MockClusterProcess(executable: IngestBenchmark.siblingExecutable("flowmeter-bench"))
+        let cluster = try MockClusterProcess(
+            executable: IngestBenchmark.siblingExecutable("flowmeter-bench"), partitions: processPartitions)
         defer { cluster.stop() }
         let port = try ServerProcess.freeLoopbackPort()
         var arguments = [
@@ -39,6 +44,7 @@ extension SinkBenchmark {
             directory.path + "/sink.sqlite", "--ops-listen", "127.0.0.1:\(port)", "--log-format", "logfmt",
         ]
         if let processStepInterval { arguments += ["--step-interval", processStepInterval] }
+        if let processMaxStepDuration { arguments += ["--max-step-duration", processMaxStepDuration] }
         let sink = try MeasuredProcess(
             name: "flowmeter-sink", executable: IngestBenchmark.siblingExecutable("flowmeter"),
             arguments: arguments, cpu: nil, logDirectory: URL(fileURLWithPath: directory.path))
@@ -82,7 +88,7 @@ extension SinkBenchmark {
                     let watermarks = try? KafkaConsumer(
                         configuration: KafkaConsumerConfiguration(
                             bootstrapServers: cluster.bootstrapServers, groupID: "flowmeter-bench-watermarks"))
-                    for partition in 0..<6 {  // MockClusterProcess makes six
+                    for partition in 0..<cluster.partitions {
                         let position = try? store.position(topic: "flowmeter.batches.v1", partition: partition)
                         let marks = try? watermarks?.watermarks(
                             topic: "flowmeter.batches.v1", partition: partition, timeout: .seconds(5))
@@ -106,12 +112,12 @@ extension SinkBenchmark {
         let delivered = DispatchSemaphore(value: 0)
         let failures = Mutex(0)
         let perRound = inputs.events.reduce(0, +)
-        // At most `aheadRecords` records (whole rounds, at least one) ahead of the sink. 5,000 by default: what one
-        // poll of a sink fed at a collector core's rate finds (about 10,000 records a second of 50 events, gathered
-        // for its --step-interval of 500 ms, up to its --max-batch of 5,000), which the mock cluster cannot produce
-        // here. Not much more: the mock cluster keeps only a few MiB a partition (LZ4-compressed, about 20 MB of
-        // these records) and drops the oldest records beyond that, which a sink far behind would never see (the
-        // first try, everything at once, lost 1,584 of 10,240 records; 5,000 of 13.8 KB lose none).
+        // At most `aheadRecords` records (whole rounds, at least one) ahead of the sink. 20,000 by default: what a
+        // sink behind reads in one step of its --max-step-duration (2 s) at a collector core's rate (about 10,000
+        // records a second of 50 events), which the mock cluster cannot produce here. The mock cluster keeps only
+        // about 5 MiB a partition (LZ4-compressed) and drops the oldest records beyond that, which a sink far behind
+        // would never see (the first try, everything at once on six partitions, lost 1,584 of 10,240 records): so
+        // 24 partitions by default, where 20,000 of these records of 13.8 KB lose none (six partitions held 5,000).
         let ahead = max(1, aheadRecords / max(1, inputs.records.count))
         for round in 1...rounds {
             if let pace {

@@ -49,12 +49,15 @@ enum SinkBenchmark {
                                     [--only collector|decode|codable|aggregate|step|recent|dedupe|process]
                                     [--recent (with --only process: the recent batches, as a live log holds them)]
                                     [--pace N (with --only process: produce N events a second, as collectors would,
-                                     instead of as fast as the sink takes them)] [--ahead N (5000): records the
-                                     producer may run ahead of the sink; 5,000 is a step at a collector core's rate]
+                                     instead of as fast as the sink takes them)] [--ahead N (20000): records the
+                                     producer may run ahead of the sink: a 2 s step at a collector core's rate]
                                     [--store URL (a temporary SQLite; postgres://… for PostgreSQL)]
                                     [--rounds N (run each row N rounds instead of --seconds: for callgrind)]
                                     [--sqlite-cache-kib N (SQLite's 2048: the writer's page cache)]
                                     [--step-interval D (with --only process: the sink's --step-interval)]
+                                    [--max-step-duration D (with --only process: the sink's --max-step-duration)]
+                                    [--partitions N (24; with --only process: the batches topic's partitions; the
+                                     mock cluster keeps about 5 MiB a partition, so --ahead needs enough of them)]
                                     [--postgres-unprepared (PostgreSQL parses every statement on every run)]
                                     [--rate N (1000) --log-seconds N (3600) --max-entries N (2000000): dedupe]
         """
@@ -73,7 +76,7 @@ enum SinkBenchmark {
         var maxEntries = RollupSinkConfiguration(bootstrapServers: []).dedupeMaxEntries
         var storeOptions = RollupStoreOptions()
         var pace: Int?
-        var aheadRecords = 5_000
+        var aheadRecords = 20_000
         var index = 0
         while index < arguments.count {
             let value = index + 1 < arguments.count ? arguments[index + 1] : ""
@@ -92,6 +95,8 @@ enum SinkBenchmark {
             case "--max-entries": maxEntries = Int(value) ?? 0
             case "--sqlite-cache-kib": storeOptions.sqliteWriterCacheKiB = Int(value) ?? 0
             case "--step-interval": processStepInterval = value
+            case "--max-step-duration": processMaxStepDuration = value
+            case "--partitions": processPartitions = Int(value) ?? 0
             case "--recent":
                 isRecent = true
                 index -= 1
@@ -106,9 +111,11 @@ enum SinkBenchmark {
         }
         guard
             seconds > 0, batchCount > 0, eventsPerBatch > 0, perStep > 0, rounds.map({ $0 > 0 }) ?? true,
-            pace.map({ $0 > 0 }) ?? true, aheadRecords > 0
+            pace.map({ $0 > 0 }) ?? true, aheadRecords > 0, processPartitions > 0
         else {
-            print("error: --seconds, --batches, --records-per-step, --rounds, --pace and --ahead must be positive")
+            print(
+                "error: --seconds, --batches, --records-per-step, --rounds, --pace, --ahead and --partitions must be "
+                    + "positive")
             return 2
         }
         fixedRounds = rounds

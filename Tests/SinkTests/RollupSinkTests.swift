@@ -216,3 +216,61 @@ final class FlakyStore: SinkStore {
     func recordDeploy(_ deploy: DeployMarker) throws { try store.recordDeploy(deploy) }
     func recordManifest(_ manifest: CapabilityManifest) throws { try store.recordManifest(manifest) }
 }
+
+/// A sink behind (its polls come back full) counts several polls in one step, one store transaction, within its
+/// bounds; the store's totals are the same either way.
+@Suite struct SpanningStepTests {
+    /// Publishes 80 batches, drives a sink with polls of 4 messages until it counted them, and returns the polls
+    /// that read records and the partition steps it committed.
+    private static func run(
+        configure: @escaping @Sendable (inout RollupSinkConfiguration) -> Void
+    ) async throws -> (polls: Int, steps: Int) {
+        let fixture = try SinkFixture()
+        let (events, messages) = try await fixture.publishTraffic(batches: 80, installs: 20)
+        let sink = try fixture.makeSink(
+            group: "spanning-\(UUID().uuidString)",
+            configure: {
+                $0.maxBatch = 4
+                $0.stepInterval = .seconds(1)
+                $0.freshnessInterval = .seconds(3_600)
+                configure(&$0)
+            })
+        defer { sink.stop() }
+        let polls = try await onThread {
+            var polls = 0
+            let deadline = ContinuousClock.now + Eventually.hangGuard
+            while sink.counters.applied < messages && ContinuousClock.now < deadline {
+                if try sink.pollOnce() > 0 { polls += 1 }
+            }
+            return polls
+        }
+        #expect(sink.counters.applied == messages)
+        #expect(sink.openStepRecords == 0)
+        let totals = try fixture.totals()
+        #expect(totals.events == events)
+        #expect(totals.batches == 80)
+        #expect(abs(totals.installs - 20) <= 1)
+        return (polls, sink.counters.batches)
+    }
+
+    @Test func fullPollsAreCountedInOneStep() async throws {
+        let (polls, steps) = try await Self.run { $0.maxStepDuration = .seconds(60) }
+        // 80 records in polls of 4: at least 20 polls. Each poll committed alone would make at least one partition
+        // step per poll; spanning makes one per partition per step (three partitions), plus a freshness step each.
+        #expect(polls >= 20)
+        #expect(steps < polls / 2, "\(steps) partition steps for \(polls) polls")
+    }
+
+    @Test func theRollupBoundEndsAStepAtEveryPoll() async throws {
+        let (polls, steps) = try await Self.run {
+            $0.maxStepDuration = .seconds(60)
+            $0.maxStepRollups = 1
+        }
+        #expect(steps >= polls, "\(steps) partition steps for \(polls) polls")
+    }
+
+    @Test func aStepEndsAfterItsLongestDuration() async throws {
+        let (polls, steps) = try await Self.run { $0.maxStepDuration = .zero }
+        #expect(steps >= polls, "\(steps) partition steps for \(polls) polls")
+    }
+}

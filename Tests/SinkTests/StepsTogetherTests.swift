@@ -65,6 +65,75 @@ import Testing
         #expect(stored.map(\.events) == [11])
     }
 
+    @Test func aStepSpansSeveralAddsAndCopiesAcrossThemAreSkipped() throws {
+        let directory = try TemporaryDirectory(prefix: "flowmeter-steps-together")
+        defer { directory.remove() }
+        let (store, steps) = try Self.steps(in: directory)
+        try steps.add(
+            [.init(partition: 0, records: [(0, Self.record("a")), (1, Self.record("b"))] as Records, caughtUpAt: nil)],
+            partitions: 3)
+        #expect(steps.hasOpenStep && steps.openRecords == 2)
+        #expect(try steps.nextOffset(partition: 0) == 2)
+        #expect(try steps.storedOffset(partition: 0) == nil)
+        // The second add continues partition 0 (a copy of "a" among its records) and brings partition 2 in.
+        let now = Timestamp(Date())
+        try steps.add(
+            [
+                .init(partition: 2, records: [(7, Self.record("c", count: 5))] as Records, caughtUpAt: now),
+                .init(
+                    partition: 0, records: [(2, Self.record("a")), (3, Self.record("d"))] as Records, caughtUpAt: nil),
+            ], partitions: 3)
+        #expect(steps.openRollups > 0)
+        let finished = steps.finishStep()
+        #expect(!steps.hasOpenStep && steps.openRecords == 0 && steps.openRollups == 0)
+        #expect(finished.outcome.records == 5)
+        #expect(finished.outcome.counted == 4)
+        #expect(finished.outcome.duplicates == 1)
+        #expect(finished.steps.map(\.partition) == [0, 2])
+        #expect(finished.steps.map(\.startOffset) == [nil, nil])
+        #expect(finished.steps.map(\.nextOffset) == [4, 8])
+        #expect(finished.steps.map(\.counted.count) == [3, 1])
+        #expect(finished.steps.map(\.completeUpTo) == [nil, now])
+        #expect(finished.steps[0].series.first?.events == 11)
+        try steps.commit(finished.steps)
+        #expect(try store.position(topic: Self.topic, partition: 0).nextOffset == 4)
+        #expect(try store.position(topic: Self.topic, partition: 2).nextOffset == 8)
+        // The next step starts where this one ended, and still knows "a".
+        let again = try steps.makeStep(
+            partition: 0, partitions: 3, records: [(4, Self.record("a"))] as Records, caughtUpAt: nil)
+        #expect(again.step.startOffset == 4 && again.outcome.duplicates == 1)
+    }
+
+    @Test func anAbandonedStepForgetsItsPartitionsAndSaysWhereTheyBegan() throws {
+        let directory = try TemporaryDirectory(prefix: "flowmeter-steps-together")
+        defer { directory.remove() }
+        let (store, steps) = try Self.steps(in: directory)
+        try steps.commit(
+            try steps.makeStep(
+                partition: 1, partitions: 2, records: [(0, Self.record("a"))] as Records, caughtUpAt: nil
+            ).step)
+        try steps.add(
+            [
+                .init(partition: 0, records: [(0, Self.record("b"))] as Records, caughtUpAt: nil),
+                .init(partition: 1, records: [(1, Self.record("c"))] as Records, caughtUpAt: nil),
+            ], partitions: 2)
+        try steps.add(
+            [.init(partition: 1, records: [(2, Self.record("d"))] as Records, caughtUpAt: nil)], partitions: 2)
+        #expect(steps.rememberedBatches == 4)
+        let starts = steps.abandonStep()
+        #expect(starts == [0: nil, 1: 1])
+        #expect(!steps.hasOpenStep && !steps.holds(partition: 0) && !steps.holds(partition: 1))
+        #expect(steps.rememberedBatches == 0)
+        #expect(steps.finishStep().steps.isEmpty)
+        // Read again from the store: only "a" was counted, and "c" is not a copy.
+        #expect(try steps.nextOffset(partition: 1) == 1)
+        let again = try steps.makeStep(
+            partition: 1, partitions: 2, records: [(1, Self.record("c"))] as Records, caughtUpAt: nil)
+        #expect(again.outcome.counted == 1 && again.outcome.duplicates == 0)
+        try steps.commit(again.step)
+        #expect(try store.position(topic: Self.topic, partition: 1).nextOffset == 2)
+    }
+
     @Test func aFencedPartitionDropsEveryPartitionsStateAndCommitsNothing() throws {
         let directory = try TemporaryDirectory(prefix: "flowmeter-steps-together")
         defer { directory.remove() }
@@ -90,16 +159,23 @@ import Testing
     }
 }
 
-/// A sink whose step over several partitions is fenced on one of them still counts the others in that poll, each
-/// alone, and reads the fenced one again from the store's offset: no record lost, none counted twice.
+/// A sink whose step over several partitions is fenced on one of them reads every partition of the step again (the
+/// fenced one from the store's offset, the others from where the step began) and counts them: no record lost, none
+/// counted twice. With polls of 4 messages the step spans several polls, whose records are gone by the fence.
 @Suite struct FencedStepTogetherTests {
-    @Test func aFenceOnOnePartitionStillCountsTheOthers() async throws {
+    @Test(arguments: [5_000, 4])
+    func aFenceOnOnePartitionStillCountsTheOthers(maxBatch: Int) async throws {
         let fixture = try SinkFixture()
         let (_, first) = try await fixture.publishTraffic(batches: 30, installs: 10)
         let lines = Mutex<[String]>([])
         // No freshness steps: one of them would meet the fence first, with nothing else in it.
         let sink = try fixture.makeSink(
-            group: "fenced-\(UUID().uuidString)", configure: { $0.freshnessInterval = .seconds(3_600) },
+            group: "fenced-\(UUID().uuidString)",
+            configure: {
+                $0.freshnessInterval = .seconds(3_600)
+                $0.maxBatch = maxBatch
+                $0.maxStepDuration = .seconds(60)
+            },
             log: { _, message, _ in lines.withLock { $0.append(message) } })
         defer { sink.stop() }
         #expect(try await drive(sink) { $0.applied >= first })
@@ -114,7 +190,10 @@ import Testing
         #expect(sink.counters.applied == first + second - 1, "\(sink.counters)")
         #expect(sink.counters.fenced == 1)
         #expect(
-            lines.withLock { $0.contains("counting the poll's partitions one at a time") }, "\(lines.withLock { $0 })")
+            lines.withLock {
+                $0.contains("another sink moved the partition on; reading the step's partitions again from the store")
+            },
+            "\(lines.withLock { $0 })")
         #expect(sink.partitionProgress.values.allSatisfy { $0.lag == 0 })
         #expect(sink.partitionProgress.count == 3)
     }

@@ -218,12 +218,19 @@ enum SharedOptions {
                 "manifests-topic", "NAME", help: "Topic of capability manifests (\"none\" reads none).",
                 default: OptionDefaults.sink.manifestsTopic ?? "none"),
             .value(
-                "max-batch", "N", help: "Most messages per poll (one store transaction for all their partitions).",
+                "max-batch", "N", help: "Most messages per poll (all their partitions counted in one step).",
                 default: String(OptionDefaults.sink.maxBatch)),
             .value(
                 "step-interval", "DURATION",
                 help: "How long a poll gathers messages after the first, so one transaction counts more (0 for none).",
                 default: OptionDefaults.duration(OptionDefaults.sink.stepInterval)),
+            .value(
+                "max-step-duration", "DURATION",
+                help: "How long one step (one store transaction) may count full polls while the sink is behind.",
+                default: OptionDefaults.duration(OptionDefaults.sink.maxStepDuration)),
+            .value(
+                "max-step-rollups", "N", help: "Most rollups one step holds before it commits (bounds its memory).",
+                default: String(OptionDefaults.sink.maxStepRollups)),
             deadLetters,
         ] + kafkaClient
 
@@ -248,6 +255,15 @@ enum SharedOptions {
             try arguments.parsed("step-interval", as: "a duration from 0 to 60s, such as 500ms or 2s") {
                 OptionValues.duration($0).flatMap { $0 <= .seconds(60) ? $0 : nil }
             } ?? OptionDefaults.sink.stepInterval
+        configuration.maxStepDuration =
+            try arguments.parsed("max-step-duration", as: "a duration from 0 to 60s, such as 2s") {
+                OptionValues.duration($0).flatMap { $0 <= .seconds(60) ? $0 : nil }
+            } ?? OptionDefaults.sink.maxStepDuration
+        guard let rollups = Int(try arguments.required("max-step-rollups")), rollups > 0 else {
+            throw CommandUsageError(
+                "invalid value for --max-step-rollups: expected a positive integer", commandPath: arguments.commandPath)
+        }
+        configuration.maxStepRollups = rollups
         return configuration
     }
 

@@ -77,7 +77,8 @@ public final class PartitionSteps {
     /// Whether the partition's state is held.
     public func holds(partition: Int) -> Bool { states[partition] != nil }
 
-    /// Forgets the partition's state; the next use loads it from the store.
+    /// Forgets the partition's state; the next use loads it from the store. Not for a partition of the open step,
+    /// whose state only ``abandonStep()`` forgets.
     public func drop(partition: Int) {
         if let state = states.removeValue(forKey: partition) { rememberedBatches -= state.dedupe.count }
     }
@@ -127,7 +128,7 @@ public final class PartitionSteps {
     }
 
     /// The records of one partition for a step: in offset order, the first at or after the stored offset.
-    public struct Input {
+    public struct Input: Sendable {
         /// The partition read.
         public var partition: Int
         /// Its records, in offset order.
@@ -161,34 +162,92 @@ public final class PartitionSteps {
     }
 
     /// Builds the steps of several partitions (``makeStep(partition:partitions:records:caughtUpAt:)`` for each) to
-    /// be committed together (``commit(_:)-([PartitionStep])``): one aggregator counts every partition's batches, so
-    /// a series-minute the partitions share becomes one rollup, carried by the first step (the others carry their
-    /// offsets and counted batches only). Every partition's dedupe state moves on; when the steps are not
-    /// committed, ``drop(partition:)`` each.
+    /// be committed together (``commit(_:)-([PartitionStep])``): ``add(_:partitions:)`` then ``finishStep()``. One
+    /// aggregator counts every partition's batches, so a series-minute the partitions share becomes one rollup,
+    /// carried by the first step (the others carry their offsets and counted batches only). Every partition's dedupe
+    /// state moves on; when the steps are not committed, ``drop(partition:)`` each.
     public func makeSteps(
         _ inputs: [Input], partitions: Int
     ) throws -> (steps: [PartitionStep], outcome: Outcome, bad: [(partition: Int, record: BadRecord)]) {
-        var outcome = Outcome()
+        precondition(open.isEmpty, "makeSteps with a step open")
+        let bad = try add(inputs, partitions: partitions)
+        let finished = finishStep()
+        return (finished.steps, finished.outcome, bad)
+    }
+
+    /// Where one partition of the open step stands.
+    private struct OpenPartition {
+        /// The stored offset when the step took its first records: what the step is fenced by.
+        var startOffset: Int64?
+        /// The offset after the last record added.
+        var nextOffset: Int64
+        var counted: [CountedBatch] = []
+        var caughtUpAt: Timestamp?
+    }
+
+    /// The step being built: the partitions it holds records of, in the order they joined, and its aggregator.
+    private var open: [Int: OpenPartition] = [:]
+    private var openOrder: [Int] = []
+    private var aggregator: RollupAggregator?
+    private var openOutcome = Outcome()
+    private var openPartitionCount = 0
+
+    /// Whether a step is open: records were added and not yet finished (``finishStep()``) or abandoned.
+    public var hasOpenStep: Bool { !openOrder.isEmpty }
+
+    /// The rollups (series-minutes plus app-build-minutes) the open step holds: its memory, and about the rows its
+    /// commit writes.
+    public var openRollups: Int { aggregator?.entryCount ?? 0 }
+
+    /// The records the open step has read.
+    public var openRecords: Int { openOutcome.records }
+
+    /// Where the open step's partitions are to be read from again if it is abandoned: the offset each began from
+    /// (its beginning when nil).
+    public var openStartOffsets: [Int: Int64?] { open.mapValues(\.startOffset) }
+
+    /// Where `partition` is to be read from next: after the open step's last record of it, or the stored offset
+    /// when the open step holds none (loading its state when not held).
+    public func nextOffset(partition: Int) throws -> Int64? {
+        if let open = open[partition] { return open.nextOffset }
+        return try storedOffset(partition: partition)
+    }
+
+    /// Adds records to the open step (opening one when none is), each input one partition's records in offset
+    /// order, the first at ``nextOffset(partition:)`` (or past it, after records retention removed): copies
+    /// skipped, the rest aggregated. Returns the records that are not batch records, to be set aside before the step
+    /// commits. Every partition's dedupe state moves on; a step that is not committed is ``abandonStep()``-ed.
+    ///
+    /// Throws only while loading a partition's state from the store, before anything is added.
+    @discardableResult
+    public func add(_ inputs: [Input], partitions: Int) throws -> [(partition: Int, record: BadRecord)] {
+        for input in inputs { _ = try state(input.partition) }
+        openPartitionCount = partitions
+        let aggregator =
+            self.aggregator
+            ?? RollupAggregator(
+                configuration: .init(collectorID: "sink", bootID: "0", shardCount: 1, maxEntries: 50_000_000))
+        self.aggregator = aggregator
         var bad: [(partition: Int, record: BadRecord)] = []
-        var steps: [PartitionStep] = []
-        let aggregator = RollupAggregator(
-            configuration: .init(collectorID: "sink", bootID: "0", shardCount: 1, maxEntries: 50_000_000))
         for input in inputs {
             let partition = input.partition
-            _ = try state(partition)
-            // Out of the dictionary while it changes, so the window is mutated in place, not copied.
+            // Out of the dictionaries while they change, so the window and the counted list are mutated in place.
             var state = states.removeValue(forKey: partition)!
             defer { states[partition] = state }
-            var counted: [CountedBatch] = []
-            var next = state.stored ?? 0
+            if open[partition] == nil { openOrder.append(partition) }
+            var part =
+                open.removeValue(forKey: partition)
+                ?? OpenPartition(startOffset: state.stored, nextOffset: state.stored ?? 0)
+            defer { open[partition] = part }
+            if input.caughtUpAt != nil || !input.records.isEmpty { part.caughtUpAt = input.caughtUpAt }
             for record in input.records {
-                outcome.records += 1
-                next = record.offset + 1
+                openOutcome.records += 1
+                part.nextOffset = record.offset + 1
                 let batch: CompactBatchRecord
                 do {
                     batch = try decoder.decode(record.value)
                 } catch {
-                    outcome.bad += 1
+                    openOutcome.bad += 1
                     bad.append((partition, BadRecord(offset: record.offset, reason: error.message)))
                     continue
                 }
@@ -198,43 +257,75 @@ public final class PartitionSteps {
                 let remembered = state.dedupe.count
                 let evicted = state.dedupe.evicted
                 guard state.dedupe.admit(key, receivedAt: receivedAt) else {
-                    outcome.duplicates += 1
+                    openOutcome.duplicates += 1
                     continue
                 }
-                if uncheckedBefore { outcome.unchecked += 1 }
-                outcome.evicted += state.dedupe.evicted - evicted
+                if uncheckedBefore { openOutcome.unchecked += 1 }
+                openOutcome.evicted += state.dedupe.evicted - evicted
                 rememberedBatches += state.dedupe.count - remembered
-                outcome.evicted += evictOverBound(current: &state.dedupe)
-                counted.append(CountedBatch(key: key, receivedAt: receivedAt))
-                outcome.counted += 1
-                outcome.events += batch.table.count
+                openOutcome.evicted += evictOverBound(current: &state.dedupe)
+                part.counted.append(CountedBatch(key: key, receivedAt: receivedAt))
+                openOutcome.counted += 1
+                openOutcome.events += batch.table.count
                 let isFirst = batch.part == 0
                 aggregator.record(
                     batch.table, client: batch.client, decodes: isFirst ? batch.decodes : 0,
                     installHash: batch.installHash, receivedAt: batch.receivedAt, droppedEvents: batch.dropped,
                     clientDiscarded: isFirst ? batch.clientReport?.totalEvents ?? 0 : 0, isContinuation: !isFirst)
             }
+        }
+        return bad
+    }
+
+    /// Ends the open step: its steps, one per partition it read (the first carrying every rollup), to be committed
+    /// together (``commit(_:)-([PartitionStep])``), and what they did. Empty when no step is open.
+    public func finishStep() -> (steps: [PartitionStep], outcome: Outcome) {
+        defer {
+            open = [:]
+            openOrder = []
+            aggregator = nil
+            openOutcome = Outcome()
+        }
+        var steps: [PartitionStep] = []
+        for partition in openOrder {
+            guard var part = open[partition] else { continue }
             // A key counted twice in one step (its first copy past the horizon) is stored once, with its later time.
             var latest: [String: Int] = [:]
-            for (index, batch) in counted.enumerated() { latest[batch.key] = index }
-            if latest.count < counted.count {
-                counted = counted.indices.filter { latest[counted[$0].key] == $0 }.map { counted[$0] }
+            for (index, batch) in part.counted.enumerated() { latest[batch.key] = index }
+            if latest.count < part.counted.count {
+                part.counted = part.counted.indices.filter { latest[part.counted[$0].key] == $0 }.map {
+                    part.counted[$0]
+                }
             }
+            let forgetBefore = states[partition]?.dedupe.forgetBefore ?? .min
             steps.append(
                 PartitionStep(
-                    topic: topic, partition: partition, partitions: partitions, startOffset: state.stored,
-                    nextOffset: input.records.isEmpty ? (state.stored ?? 0) : next, counted: counted,
-                    forgetBefore: state.dedupe.forgetBefore == .min ? 0 : state.dedupe.forgetBefore,
-                    completeUpTo: input.caughtUpAt))
+                    topic: topic, partition: partition, partitions: openPartitionCount, startOffset: part.startOffset,
+                    nextOffset: part.nextOffset, counted: part.counted,
+                    forgetBefore: forgetBefore == .min ? 0 : forgetBefore, completeUpTo: part.caughtUpAt))
         }
-        guard !steps.isEmpty else { return (steps, outcome, bad) }
+        guard !steps.isEmpty, let aggregator else { return (steps, openOutcome) }
         for partial in aggregator.drain() {
             switch partial.rollup {
             case .series(let rollup): steps[0].series.append(rollup)
             case .version(let rollup): steps[0].versions.append(rollup)
             }
         }
-        return (steps, outcome, bad)
+        return (steps, openOutcome)
+    }
+
+    /// Abandons the open step (nothing of it will be committed): forgets it and the state of every partition it
+    /// read, whose dedupe state moved on with it. Returns where each of those partitions is to be read from again
+    /// (``openStartOffsets``).
+    @discardableResult
+    public func abandonStep() -> [Int: Int64?] {
+        let starts = openStartOffsets
+        for partition in openOrder { drop(partition: partition) }
+        open = [:]
+        openOrder = []
+        aggregator = nil
+        openOutcome = Outcome()
+        return starts
     }
 
     /// Commits `step` (made by ``makeStep(partition:partitions:records:caughtUpAt:)``): ``commit(_:)-([PartitionStep])``
