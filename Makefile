@@ -100,6 +100,8 @@ bench-sink: release
 	$(RELEASE_BIN)/flowmeter-bench sink $(BENCH_ARGS)
 	$(RELEASE_BIN)/flowmeter-bench sink --only process --recent --rounds 60
 	$(RELEASE_BIN)/flowmeter-bench sink --only process --rounds 60
+	$(RELEASE_BIN)/flowmeter-bench sink --only process --backlog --recent --rounds 40
+	$(RELEASE_BIN)/flowmeter-bench sink --only process --backlog --rounds 40
 
 # The collector's rollup aggregator alone, one core: nanoseconds per event on the ingest benchmark's 512 distinct
 # batches against its one repeated batch, drained as under make bench's load (flowmeter-bench rollups --help).
@@ -113,11 +115,14 @@ bench-store: release
 # Flowmeter's collector and the Python peer in bench/peer_python under the same load, the matrix of
 # docs/performance.md; BENCH_ARGS narrows it (flowmeter-bench ingest --help lists the options). Then a real
 # flowmeter sink on the same machine, on recent traffic and on the ingest benchmark's own batches (spread over a day:
-# the sink's worst case), for its events per CPU-second beside the collector's.
+# the sink's worst case), for its events per CPU-second beside the collector's: fed as fast as it counts, then from a
+# backlog written before it started (a sink behind, whose steps span polls: its capacity per core).
 bench: release
 	$(RELEASE_BIN)/flowmeter-bench ingest $(BENCH_ARGS)
 	$(RELEASE_BIN)/flowmeter-bench sink --only process --recent --rounds 60
 	$(RELEASE_BIN)/flowmeter-bench sink --only process --rounds 60
+	$(RELEASE_BIN)/flowmeter-bench sink --only process --backlog --recent --rounds 40
+	$(RELEASE_BIN)/flowmeter-bench sink --only process --backlog --rounds 40
 	$(RELEASE_BIN)/flowmeter-bench compatibility --connections 128 --requests 100000 --seconds 60
 
 # GET /v1/compatibility alone: p99 latency and requests per CPU-second of serve at 128 connections

@@ -24,6 +24,7 @@ final class SinkMetrics: Sendable {
     private let manifests: Counter
     private let fenced: Counter
     private let steps: Counter
+    private let stepPolls: Counter
     private let storeErrors: CounterFamily
     private let stalled: GaugeFamily
     private let partitionLag: GaugeFamily
@@ -40,7 +41,8 @@ final class SinkMetrics: Sendable {
     init() {
         commitSeconds = registry.histogram(
             "flowmeter_sink_commit_seconds",
-            help: "Seconds per store transaction that committed a partition's step (rollups, dedupe keys, offset).",
+            help:
+                "Seconds per store transaction that committed a step (rollups, dedupe keys, its partitions' offsets).",
             buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
         ).labels()
         applied = registry.counter(
@@ -73,6 +75,12 @@ final class SinkMetrics: Sendable {
         ).labels()
         steps = registry.counter(
             "flowmeter_sink_steps_total", help: "Partition steps committed to the store (with records or freshness)."
+        ).labels()
+        stepPolls = registry.counter(
+            "flowmeter_sink_step_polls_total",
+            help:
+                "Polls whose batch records were counted in a committed step; above flowmeter_sink_commit_seconds_count "
+                + "while steps span polls (the sink is behind)."
         ).labels()
         storeErrors = registry.counter(
             "flowmeter_sink_store_errors_total",
@@ -116,6 +124,7 @@ final class SinkMetrics: Sendable {
         manifests.advance(from: before.manifests, to: now.manifests)
         fenced.advance(from: before.fenced, to: now.fenced)
         steps.advance(from: before.batches, to: now.batches)
+        stepPolls.advance(from: before.stepPolls, to: now.stepPolls)
         for (kind, count) in now.storeErrors {
             storeErrors.labels(kind).advance(from: before.storeErrors[kind] ?? 0, to: count)
         }

@@ -65,6 +65,8 @@ public final class RollupSink: Sendable {
     private struct OpenStep {
         var openedAt: ContinuousClock.Instant?
         var newest: Date?
+        /// Polls whose records the step holds.
+        var polls = 0
     }
     private let openStep = Mutex(OpenStep())
     /// Seeks that failed (librdkafka timed out, or the partition was between states), by partition: tried again
@@ -346,6 +348,7 @@ public final class RollupSink: Sendable {
             return try steps.add(inputs, partitions: partitions)
         }
         openStep.withLock { step in
+            step.polls += 1
             if let newest, step.newest.map({ newest > $0 }) ?? true { step.newest = newest }
         }
         // Dead letters before the step commits: a record skipped by a committed step must already be in the file.
@@ -385,7 +388,7 @@ public final class RollupSink: Sendable {
                 let started = ContinuousClock.now
                 try steps.withLock { try $0.commit(made.steps) }
                 observeCommit(ContinuousClock.now - started)
-                committed(made.steps, outcome: made.outcome, newest: opened.newest)
+                committed(made.steps, outcome: made.outcome, opened: opened)
                 noteProgress()
                 return true
             } catch let fenced as PartitionFenced {
@@ -429,7 +432,7 @@ public final class RollupSink: Sendable {
     }
 
     /// Brings progress and counters up to date after `steps` committed.
-    private func committed(_ steps: [PartitionStep], outcome: PartitionSteps.Outcome, newest: Date?) {
+    private func committed(_ steps: [PartitionStep], outcome: PartitionSteps.Outcome, opened: OpenStep) {
         let topic = configuration.batchesTopic
         progress.withLock { progress in
             for step in steps {
@@ -446,7 +449,7 @@ public final class RollupSink: Sendable {
                     "forgotten": String(outcome.evicted), "counted_unchecked": String(outcome.unchecked),
                 ])
         }
-        let lag = newest.map { max(0, Date().timeIntervalSince($0)) }
+        let lag = opened.newest.map { max(0, Date().timeIntervalSince($0)) }
         state.withLock { counters in
             counters.applied += outcome.counted
             counters.duplicates += outcome.duplicates
@@ -455,6 +458,7 @@ public final class RollupSink: Sendable {
             counters.dedupeUnchecked += outcome.unchecked
             counters.badMessages += outcome.bad
             counters.batches += steps.count
+            counters.stepPolls += opened.polls
             if let lag { counters.lagSeconds = lag }
         }
     }

@@ -24,6 +24,9 @@ public struct RollupSinkCounters: Sendable, Hashable {
     public var manifests: Int = 0
     /// Partition steps committed to the store (with records, or freshness alone).
     public var batches: Int = 0
+    /// Polls whose batch records were counted in a committed step: more than the steps' transactions while steps
+    /// span polls (the sink is behind; ``RollupSinkConfiguration/maxStepDuration``).
+    public var stepPolls: Int = 0
     /// Steps refused because another sink had moved the partition's stored offset on (a rebalance).
     public var fenced: Int = 0
     /// Seeks to the offset the store holds (on taking a partition, after a fence).

@@ -30,6 +30,9 @@ extension SinkBenchmark {
     nonisolated(unsafe) static var processStepInterval: String?
     /// The sink's `--max-step-duration` for the process row (`--max-step-duration`); nil for its default.
     nonisolated(unsafe) static var processMaxStepDuration: String?
+    /// Whether the process row's records are all produced before the sink starts (`--backlog`), so the sink runs
+    /// as a sink behind does (catching up after an outage), as fast as it can, rather than at the producer's pace.
+    nonisolated(unsafe) static var processBacklog = false
     /// The batches topic's partitions for the process row (`--partitions`, 24 by default: room for `--ahead`).
     nonisolated(unsafe) static var processPartitions = 24
 
@@ -38,6 +41,53 @@ extension SinkBenchmark {
         let cluster = try MockClusterProcess(
             executable: IngestBenchmark.siblingExecutable("flowmeter-bench"), partitions: processPartitions)
         defer { cluster.stop() }
+        var configuration = KafkaProducerConfiguration(bootstrapServers: cluster.bootstrapServers)
+        configuration.statisticsInterval = .zero
+        let producer = try KafkaProducer(configuration: configuration)
+        var records = inputs.records
+        let delivered = DispatchSemaphore(value: 0)
+        let failures = Mutex(0)
+        let perRound = inputs.events.reduce(0, +)
+        // At most `aheadRecords` records (whole rounds, at least one) ahead of the sink. 20,000 by default: what a
+        // sink behind reads in one step of its --max-step-duration (2 s) at a collector core's rate (about 10,000
+        // records a second of 50 events), which the mock cluster cannot produce here. The mock cluster keeps only
+        // about 5 MiB a partition (LZ4-compressed) and drops the oldest records beyond that, which a sink far behind
+        // would never see (the first try, everything at once on six partitions, lost 1,584 of 10,240 records): so
+        // 24 partitions by default, where 20,000 of these records of 13.8 KB lose none (six partitions held 5,000).
+        let ahead = max(1, aheadRecords / max(1, inputs.records.count))
+        /// Produces round `round` of the records, each with the round in its batch ids.
+        func produce(round: Int) throws {
+            let digits = Array(String(format: "%08d", round).utf8)
+            for index in records.indices {
+                let start = inputs.roundOffsets[index]
+                records[index].replaceSubrange(start..<start + 8, with: digits)
+            }
+            try producer.enqueueBatch(
+                capacity: records.count,
+                completion: { outcome in
+                    failures.withLock { $0 += outcome.failures.count }
+                    delivered.signal()
+                }
+            ) { writer in
+                for (index, record) in records.enumerated() {
+                    try writer.append(
+                        topic: "flowmeter.batches.v1", key: Array("r\(round)-\(index)".utf8), value: record)
+                }
+            }
+        }
+        /// Waits for `rounds` rounds' delivery reports; throws when the mock cluster refused any record.
+        func awaitDeliveries(_ rounds: Int) throws {
+            for _ in 0..<rounds { delivered.wait() }
+            guard failures.withLock({ $0 }) == 0 else {
+                throw SinkError(.badRecord, "the mock cluster refused \(failures.withLock { $0 }) records")
+            }
+        }
+        // A backlog: every round written before the sink starts, so it counts as fast as it can, its polls full.
+        let isBacklog = processBacklog && pace == nil
+        if isBacklog {
+            for round in 1...rounds { try produce(round: round) }
+            try awaitDeliveries(rounds)
+        }
         let port = try ServerProcess.freeLoopbackPort()
         var arguments = [
             "sink", "--kafka", cluster.bootstrapServers.joined(separator: ","), "--store",
@@ -55,13 +105,13 @@ extension SinkBenchmark {
             String(
                 format: "process: flowmeter sink (pid %d) on a mock cluster, %@, %d rounds of %d records, %@; load %@",
                 sink.pid, label as NSString, rounds, inputs.records.count,
-                (pace.map { "produced at \($0) events/s" } ?? "produced as fast as the sink takes them") as NSString,
+                (isBacklog
+                    ? "all produced before the sink started (a backlog)"
+                    : pace.map { "produced at \($0) events/s" } ?? "produced as fast as the sink takes them")
+                    as NSString,
                 loadAverage() as NSString))
         print(String(format: "  idle: RSS peak %.1f MiB, CPU %.2f s", idle.peakRSSMiB, idle.cpuSeconds))
         fflush(nil)
-        var configuration = KafkaProducerConfiguration(bootstrapServers: cluster.bootstrapServers)
-        configuration.statisticsInterval = .zero
-        let producer = try KafkaProducer(configuration: configuration)
         /// Waits for the sink to count `target` events; when it stops moving, prints its last warnings and errors
         /// (a record that retention removed before the sink read it is one) before rethrowing.
         @discardableResult
@@ -107,54 +157,25 @@ extension SinkBenchmark {
             }
         }
         let started = Date()
-        var records = inputs.records
-        var events = 0
-        let delivered = DispatchSemaphore(value: 0)
-        let failures = Mutex(0)
-        let perRound = inputs.events.reduce(0, +)
-        // At most `aheadRecords` records (whole rounds, at least one) ahead of the sink. 20,000 by default: what a
-        // sink behind reads in one step of its --max-step-duration (2 s) at a collector core's rate (about 10,000
-        // records a second of 50 events), which the mock cluster cannot produce here. The mock cluster keeps only
-        // about 5 MiB a partition (LZ4-compressed) and drops the oldest records beyond that, which a sink far behind
-        // would never see (the first try, everything at once on six partitions, lost 1,584 of 10,240 records): so
-        // 24 partitions by default, where 20,000 of these records of 13.8 KB lose none (six partitions held 5,000).
-        let ahead = max(1, aheadRecords / max(1, inputs.records.count))
-        for round in 1...rounds {
-            if let pace {
-                let due = started.addingTimeInterval(Double((round - 1) * perRound) / Double(pace))
-                let wait = due.timeIntervalSinceNow
-                if wait > 0 { usleep(useconds_t(wait * 1_000_000)) }
-            }
-            // The first round waits for the sink to join its group and count something: records produced meanwhile
-            // would otherwise pile up past the mock cluster's retention before anyone reads them.
-            try waitExplaining(round == 2 ? 1 : (round - 1 - ahead) * perRound)
-            let digits = Array(String(format: "%08d", round).utf8)
-            for index in records.indices {
-                let start = inputs.roundOffsets[index]
-                records[index].replaceSubrange(start..<start + 8, with: digits)
-            }
-            try producer.enqueueBatch(
-                capacity: records.count,
-                completion: { outcome in
-                    failures.withLock { $0 += outcome.failures.count }
-                    delivered.signal()
+        if !isBacklog {
+            for round in 1...rounds {
+                if let pace {
+                    let due = started.addingTimeInterval(Double((round - 1) * perRound) / Double(pace))
+                    let wait = due.timeIntervalSinceNow
+                    if wait > 0 { usleep(useconds_t(wait * 1_000_000)) }
                 }
-            ) { writer in
-                for (index, record) in records.enumerated() {
-                    try writer.append(
-                        topic: "flowmeter.batches.v1", key: Array("r\(round)-\(index)".utf8), value: record)
-                }
+                // The first round waits for the sink to join its group and count something: records produced
+                // meanwhile would otherwise pile up past the mock cluster's retention before anyone reads them.
+                try waitExplaining(round == 2 ? 1 : (round - 1 - ahead) * perRound)
+                try produce(round: round)
             }
-            events += perRound
+            try awaitDeliveries(rounds)
         }
-        for _ in 1...rounds { delivered.wait() }
-        guard failures.withLock({ $0 }) == 0 else {
-            throw SinkError(.badRecord, "the mock cluster refused \(failures.withLock { $0 }) records")
-        }
-        let counted = try waitExplaining(events)
+        let counted = try waitExplaining(rounds * perRound)
         let wall = Date().timeIntervalSince(started)
         let loaded = sink.counters()
-        let cpu = loaded.cpuSeconds - idle.cpuSeconds
+        // With a backlog the sink counts from its start, so its whole CPU time counts, start-up included.
+        let cpu = loaded.cpuSeconds - (isBacklog ? 0 : idle.cpuSeconds)
         print(
             String(
                 format:

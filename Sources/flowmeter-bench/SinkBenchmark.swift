@@ -48,6 +48,9 @@ enum SinkBenchmark {
                                     [--records-per-step N (500)]
                                     [--only collector|decode|codable|aggregate|step|recent|dedupe|process]
                                     [--recent (with --only process: the recent batches, as a live log holds them)]
+                                    [--backlog (with --only process: every round produced before the sink starts,
+                                     which then counts as fast as it can, as a sink catching up does; keep the
+                                     rounds' records within what --partitions hold, 20,000 for 24)]
                                     [--pace N (with --only process: produce N events a second, as collectors would,
                                      instead of as fast as the sink takes them)] [--ahead N (20000): records the
                                      producer may run ahead of the sink: a 2 s step at a collector core's rate]
@@ -99,6 +102,9 @@ enum SinkBenchmark {
             case "--partitions": processPartitions = Int(value) ?? 0
             case "--recent":
                 isRecent = true
+                index -= 1
+            case "--backlog":
+                processBacklog = true
                 index -= 1
             case "--postgres-unprepared":
                 storeOptions.postgresPreparesAfter = nil

@@ -53,7 +53,9 @@ import Testing
                 [
                     "sink", "--kafka", servers, "--store", url, "--group", group, "--dead-letters",
                     directory.file("dead-letters-\(group)-\(index).jsonl"), "--log-format", "logfmt",
-                    "--max-batch", "200",
+                    // Polls of 50 come back full whenever a sink is behind (after a kill, an outage, a rebalance),
+                    // so steps span polls through the faults too.
+                    "--max-batch", "50",
                 ])
         }
         func collectorArguments(_ index: Int, port: UInt16) -> [String] {

@@ -224,7 +224,7 @@ final class FlakyStore: SinkStore {
     /// that read records and the partition steps it committed.
     private static func run(
         configure: @escaping @Sendable (inout RollupSinkConfiguration) -> Void
-    ) async throws -> (polls: Int, steps: Int) {
+    ) async throws -> (polls: Int, steps: Int, stepPolls: Int) {
         let fixture = try SinkFixture()
         let (events, messages) = try await fixture.publishTraffic(batches: 80, installs: 20)
         let sink = try fixture.makeSink(
@@ -250,19 +250,20 @@ final class FlakyStore: SinkStore {
         #expect(totals.events == events)
         #expect(totals.batches == 80)
         #expect(abs(totals.installs - 20) <= 1)
-        return (polls, sink.counters.batches)
+        return (polls, sink.counters.batches, sink.counters.stepPolls)
     }
 
     @Test func fullPollsAreCountedInOneStep() async throws {
-        let (polls, steps) = try await Self.run { $0.maxStepDuration = .seconds(60) }
+        let (polls, steps, stepPolls) = try await Self.run { $0.maxStepDuration = .seconds(60) }
         // 80 records in polls of 4: at least 20 polls. Each poll committed alone would make at least one partition
         // step per poll; spanning makes one per partition per step (three partitions), plus a freshness step each.
         #expect(polls >= 20)
         #expect(steps < polls / 2, "\(steps) partition steps for \(polls) polls")
+        #expect(stepPolls > steps && stepPolls <= polls, "\(stepPolls) polls in \(steps) partition steps")
     }
 
     @Test func theRollupBoundEndsAStepAtEveryPoll() async throws {
-        let (polls, steps) = try await Self.run {
+        let (polls, steps, _) = try await Self.run {
             $0.maxStepDuration = .seconds(60)
             $0.maxStepRollups = 1
         }
@@ -270,7 +271,7 @@ final class FlakyStore: SinkStore {
     }
 
     @Test func aStepEndsAfterItsLongestDuration() async throws {
-        let (polls, steps) = try await Self.run { $0.maxStepDuration = .zero }
+        let (polls, steps, _) = try await Self.run { $0.maxStepDuration = .zero }
         #expect(steps >= polls, "\(steps) partition steps for \(polls) polls")
     }
 }
