@@ -43,6 +43,15 @@ extension SinkBenchmark {
         defer { cluster.stop() }
         var configuration = KafkaProducerConfiguration(bootstrapServers: cluster.bootstrapServers)
         configuration.statisticsInterval = .zero
+        let isBacklog = processBacklog && pace == nil
+        if isBacklog {
+            // librdkafka's mock cluster answers a fetch with at most one produced message set a partition, where a
+            // broker fills the fetch (up to max.partition.fetch.bytes, 1 MiB): with the producer's usual sets of
+            // one round's share (about 21 records a partition) the sink could never read a backlog as fast as from
+            // a broker. Sets of up to 8 MB (a broker's fetch may return one set larger than its limit) let it.
+            configuration.linger = .milliseconds(1_000)
+            configuration.additionalProperties = ["batch.size": "8000000", "message.max.bytes": "8000000"]
+        }
         let producer = try KafkaProducer(configuration: configuration)
         var records = inputs.records
         let delivered = DispatchSemaphore(value: 0)
@@ -83,7 +92,6 @@ extension SinkBenchmark {
             }
         }
         // A backlog: every round written before the sink starts, so it counts as fast as it can, its polls full.
-        let isBacklog = processBacklog && pace == nil
         if isBacklog {
             for round in 1...rounds { try produce(round: round) }
             try awaitDeliveries(rounds)
@@ -183,6 +191,12 @@ extension SinkBenchmark {
                     + "RSS peak (VmHWM) %.1f MiB; load %@",
                 counted, wall, Double(counted) / cpu, cpu, 100 * cpu / wall, Double(counted) / wall,
                 loaded.peakRSSMiB, loadAverage() as NSString))
+        let polls = Self.sinkMetric("flowmeter_sink_step_polls_total", port: port)
+        let transactions = Self.sinkMetric("flowmeter_sink_commit_seconds_count", port: port)
+        print(
+            String(
+                format: "  %d polls counted in %d store transactions (%.1f a transaction)", polls, transactions,
+                Double(polls) / Double(max(1, transactions))))
     }
 
     /// Waits until the sink on `port` has counted at least `events` events; returns its count. Throws when the count
@@ -206,8 +220,13 @@ extension SinkBenchmark {
 
     /// `flowmeter_sink_events_total` from the sink's `/metrics` on `port`; 0 when it cannot be read.
     static func sinkEvents(port: UInt16) -> Int {
+        sinkMetric("flowmeter_sink_events_total", port: port)
+    }
+
+    /// The value of the unlabelled series `name` in the sink's `/metrics` on `port`; 0 when it cannot be read.
+    static func sinkMetric(_ name: String, port: UInt16) -> Int {
         guard let metrics = HTTPConnection(host: "127.0.0.1", port: port)?.get("/metrics") else { return 0 }
-        for line in metrics.split(separator: "\n") where line.hasPrefix("flowmeter_sink_events_total") {
+        for line in metrics.split(separator: "\n") where line.hasPrefix(name + " ") {
             return Int(Double(line.split(separator: " ").last ?? "0") ?? 0)
         }
         return 0
