@@ -451,13 +451,7 @@ public final class RollupSink: Sendable {
         }
         let lag = opened.newest.map { max(0, Date().timeIntervalSince($0)) }
         state.withLock { counters in
-            counters.applied += outcome.counted
-            counters.duplicates += outcome.duplicates
-            counters.events += outcome.events
-            counters.dedupeEvicted += outcome.evicted
-            counters.dedupeUnchecked += outcome.unchecked
-            counters.badMessages += outcome.bad
-            counters.batches += steps.count
+            counters.addCommitted(outcome, partitionSteps: steps.count)
             counters.stepPolls += opened.polls
             if let lag { counters.lagSeconds = lag }
         }

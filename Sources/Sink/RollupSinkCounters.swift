@@ -42,4 +42,15 @@ public struct RollupSinkCounters: Sendable, Hashable {
 
     /// Zero totals.
     public init() {}
+
+    /// Adds what a committed step of `partitionSteps` partitions did.
+    mutating func addCommitted(_ outcome: PartitionSteps.Outcome, partitionSteps: Int) {
+        applied += outcome.counted
+        duplicates += outcome.duplicates
+        events += outcome.events
+        dedupeEvicted += outcome.evicted
+        dedupeUnchecked += outcome.unchecked
+        badMessages += outcome.bad
+        batches += partitionSteps
+    }
 }

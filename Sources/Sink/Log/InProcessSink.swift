@@ -101,15 +101,7 @@ public final class InProcessSink: Service {
                     }
                     return made.outcome
                 }
-                counters.withLock { counters in
-                    counters.applied += outcome.counted
-                    counters.duplicates += outcome.duplicates
-                    counters.events += outcome.events
-                    counters.dedupeEvicted += outcome.evicted
-                    counters.dedupeUnchecked += outcome.unchecked
-                    counters.badMessages += outcome.bad
-                    counters.batches += 1
-                }
+                counters.withLock { $0.addCommitted(outcome, partitionSteps: 1) }
                 currentStall.withLock { $0 = nil }
                 return
             } catch {
