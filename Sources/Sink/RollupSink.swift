@@ -10,14 +10,17 @@ import Synchronization
 /// merges `flowmeter.deploys.v1` and `flowmeter.manifests.v1` into it).
 ///
 /// Per poll (gathered for up to ``RollupSinkConfiguration/stepInterval``), the records of every partition polled
-/// become one step (``PartitionSteps``): copies of batches counted within the dedupe horizon are skipped, the rest
-/// aggregated into minute rollups, and the rollups, the counted batches and each partition's next offset are written
-/// in one store transaction, each partition fenced by the offset its part of the step began from. The
+/// join one step (``PartitionSteps``), and a step goes on over the next polls while they come back full (the sink is
+/// behind), up to ``RollupSinkConfiguration/maxStepDuration``: copies of batches counted within the dedupe horizon
+/// are skipped, the rest aggregated into minute rollups, and the rollups, the counted batches and each partition's
+/// next offset are written in one store transaction, each partition fenced by the offset its part of the step began
+/// from. The
 /// store's offsets are the ones that count: a partition the sink takes is read from the offset the store holds
 /// (the sink seeks there when Kafka hands it another), and a step of a sink that lost its partition and writes late
 /// is refused by the store. Kafka offsets are committed too, only as a hint for where a new member starts. A record
 /// that is not a batch record is dead-lettered before the step commits, then skipped (its offset moves on with the
-/// step); a store error retries the same step with backoff, so nothing moves while the store is away.
+/// step); a store error retries the same step with backoff, so nothing moves while the store is away. A fenced step
+/// reads every partition of it again, from the store's offsets.
 ///
 /// A store that fails as a whole (``RollupStoreError/isStoreWide``: read-only after a failover, permission denied,
 /// disk full, connection lost or stalled, SQLite I/O or corruption) is not a message's fault: nothing is
@@ -206,9 +209,10 @@ public final class RollupSink: Sendable {
         }
     }
 
-    /// One step of the loop: polls up to `maxBatch` messages, commits one store step per partition of the batches
-    /// topic among them, stores deploys and manifests, then (when `commit`) commits the Kafka offsets as a hint.
-    /// Returns the messages polled.
+    /// One turn of the loop: polls up to `maxBatch` messages, adds the batches topic's among them to the open step
+    /// and commits it unless the poll was full (within ``RollupSinkConfiguration/maxStepDuration`` and
+    /// ``RollupSinkConfiguration/maxStepRollups``), stores deploys and manifests, then (when `commit`) commits the
+    /// Kafka offsets as a hint. Returns the messages polled.
     ///
     /// `commit: false` leaves Kafka's offsets where they were, as a sink killed right after the store transaction
     /// would; the next owner still starts from the store's offsets.

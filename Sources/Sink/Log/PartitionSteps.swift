@@ -2,9 +2,12 @@ public import FlowmeterModels
 public import RollupStore
 public import Rollups
 
-/// Builds and commits the steps of the partitions one sink holds: per step, the batch records of one partition in
-/// offset order are deduped, aggregated into minute rollups and committed with the partition's next offset and
-/// dedupe state in one store transaction (``RollupStore/commit(_:)``), fenced by the offset the step began from.
+/// Builds and commits the steps of the partitions one sink holds: per step, the batch records of each partition in
+/// offset order are deduped, aggregated into minute rollups and committed with the partitions' next offsets and
+/// dedupe state in one store transaction (``RollupStore/commit(_:)``), each fenced by the offset its part of the step
+/// began from. A step is built from one call (``makeSteps(_:partitions:)``) or from several (``add(_:partitions:)``,
+/// one a poll, then ``finishStep()``, or ``abandonStep()`` when it will not be committed); meanwhile it holds its
+/// rollups, counted keys and offsets, not the records.
 ///
 /// Kafka-free, so the Kafka sink and the in-process sink of `--kafka none` share it. Not thread-safe: one thread
 /// (the sink's) calls it. A partition's state is loaded from the store the first time it is used, and dropped when
