@@ -190,14 +190,17 @@ import Testing
     }
 }
 
-/// A store whose first `failures` commits throw a retriable error.
+/// A store whose first `failures` commits throw a retriable error; with `commitsFirst` they commit before throwing,
+/// as a transaction whose answer a lost connection swallowed.
 final class FlakyStore: SinkStore {
     private let store: any RollupStore
     private let remaining: Mutex<Int>
+    private let commitsFirst: Bool
 
-    init(wrapping store: any RollupStore, failures: Int) {
+    init(wrapping store: any RollupStore, failures: Int, commitsFirst: Bool = false) {
         self.store = store
         self.remaining = Mutex(failures)
+        self.commitsFirst = commitsFirst
     }
 
     func commit(_ steps: [PartitionStep]) throws {
@@ -205,7 +208,10 @@ final class FlakyStore: SinkStore {
             defer { count = max(0, count - 1) }
             return count > 0
         }
-        if fails { throw RollupStoreError(.busy, "injected by a test", isRetriable: true) }
+        if fails {
+            if commitsFirst { try store.commit(steps) }
+            throw RollupStoreError(.busy, "injected by a test", isRetriable: true)
+        }
         try store.commit(steps)
     }
 
@@ -260,6 +266,42 @@ final class FlakyStore: SinkStore {
         #expect(polls >= 20)
         #expect(steps < polls / 2, "\(steps) partition steps for \(polls) polls")
         #expect(stepPolls > steps && stepPolls <= polls, "\(stepPolls) polls in \(steps) partition steps")
+    }
+
+    /// A step over several polls whose commit fails is committed again as built (its records are gone); one whose
+    /// commit went through although it failed is fenced on the retry and its partitions read again from the store's
+    /// offsets. Either way the store counts every batch once.
+    @Test(arguments: [false, true])
+    func aStepOverSeveralPollsSurvivesAFailedCommit(committedAnyway: Bool) async throws {
+        let fixture = try SinkFixture()
+        let (events, _) = try await fixture.publishTraffic(batches: 40, installs: 10)
+        let flaky = FlakyStore(wrapping: fixture.store, failures: 2, commitsFirst: committedAnyway)
+        let sink = try fixture.makeSink(
+            group: "spanning-flaky-\(UUID().uuidString)", store: flaky,
+            configure: {
+                $0.maxBatch = 4
+                $0.stepInterval = .seconds(1)
+                $0.maxStepDuration = .seconds(60)
+                $0.freshnessInterval = .seconds(3_600)
+            })
+        defer { sink.stop() }
+        let totals = try await onThread {
+            let deadline = ContinuousClock.now + Eventually.hangGuard
+            while try fixture.totals().events < events && ContinuousClock.now < deadline { try sink.pollOnce() }
+            // A few more polls: nothing is counted again.
+            for _ in 0..<3 { try sink.pollOnce() }
+            return try fixture.totals()
+        }
+        #expect(totals.events == events)
+        #expect(totals.batches == 40)
+        if committedAnyway {
+            // The first step, every poll of the topic, went through unacknowledged; its retry met the fence.
+            #expect(sink.counters.errors >= 1 && sink.counters.fenced >= 1, "\(sink.counters)")
+        } else {
+            #expect(sink.counters.errors >= 2)
+            #expect(sink.counters.stepPolls > 2, "\(sink.counters)")
+            #expect(sink.counters.applied == 40)
+        }
     }
 
     @Test func theRollupBoundEndsAStepAtEveryPoll() async throws {
