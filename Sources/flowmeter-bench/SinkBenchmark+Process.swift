@@ -48,9 +48,9 @@ extension SinkBenchmark {
             // librdkafka's mock cluster answers a fetch with at most one produced message set a partition, where a
             // broker fills the fetch (up to max.partition.fetch.bytes, 1 MiB): with the producer's usual sets of
             // one round's share (about 21 records a partition) the sink could never read a backlog as fast as from
-            // a broker. Sets of up to 8 MB (a broker's fetch may return one set larger than its limit) let it.
+            // a broker. Sets of up to 4 MB of records, about a broker's 1 MiB of them LZ4-compressed, let it.
             configuration.linger = .milliseconds(1_000)
-            configuration.additionalProperties = ["batch.size": "8000000", "message.max.bytes": "8000000"]
+            configuration.additionalProperties = ["batch.size": "4000000", "message.max.bytes": "4000000"]
         }
         let producer = try KafkaProducer(configuration: configuration)
         var records = inputs.records
