@@ -30,6 +30,8 @@ extension SinkBenchmark {
     nonisolated(unsafe) static var processStepInterval: String?
     /// The sink's `--max-step-duration` for the process row (`--max-step-duration`); nil for its default.
     nonisolated(unsafe) static var processMaxStepDuration: String?
+    /// The sink's `--max-batch` for the process row (`--max-batch`); nil for its default.
+    nonisolated(unsafe) static var processMaxBatch: String?
     /// Whether the process row's records are all produced before the sink starts (`--backlog`), so the sink runs
     /// as a sink behind does (catching up after an outage), as fast as it can, rather than at the producer's pace.
     nonisolated(unsafe) static var processBacklog = false
@@ -103,6 +105,7 @@ extension SinkBenchmark {
         ]
         if let processStepInterval { arguments += ["--step-interval", processStepInterval] }
         if let processMaxStepDuration { arguments += ["--max-step-duration", processMaxStepDuration] }
+        if let processMaxBatch { arguments += ["--max-batch", processMaxBatch] }
         let sink = try MeasuredProcess(
             name: "flowmeter-sink", executable: IngestBenchmark.siblingExecutable("flowmeter"),
             arguments: arguments, cpu: nil, logDirectory: URL(fileURLWithPath: directory.path))

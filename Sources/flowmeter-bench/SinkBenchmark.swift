@@ -59,6 +59,7 @@ enum SinkBenchmark {
                                     [--sqlite-cache-kib N (SQLite's 2048: the writer's page cache)]
                                     [--step-interval D (with --only process: the sink's --step-interval)]
                                     [--max-step-duration D (with --only process: the sink's --max-step-duration)]
+                                    [--max-batch N (with --only process: the sink's --max-batch)]
                                     [--partitions N (24; with --only process: the batches topic's partitions; the
                                      mock cluster keeps about 5 MiB a partition, so --ahead needs enough of them)]
                                     [--postgres-unprepared (PostgreSQL parses every statement on every run)]
@@ -99,6 +100,7 @@ enum SinkBenchmark {
             case "--sqlite-cache-kib": storeOptions.sqliteWriterCacheKiB = Int(value) ?? 0
             case "--step-interval": processStepInterval = value
             case "--max-step-duration": processMaxStepDuration = value
+            case "--max-batch": processMaxBatch = value
             case "--partitions": processPartitions = Int(value) ?? 0
             case "--recent":
                 isRecent = true
