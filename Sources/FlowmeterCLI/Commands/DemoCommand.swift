@@ -294,9 +294,13 @@ struct DemoRun {
         return taken + 1
     }
 
-    /// Waits (at most 30 s) until the store holds every accepted batch, so the queries see the whole run.
+    /// Waits until the store holds every accepted batch (`batches` batches of the last day), so the queries see the
+    /// whole run, for as long as the sink makes progress: up to 30 s without a new batch stored (a loaded machine's
+    /// sink may take longer than that in all, and results from a store still short would lack the end of the
+    /// simulated hours). False when it stopped moving first.
     private func waitForRollups(store: any RollupStore, batches: Int64) async -> Bool {
-        let deadline = ContinuousClock.now + .seconds(30)
+        var deadline = ContinuousClock.now + .seconds(30)
+        var last: Int64 = -1
         while ContinuousClock.now < deadline {
             let stored = await onThread(named: "demo-store-read") { () -> Int64 in
                 let now = Int64(Date().timeIntervalSince1970)
@@ -306,6 +310,10 @@ struct DemoRun {
                 return rollups?.reduce(0) { $0 + $1.batches } ?? 0
             }
             if stored >= batches { return true }
+            if stored > last {
+                last = stored
+                deadline = ContinuousClock.now + .seconds(30)
+            }
             try? await Task.sleep(for: .milliseconds(500))
         }
         return false
