@@ -48,11 +48,24 @@ final class RDKafkaMockCluster: @unchecked Sendable {
             // A broker brought back up listens on a new socket.
             Self.disableNagle(listeningOn: Self.ports(of: bootstrapServers))
         } else {
-            let hold = port(of: id).flatMap { MockBrokerPortHold(port: $0) }
+            let hold = Self.holdPort(of: id, port: port(of: id))
             try check(rd_kafka_mock_broker_set_down(cluster, broker))
             brokersDown.withLock { _ = $0.insert(id) }
             hold?.release()
         }
+    }
+
+    /// A connection holding broker `id`'s port (``MockBrokerPortHold``). A loaded machine, or a broker given a long
+    /// round-trip time, can take seconds to answer: three tries of up to 30 s each. Failing that the broker goes down
+    /// unprotected, which is said on standard error, since an abort would then follow only by chance.
+    private static func holdPort(of id: Int, port: UInt16?) -> MockBrokerPortHold? {
+        guard let port else { return nil }
+        for _ in 0..<3 {
+            if let hold = MockBrokerPortHold(port: port, timeout: 30) { return hold }
+        }
+        FileHandle.standardError.write(
+            Data("mock cluster: no connection holds broker \(id)'s port as it goes down\n".utf8))
+        return nil
     }
 
     /// The port broker `id` listens on: the mock numbers its brokers from 1 in the order of its bootstrap list.
