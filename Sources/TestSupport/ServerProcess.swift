@@ -98,14 +98,29 @@ public final class ServerProcess: Sendable {
         }
     }
 
-    /// A loopback TCP port that was free a moment ago (bound to port 0 and released).
+    /// A loopback TCP port that was free a moment ago, for a server that binds it by number.
+    ///
+    /// Drawn below Linux's ephemeral range (`net.ipv4.ip_local_port_range`, 32768–60999 by default), from 20000 on,
+    /// and checked by binding it: the ports the kernel hands to `bind(0)` and `connect` come from that range, so a
+    /// port given out here is never one that librdkafka's mock brokers (which bind port 0) listen on, or bind again
+    /// as they go down, or that an outgoing connection uses, however long the server takes to bind it. Port 0's own
+    /// answer when no port there is free.
     public static func freeLoopbackPort() throws -> UInt16 {
+        for _ in 0..<200 {
+            let port = UInt16.random(in: 20_000..<32_768)
+            if (try? bindLoopback(port: port)) == port { return port }
+        }
+        return try bindLoopback(port: 0)
+    }
+
+    /// Binds a socket to `port` of 127.0.0.1 (0: one the kernel picks), releases it and returns the port bound.
+    private static func bindLoopback(port: UInt16) throws -> UInt16 {
         let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard descriptor >= 0 else { throw ChildProcess.Failure("socket() failed: errno \(errno)") }
         defer { close(descriptor) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = 0
+        address.sin_port = port.bigEndian
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let named = withUnsafeMutablePointer(to: &address) {
