@@ -64,14 +64,8 @@ public final class RollupSink: Sendable {
     private let lastFreshness = Mutex<ContinuousClock.Instant?>(nil)
     private let currentStall = Mutex<SinkStall?>(nil)
     private let progress = Mutex<[Int: PartitionProgress]>([:])
-    /// When the open step took its first records, and the newest Kafka timestamp among them (for the lag figure).
-    private struct OpenStep {
-        var openedAt: ContinuousClock.Instant?
-        var newest: Date?
-        /// Polls whose records the step holds.
-        var polls = 0
-    }
-    private let openStep = Mutex(OpenStep())
+    /// The newest Kafka timestamp among the open step's records, for the lag figure once it commits.
+    private let openStepNewest = Mutex<Date?>(nil)
     /// Seeks that failed (librdkafka timed out, or the partition was between states), by partition: tried again
     /// before every poll until they succeed or the partition is no longer assigned. Without this a partition whose
     /// seek failed after its last record was read would sit past records nobody counted until new ones arrived.
@@ -278,12 +272,11 @@ public final class RollupSink: Sendable {
     /// longer step divides the store's work over more records), within ``RollupSinkConfiguration/maxStepDuration``
     /// and ``RollupSinkConfiguration/maxStepRollups``, and while the sink is not stopping or draining.
     private func isStepDue(pollWasFull: Bool, draining: Bool) -> Bool {
-        let (isOpen, rollups) = steps.withLock { ($0.hasOpenStep, $0.openRollups) }
-        guard isOpen else { return false }
+        let (openedAt, rollups) = steps.withLock { ($0.openedAt, $0.openRollups) }
+        guard let openedAt else { return false }
         if !pollWasFull || draining || isStopping.load(ordering: .acquiring) { return true }
-        if rollups >= configuration.maxStepRollups { return true }
-        let opened = openStep.withLock { $0.openedAt } ?? .now
-        return ContinuousClock.now - opened >= configuration.maxStepDuration
+        return rollups >= configuration.maxStepRollups
+            || ContinuousClock.now - openedAt >= configuration.maxStepDuration
     }
 
     /// The batches topic's partition count, asked again every minute (a topic may grow).
@@ -315,7 +308,7 @@ public final class RollupSink: Sendable {
                     ["partitions": group.map(String.init).joined(separator: ","), "error": String(describing: error)])
             }
             if shouldGiveUp(draining: draining) {
-                abandonStep(also: [:])
+                abandonStep()
                 return false
             }
             pause(&delay, draining: draining)
@@ -347,13 +340,9 @@ public final class RollupSink: Sendable {
         }
         guard !inputs.isEmpty else { return }
         let newest = read.values.compactMap { $0.last?.timestamp }.max()
-        let bad = try steps.withLock { steps in
-            if !steps.hasOpenStep { openStep.withLock { $0 = OpenStep(openedAt: .now) } }
-            return try steps.add(inputs, partitions: partitions)
-        }
-        openStep.withLock { step in
-            step.polls += 1
-            if let newest, step.newest.map({ newest > $0 }) ?? true { step.newest = newest }
+        let bad = try steps.withLock { try $0.add(inputs, partitions: partitions) }
+        openStepNewest.withLock { current in
+            if let newest, current.map({ newest > $0 }) ?? true { current = newest }
         }
         // Dead letters before the step commits: a record skipped by a committed step must already be in the file.
         for bad in bad {
@@ -363,7 +352,7 @@ public final class RollupSink: Sendable {
                     Origin(message), reason: bad.record.reason, what: "skipped a record that is not a batch record",
                     draining: draining)
             else {
-                abandonStep(also: [:])
+                abandonStep()
                 throw SinkError(.deadLetterFailed, "stopped before the dead letters were written")
             }
         }
@@ -377,14 +366,12 @@ public final class RollupSink: Sendable {
     /// offset and the others from where the step began, since nothing of it was stored.
     @discardableResult
     private func endStep(draining: Bool) -> Bool {
-        let (made, isOpen) = steps.withLock { steps in
-            steps.hasOpenStep ? (steps.finishStep(), true) : ((steps: [], outcome: PartitionSteps.Outcome()), false)
+        let made = steps.withLock { $0.finishStep() }
+        let newest = openStepNewest.withLock { newest in
+            defer { newest = nil }
+            return newest
         }
-        let opened = openStep.withLock { step in
-            defer { step = OpenStep(openedAt: nil) }
-            return step
-        }
-        guard isOpen, !made.steps.isEmpty else { return true }
+        guard !made.steps.isEmpty else { return true }
         let topic = configuration.batchesTopic
         var delay = configuration.retryDelay
         while true {
@@ -392,7 +379,7 @@ public final class RollupSink: Sendable {
                 let started = ContinuousClock.now
                 try steps.withLock { try $0.commit(made.steps) }
                 observeCommit(ContinuousClock.now - started)
-                committed(made.steps, outcome: made.outcome, opened: opened)
+                committed(made.steps, outcome: made.outcome, newest: newest)
                 noteProgress()
                 return true
             } catch let fenced as PartitionFenced {
@@ -428,15 +415,15 @@ public final class RollupSink: Sendable {
         }
     }
 
-    /// Abandons the open step and seeks each of its partitions (and those of `also`) back to where it began.
-    private func abandonStep(also: [Int: Int64?]) {
-        let starts = steps.withLock { $0.abandonStep() }.merging(also) { first, _ in first }
-        openStep.withLock { $0 = OpenStep(openedAt: nil) }
+    /// Abandons the open step and seeks each of its partitions back to where it began.
+    private func abandonStep() {
+        let starts = steps.withLock { $0.abandonStep() }
+        openStepNewest.withLock { $0 = nil }
         for (partition, offset) in starts.sorted(by: { $0.key < $1.key }) { seek(partition: partition, to: offset) }
     }
 
     /// Brings progress and counters up to date after `steps` committed.
-    private func committed(_ steps: [PartitionStep], outcome: PartitionSteps.Outcome, opened: OpenStep) {
+    private func committed(_ steps: [PartitionStep], outcome: PartitionSteps.Outcome, newest: Date?) {
         let topic = configuration.batchesTopic
         progress.withLock { progress in
             for step in steps {
@@ -453,10 +440,9 @@ public final class RollupSink: Sendable {
                     "forgotten": String(outcome.evicted), "counted_unchecked": String(outcome.unchecked),
                 ])
         }
-        let lag = opened.newest.map { max(0, Date().timeIntervalSince($0)) }
+        let lag = newest.map { max(0, Date().timeIntervalSince($0)) }
         state.withLock { counters in
             counters.addCommitted(outcome, partitionSteps: steps.count)
-            counters.stepPolls += opened.polls
             if let lag { counters.lagSeconds = lag }
         }
     }

@@ -52,5 +52,6 @@ public struct RollupSinkCounters: Sendable, Hashable {
         dedupeUnchecked += outcome.unchecked
         badMessages += outcome.bad
         batches += partitionSteps
+        stepPolls += outcome.adds
     }
 }

@@ -37,6 +37,8 @@ public final class PartitionSteps {
         /// Batches counted although their `receivedAt` lies in a stretch whose keys were forgotten early: a copy of
         /// one counted there before would not have been recognised. 0 unless the dedupe bound was reached.
         public var unchecked = 0
+        /// The ``add(_:partitions:)`` calls the step took (the sink's polls); 1 for ``makeSteps(_:partitions:)``.
+        public var adds = 0
     }
 
     /// A record that could not be used, with why.
@@ -172,7 +174,7 @@ public final class PartitionSteps {
     public func makeSteps(
         _ inputs: [Input], partitions: Int
     ) throws -> (steps: [PartitionStep], outcome: Outcome, bad: [(partition: Int, record: BadRecord)]) {
-        precondition(open.isEmpty, "makeSteps with a step open")
+        precondition(!hasOpenStep, "makeSteps with a step open")
         let bad = try add(inputs, partitions: partitions)
         let finished = finishStep()
         return (finished.steps, finished.outcome, bad)
@@ -188,31 +190,37 @@ public final class PartitionSteps {
         var caughtUpAt: Timestamp?
     }
 
-    /// The step being built: the partitions it holds records of, in the order they joined, and its aggregator.
-    private var open: [Int: OpenPartition] = [:]
-    private var openOrder: [Int] = []
-    private var aggregator: RollupAggregator?
-    private var openOutcome = Outcome()
-    private var openPartitionCount = 0
+    /// The step being built; a new one (empty) once it is finished or abandoned.
+    private struct OpenStep {
+        /// The partitions it holds records of, and the order they joined in.
+        var partitions: [Int: OpenPartition] = [:]
+        var order: [Int] = []
+        var aggregator: RollupAggregator?
+        var outcome = Outcome()
+        /// The topic's partition count, as the last add said.
+        var partitionCount = 0
+        /// When its first records were added.
+        var openedAt: ContinuousClock.Instant?
+    }
+    private var open = OpenStep()
 
     /// Whether a step is open: records were added and not yet finished (``finishStep()``) or abandoned.
-    public var hasOpenStep: Bool { !openOrder.isEmpty }
+    public var hasOpenStep: Bool { !open.order.isEmpty }
+
+    /// When the open step took its first records; nil when none is open.
+    public var openedAt: ContinuousClock.Instant? { open.openedAt }
 
     /// The rollups (series-minutes plus app-build-minutes) the open step holds: its memory, and about the rows its
     /// commit writes.
-    public var openRollups: Int { aggregator?.entryCount ?? 0 }
+    public var openRollups: Int { open.aggregator?.entryCount ?? 0 }
 
     /// The records the open step has read.
-    public var openRecords: Int { openOutcome.records }
-
-    /// Where the open step's partitions are to be read from again if it is abandoned: the offset each began from
-    /// (its beginning when nil).
-    public var openStartOffsets: [Int: Int64?] { open.mapValues(\.startOffset) }
+    public var openRecords: Int { open.outcome.records }
 
     /// Where `partition` is to be read from next: after the open step's last record of it, or the stored offset
     /// when the open step holds none (loading its state when not held).
     public func nextOffset(partition: Int) throws -> Int64? {
-        if let open = open[partition] { return open.nextOffset }
+        if let part = open.partitions[partition] { return part.nextOffset }
         return try storedOffset(partition: partition)
     }
 
@@ -225,32 +233,35 @@ public final class PartitionSteps {
     @discardableResult
     public func add(_ inputs: [Input], partitions: Int) throws -> [(partition: Int, record: BadRecord)] {
         for input in inputs { _ = try state(input.partition) }
-        openPartitionCount = partitions
+        guard !inputs.isEmpty else { return [] }
+        open.partitionCount = partitions
+        if open.openedAt == nil { open.openedAt = .now }
+        open.outcome.adds += 1
         let aggregator =
-            self.aggregator
+            open.aggregator
             ?? RollupAggregator(
                 configuration: .init(collectorID: "sink", bootID: "0", shardCount: 1, maxEntries: 50_000_000))
-        self.aggregator = aggregator
+        open.aggregator = aggregator
         var bad: [(partition: Int, record: BadRecord)] = []
         for input in inputs {
             let partition = input.partition
             // Out of the dictionaries while they change, so the window and the counted list are mutated in place.
             var state = states.removeValue(forKey: partition)!
             defer { states[partition] = state }
-            if open[partition] == nil { openOrder.append(partition) }
+            if open.partitions[partition] == nil { open.order.append(partition) }
             var part =
-                open.removeValue(forKey: partition)
+                open.partitions.removeValue(forKey: partition)
                 ?? OpenPartition(startOffset: state.stored, nextOffset: state.stored ?? 0)
-            defer { open[partition] = part }
+            defer { open.partitions[partition] = part }
             if input.caughtUpAt != nil || !input.records.isEmpty { part.caughtUpAt = input.caughtUpAt }
             for record in input.records {
-                openOutcome.records += 1
+                open.outcome.records += 1
                 part.nextOffset = record.offset + 1
                 let batch: CompactBatchRecord
                 do {
                     batch = try decoder.decode(record.value)
                 } catch {
-                    openOutcome.bad += 1
+                    open.outcome.bad += 1
                     bad.append((partition, BadRecord(offset: record.offset, reason: error.message)))
                     continue
                 }
@@ -260,16 +271,16 @@ public final class PartitionSteps {
                 let remembered = state.dedupe.count
                 let evicted = state.dedupe.evicted
                 guard state.dedupe.admit(key, receivedAt: receivedAt) else {
-                    openOutcome.duplicates += 1
+                    open.outcome.duplicates += 1
                     continue
                 }
-                if uncheckedBefore { openOutcome.unchecked += 1 }
-                openOutcome.evicted += state.dedupe.evicted - evicted
+                if uncheckedBefore { open.outcome.unchecked += 1 }
+                open.outcome.evicted += state.dedupe.evicted - evicted
                 rememberedBatches += state.dedupe.count - remembered
-                openOutcome.evicted += evictOverBound(current: &state.dedupe)
+                open.outcome.evicted += evictOverBound(current: &state.dedupe)
                 part.counted.append(CountedBatch(key: key, receivedAt: receivedAt))
-                openOutcome.counted += 1
-                openOutcome.events += batch.table.count
+                open.outcome.counted += 1
+                open.outcome.events += batch.table.count
                 let isFirst = batch.part == 0
                 aggregator.record(
                     batch.table, client: batch.client, decodes: isFirst ? batch.decodes : 0,
@@ -283,15 +294,11 @@ public final class PartitionSteps {
     /// Ends the open step: its steps, one per partition it read (the first carrying every rollup), to be committed
     /// together (``commit(_:)-([PartitionStep])``), and what they did. Empty when no step is open.
     public func finishStep() -> (steps: [PartitionStep], outcome: Outcome) {
-        defer {
-            open = [:]
-            openOrder = []
-            aggregator = nil
-            openOutcome = Outcome()
-        }
+        let finished = open
+        open = OpenStep()
         var steps: [PartitionStep] = []
-        for partition in openOrder {
-            guard var part = open[partition] else { continue }
+        for partition in finished.order {
+            guard var part = finished.partitions[partition] else { continue }
             // A key counted twice in one step (its first copy past the horizon) is stored once, with its later time.
             var latest: [String: Int] = [:]
             for (index, batch) in part.counted.enumerated() { latest[batch.key] = index }
@@ -303,32 +310,30 @@ public final class PartitionSteps {
             let forgetBefore = states[partition]?.dedupe.forgetBefore ?? .min
             steps.append(
                 PartitionStep(
-                    topic: topic, partition: partition, partitions: openPartitionCount, startOffset: part.startOffset,
+                    topic: topic, partition: partition, partitions: finished.partitionCount,
+                    startOffset: part.startOffset,
                     nextOffset: part.nextOffset, counted: part.counted,
                     forgetBefore: forgetBefore == .min ? 0 : forgetBefore, completeUpTo: part.caughtUpAt))
         }
-        guard !steps.isEmpty, let aggregator else { return (steps, openOutcome) }
+        guard !steps.isEmpty, let aggregator = finished.aggregator else { return (steps, finished.outcome) }
         for partial in aggregator.drain() {
             switch partial.rollup {
             case .series(let rollup): steps[0].series.append(rollup)
             case .version(let rollup): steps[0].versions.append(rollup)
             }
         }
-        return (steps, openOutcome)
+        return (steps, finished.outcome)
     }
 
     /// Abandons the open step (nothing of it will be committed): forgets it and the state of every partition it
-    /// read, whose dedupe state moved on with it. Returns where each of those partitions is to be read from again
-    /// (``openStartOffsets``).
+    /// read, whose dedupe state moved on with it. Returns where each of those partitions is to be read from again:
+    /// the offset its part of the step began from (its beginning when nil).
     @discardableResult
     public func abandonStep() -> [Int: Int64?] {
-        let starts = openStartOffsets
-        for partition in openOrder { drop(partition: partition) }
-        open = [:]
-        openOrder = []
-        aggregator = nil
-        openOutcome = Outcome()
-        return starts
+        let abandoned = open
+        open = OpenStep()
+        for partition in abandoned.order { drop(partition: partition) }
+        return abandoned.partitions.mapValues(\.startOffset)
     }
 
     /// Commits `step` (made by ``makeStep(partition:partitions:records:caughtUpAt:)``): ``commit(_:)-([PartitionStep])``
