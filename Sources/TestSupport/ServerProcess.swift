@@ -100,17 +100,27 @@ public final class ServerProcess: Sendable {
 
     /// A loopback TCP port that was free a moment ago, for a server that binds it by number.
     ///
-    /// Drawn below Linux's ephemeral range (`net.ipv4.ip_local_port_range`, 32768–60999 by default), from 20000 on,
+    /// Drawn below the kernel's ephemeral range (`/proc/sys/net/ipv4/ip_local_port_range`, 32768–60999 by default)
     /// and checked by binding it: the ports the kernel hands to `bind(0)` and `connect` come from that range, so a
     /// port given out here is never one that librdkafka's mock brokers (which bind port 0) listen on, or bind again
     /// as they go down, or that an outgoing connection uses, however long the server takes to bind it. Port 0's own
-    /// answer when no port there is free.
+    /// answer when there is no room below the range, or no port there is free.
     public static func freeLoopbackPort() throws -> UInt16 {
-        for _ in 0..<200 {
-            let port = UInt16.random(in: 20_000..<32_768)
-            if (try? bindLoopback(port: port)) == port { return port }
+        let ephemeralLow = ephemeralPortRangeStart()
+        if ephemeralLow > 2_048 {
+            let below = max(1_024, Int(ephemeralLow) - 12_768)..<Int(ephemeralLow)
+            for _ in 0..<200 {
+                let port = UInt16(Int.random(in: below))
+                if (try? bindLoopback(port: port)) == port { return port }
+            }
         }
         return try bindLoopback(port: 0)
+    }
+
+    /// The first port of the kernel's ephemeral range; 32768 when it cannot be read.
+    private static func ephemeralPortRangeStart() -> UInt16 {
+        let text = try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)
+        return text?.split(whereSeparator: \.isWhitespace).first.flatMap { UInt16($0) } ?? 32_768
     }
 
     /// Binds a socket to `port` of 127.0.0.1 (0: one the kernel picks), releases it and returns the port bound.
