@@ -26,26 +26,30 @@ extension SinkBenchmark {
     /// With `pace`, rounds are produced at that many events a second (as collectors writing the topic would), not
     /// as fast as the sink takes them, and the sink's share of a core over the run says whether it keeps up: below
     /// 100 % at a collector core's rate means one sink core keeps up with one collector core.
-    /// The sink's `--step-interval` for the process row (`--step-interval`); nil for its default.
-    nonisolated(unsafe) static var processStepInterval: String?
-    /// The sink's `--max-step-duration` for the process row (`--max-step-duration`); nil for its default.
-    nonisolated(unsafe) static var processMaxStepDuration: String?
-    /// The sink's `--max-batch` for the process row (`--max-batch`); nil for its default.
-    nonisolated(unsafe) static var processMaxBatch: String?
-    /// Whether the process row's records are all produced before the sink starts (`--backlog`), so the sink runs
-    /// as a sink behind does (catching up after an outage), as fast as it can, rather than at the producer's pace.
-    nonisolated(unsafe) static var processBacklog = false
-    /// The batches topic's partitions for the process row (`--partitions`, 24 by default: room for `--ahead`).
-    nonisolated(unsafe) static var processPartitions = 24
+    struct ProcessOptions {
+        /// Rounds of the batches (`--rounds`, 20 by default).
+        var rounds = 20
+        /// Events a second the rounds are produced at (`--pace`); nil: as fast as the sink takes them.
+        var pace: Int?
+        /// Records the producer may run ahead of the sink (`--ahead`).
+        var aheadRecords = 20_000
+        /// The batches topic's partitions (`--partitions`, 24 by default: room for `aheadRecords`).
+        var partitions = 24
+        /// Every round produced before the sink starts (`--backlog`), so the sink runs as a sink behind does
+        /// (catching up after an outage), as fast as it can, rather than at the producer's pace. Not with `pace`.
+        var isBacklog = false
+        /// Passed on to `flowmeter sink` (`--step-interval`, `--max-step-duration`, `--max-batch`).
+        var sinkArguments: [String] = []
+    }
 
-    static func process(_ inputs: Inputs, rounds: Int, pace: Int?, aheadRecords: Int, label: String) throws {
+    static func process(_ inputs: Inputs, options: ProcessOptions, label: String) throws {
+        let (rounds, pace, isBacklog) = (options.rounds, options.pace, options.isBacklog)
         let directory = try TemporaryDirectory(prefix: "flowmeter-bench-sink-process")
         let cluster = try MockClusterProcess(
-            executable: IngestBenchmark.siblingExecutable("flowmeter-bench"), partitions: processPartitions)
+            executable: IngestBenchmark.siblingExecutable("flowmeter-bench"), partitions: options.partitions)
         defer { cluster.stop() }
         var configuration = KafkaProducerConfiguration(bootstrapServers: cluster.bootstrapServers)
         configuration.statisticsInterval = .zero
-        let isBacklog = processBacklog && pace == nil
         if isBacklog {
             // librdkafka's mock cluster answers a fetch with at most one produced message set a partition, where a
             // broker fills the fetch (up to max.partition.fetch.bytes, 1 MiB): with the producer's usual sets of
@@ -65,7 +69,7 @@ extension SinkBenchmark {
         // about 5 MiB a partition (LZ4-compressed) and drops the oldest records beyond that, which a sink far behind
         // would never see (the first try, everything at once on six partitions, lost 1,584 of 10,240 records): so
         // 24 partitions by default, where 20,000 of these records of 13.8 KB lose none (six partitions held 5,000).
-        let ahead = max(1, aheadRecords / max(1, inputs.records.count))
+        let ahead = max(1, options.aheadRecords / max(1, inputs.records.count))
         /// Produces round `round` of the records, each with the round in its batch ids.
         func produce(round: Int) throws {
             let digits = Array(String(format: "%08d", round).utf8)
@@ -103,9 +107,7 @@ extension SinkBenchmark {
             "sink", "--kafka", cluster.bootstrapServers.joined(separator: ","), "--store",
             directory.path + "/sink.sqlite", "--ops-listen", "127.0.0.1:\(port)", "--log-format", "logfmt",
         ]
-        if let processStepInterval { arguments += ["--step-interval", processStepInterval] }
-        if let processMaxStepDuration { arguments += ["--max-step-duration", processMaxStepDuration] }
-        if let processMaxBatch { arguments += ["--max-batch", processMaxBatch] }
+        arguments += options.sinkArguments
         let sink = try MeasuredProcess(
             name: "flowmeter-sink", executable: IngestBenchmark.siblingExecutable("flowmeter"),
             arguments: arguments, cpu: nil, logDirectory: URL(fileURLWithPath: directory.path))

@@ -28,7 +28,7 @@ import TestSupport
 ///   around now.
 ///
 /// `--only process` runs a real `flowmeter sink` process on a mock cluster instead and reports its peak RSS
-/// (``process(_:rounds:pace:aheadRecords:label:)``; `--rounds` rounds of the batches, 20 by default; `--events-per-batch 1` and
+/// (``process(_:options:label:)``; `--rounds` rounds of the batches, 20 by default; `--events-per-batch 1` and
 /// enough rounds fill the dedupe window to its bound).
 ///
 /// `--store` takes a store URL (`postgres://…` for PostgreSQL); the step row names the store it ran on.
@@ -79,8 +79,7 @@ enum SinkBenchmark {
         var logSeconds = 3_600
         var maxEntries = RollupSinkConfiguration(bootstrapServers: []).dedupeMaxEntries
         var storeOptions = RollupStoreOptions()
-        var pace: Int?
-        var aheadRecords = 20_000
+        var process = ProcessOptions()
         var index = 0
         while index < arguments.count {
             let value = index + 1 < arguments.count ? arguments[index + 1] : ""
@@ -93,20 +92,19 @@ enum SinkBenchmark {
             case "--store": storePath = value
             case "--rounds": rounds = Int(value) ?? 0
             case "--rate": rate = Int(value) ?? 0
-            case "--pace": pace = Int(value) ?? 0
-            case "--ahead": aheadRecords = Int(value) ?? 0
+            case "--pace": process.pace = Int(value) ?? 0
+            case "--ahead": process.aheadRecords = Int(value) ?? 0
             case "--log-seconds": logSeconds = Int(value) ?? 0
             case "--max-entries": maxEntries = Int(value) ?? 0
             case "--sqlite-cache-kib": storeOptions.sqliteWriterCacheKiB = Int(value) ?? 0
-            case "--step-interval": processStepInterval = value
-            case "--max-step-duration": processMaxStepDuration = value
-            case "--max-batch": processMaxBatch = value
-            case "--partitions": processPartitions = Int(value) ?? 0
+            case "--step-interval", "--max-step-duration", "--max-batch":
+                process.sinkArguments += [arguments[index], value]
+            case "--partitions": process.partitions = Int(value) ?? 0
             case "--recent":
                 isRecent = true
                 index -= 1
             case "--backlog":
-                processBacklog = true
+                process.isBacklog = true
                 index -= 1
             case "--postgres-unprepared":
                 storeOptions.postgresPreparesAfter = nil
@@ -119,13 +117,20 @@ enum SinkBenchmark {
         }
         guard
             seconds > 0, batchCount > 0, eventsPerBatch > 0, perStep > 0, rounds.map({ $0 > 0 }) ?? true,
-            pace.map({ $0 > 0 }) ?? true, aheadRecords > 0, processPartitions > 0
+            process.pace.map({ $0 > 0 }) ?? true, process.aheadRecords > 0, process.partitions > 0
         else {
             print(
                 "error: --seconds, --batches, --records-per-step, --rounds, --pace, --ahead and --partitions must be "
                     + "positive")
             return 2
         }
+        guard !process.isBacklog || process.pace == nil else {
+            print(
+                "error: --backlog produces every round before the sink starts; --pace paces them as it runs: one of them"
+            )
+            return 2
+        }
+        if let rounds { process.rounds = rounds }
         fixedRounds = rounds
         Self.storeOptions = storeOptions
         if only == "dedupe" {
@@ -144,8 +149,8 @@ enum SinkBenchmark {
         do {
             let inputs = try Inputs(batchCount: batchCount, eventsPerBatch: eventsPerBatch, recent: isRecent)
             if only == "process" {
-                try process(
-                    inputs, rounds: rounds ?? 20, pace: pace, aheadRecords: aheadRecords,
+                try Self.process(
+                    inputs, options: process,
                     label: "\(batchCount) \(isRecent ? "recent" : "distinct") batches of \(eventsPerBatch) events")
                 return 0
             }
