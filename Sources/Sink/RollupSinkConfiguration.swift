@@ -34,8 +34,9 @@ public struct RollupSinkConfiguration: Sendable, Hashable {
     public var maxStepDuration: Duration = .seconds(2)
     /// The most rollups (series-minutes plus app-build-minutes) a step holds before it commits, whatever
     /// ``maxStepDuration`` says: a bound on its memory (a rollup is a few hundred bytes plus its HyperLogLog, at most
-    /// 4 KB: 100,000 of them with dense sketches stay under 450 MB, at about 500 bytes each about 50 MB) and on the
-    /// rows one transaction writes. Default 100,000. A single poll is not cut: a step holds at least one.
+    /// 4 KB, so by those sizes 100,000 stay under about 450 MB even with every sketch dense; not measured at the
+    /// bound) and on the rows one transaction writes. Default 100,000. A single poll is not cut: a step holds at
+    /// least one.
     public var maxStepRollups = 100_000
     /// How long one poll waits for the first message; also bounds how long `stop()` waits. Default 500 ms.
     public var pollTimeout: Duration = .milliseconds(500)
